@@ -1,0 +1,24 @@
+"""The library's exceptions.
+
+Bad user input raises the built-in ``ValueError`` / ``TypeError`` (with the
+parameter's name and value in the message); the classes here are for
+situations that are not the caller's typo.
+"""
+
+
+class DPAccountError(Exception):
+    """Base class of dpaccount's own exceptions."""
+
+
+class RepresentationUnavailable(DPAccountError, LookupError):
+    """The requested representation (or ``method=``) cannot soundly describe
+    this mechanism, e.g. RDP of a mechanism with a non-zero δ at ε = ∞."""
+
+
+class AccuracyNotReached(DPAccountError, RuntimeError):
+    """The accountant could not meet the requested accuracy within its memory
+    cap; the message says what it could reach."""
+
+
+class GridTooLarge(DPAccountError, MemoryError):
+    """A privacy-loss grid would exceed the library's size cap."""

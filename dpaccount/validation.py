@@ -1,0 +1,75 @@
+"""Checks of user-supplied parameters.
+
+Every check raises ``TypeError`` (not a real number) or ``ValueError`` (out of
+its domain, NaN included) with a message that names the parameter and the
+value, and returns the value as a Python ``float``/``int``.
+"""
+import math
+import numbers
+
+import numpy as np
+
+
+def real(name, value):
+    """A finite-or-infinite real number (bools are refused); NaN is refused."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"{name} must not be NaN, got {value!r}")
+    return value
+
+
+def in_interval(name, value, lo, hi, lo_open=True, hi_open=True):
+    """A real number in the interval (lo, hi), ends open or closed as asked."""
+    value = real(name, value)
+    too_low = value <= lo if lo_open else value < lo
+    too_high = value >= hi if hi_open else value > hi
+    if too_low or too_high:
+        left, right = ("(" if lo_open else "["), (")" if hi_open else "]")
+        raise ValueError(f"{name} must lie in {left}{lo}, {hi}{right}, got {value!r}")
+    return value
+
+
+def positive(name, value):
+    """A finite real number > 0."""
+    return in_interval(name, value, 0.0, math.inf)
+
+
+def nonnegative(name, value):
+    """A finite real number >= 0."""
+    return in_interval(name, value, 0.0, math.inf, lo_open=False)
+
+
+def probability(name, value, lo_open=False, hi_open=False):
+    """A real number in [0, 1] (ends open as asked)."""
+    return in_interval(name, value, 0.0, 1.0, lo_open=lo_open, hi_open=hi_open)
+
+
+def count(name, value, minimum=1):
+    """A whole number >= minimum (integral floats such as 3.0 are accepted)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a whole number, got {value!r} ({type(value).__name__})")
+    if isinstance(value, numbers.Integral):
+        value = int(value)
+    else:
+        if math.isnan(value) or not float(value).is_integer():
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+        value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
+    return value
+
+
+def real_array(name, values, check):
+    """Apply the scalar ``check(name, v)`` to each element of ``values``.
+
+    Returns ``(array, was_scalar)`` so that queries can answer in the shape
+    they were asked.
+    """
+    if np.ndim(values) == 0:
+        return np.array([check(name, values.item() if hasattr(values, "item") else values)]), True
+    arr = np.asarray(values)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)) or np.issubdtype(arr.dtype, np.complexfloating) or arr.dtype == bool:
+        raise TypeError(f"{name} must be real numbers, got {values!r}")
+    return np.array([check(name, v) for v in arr.ravel()]).reshape(arr.shape), False
