@@ -1,0 +1,142 @@
+"""Put one dominating pair on a privacy-loss grid, in a chosen direction.
+
+Pessimistic: Connect-the-Dots (Doroshenko, Ghazi, Kamath, Kumar &
+Manurangsi, PETS 2022; ../shared/papers/google-2022-connect-the-dots-blog.txt).
+The grid PLD whose hockey-stick curve, as a function of x = e^ε, is the
+chord through the exact curve at the grid points. Because that curve is
+convex, the chord lies above it, so the grid pair dominates (P, Q); and it
+is a valid pair (its curve is convex, decreasing, 1 at x = 0), so it keeps
+dominating under composition. Cell by cell this means: the P- and Q-mass
+(A, B) of L in (ε_{j−1}, ε_j] is split between the two ends so that both
+are kept, which puts
+
+    a_up = (A − e^{ε_{j−1}} B) / (1 − e^{−h})     at ε_j,   A − a_up at ε_{j−1}.
+
+Mass below the first point goes to the first point (moved up: pessimistic),
+mass above the last point to +∞.
+
+Optimistic: privacy buckets rounded down (Koskela & Honkela 2021, Lemma 5,
+"left" rounding): each cell's P-mass goes to its lower end, mass below the
+first point is dropped. Moving loss down can only lower every δ(ε), also
+after composition, so this gives rigorous lower bounds.
+
+Rounding errors: a cell's (A, B) are accurate to a few ulps of themselves,
+so the split a_up carries a relative error of order u/h; the pessimistic
+split moves 64·u/h of the cell's mass more to the upper end than computed
+(moving mass up keeps the bound), the optimistic one that much less.
+"""
+import math
+
+import numpy as np
+
+from .pld_grid import PLDGrid
+
+_U = np.finfo(float).eps
+
+
+def pair_to_grid(pair, step, lo, hi, pessimistic=True):
+    """The pair's P-masses on the grid points lo·step, …, hi·step (+ p_∞)."""
+    if hi <= lo:
+        hi = lo + 1
+    if hasattr(pair, "atoms"):
+        return _atoms_to_grid(pair, step, lo, hi, pessimistic)
+    idx = np.arange(lo, hi + 1)
+    edges = idx * step
+    a, b = pair.masses(edges)  # cells: (−∞, e0], (e0, e1], …, (e_last, ∞)
+    probs = np.zeros(len(idx))
+    inner_a, inner_b = a[1:-1], b[1:-1]
+    if pessimistic:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # ratio r = e^{ε_{j−1}} B / A ∈ [e^{−h}, 1] in exact arithmetic
+            log_r = np.log(inner_b) + edges[:-1] - np.log(inner_a)
+            share = -np.expm1(log_r) / -math.expm1(-step)
+        share = np.nan_to_num(share, nan=0.0, posinf=1.0, neginf=0.0)
+        share = np.clip(share + 64 * _U / step, 0.0, 1.0)
+        up = inner_a * share
+        probs[1:] += up
+        probs[:-1] += inner_a - up
+        probs[0] += a[0]
+        p_inf = pair.p_inf + a[-1]
+        probs *= 1.0 + 8 * _U
+    else:
+        probs[:-1] += inner_a
+        probs[-1] += a[-1]
+        p_inf = pair.p_inf
+        probs *= 1.0 - 8 * _U
+    return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(p_inf), pessimistic=pessimistic)
+
+
+def _atoms_to_grid(pair, step, lo, hi, pessimistic):
+    """Finitely many atoms: an atom within 1e-9·h of a grid point is placed on
+    it exactly; any other is split between its neighbours as above, in closed
+    form: a fraction (1 − e^{ε_{j−1} − ℓ})/(1 − e^{−h}) goes up (pessimistic),
+    or all of it goes down (optimistic)."""
+    loss, p, _ = pair.atoms
+    pos = loss / step
+    near = np.rint(pos)
+    exact = np.abs(pos - near) <= 1e-9
+    below = np.where(exact, near, np.floor(pos)).astype(np.int64)
+    if pessimistic:
+        with np.errstate(over="ignore"):
+            share = np.where(exact, 0.0, np.expm1(below * step - loss) / math.expm1(-step))
+        share = np.clip(share * (1.0 + 16 * _U), 0.0, 1.0)
+    else:
+        share = np.zeros(len(p))
+    up = p * share
+    down = p - up
+    probs = np.zeros(hi - lo + 1)
+    p_inf = pair.p_inf
+    for idx, mass in ((below, down), (below + 1, up)):
+        rel = idx - lo
+        inside = (rel >= 0) & (rel <= hi - lo)
+        np.add.at(probs, rel[inside], mass[inside])
+        low = rel < 0
+        if pessimistic:
+            probs[0] += mass[low].sum()
+            p_inf += mass[rel > hi - lo].sum()
+        else:
+            probs[-1] += mass[rel > hi - lo].sum()
+    probs *= (1.0 + 8 * _U) if pessimistic else (1.0 - 8 * _U)
+    return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(p_inf), pessimistic=pessimistic)
+
+
+def _cell_masses(pair, x):
+    a, _ = pair.masses(np.array([x]))
+    return a[0], a[1]  # P(L ≤ x), P(x < L < ∞)
+
+
+def loss_range(pair, tail):
+    """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail, by bisection."""
+    def search(is_ok, start, direction):
+        # expand until ok, then bisect between the last bad and the first ok point
+        bad, x = 0.0, start
+        while not is_ok(x):
+            bad, x = x, x * 2.0
+            if abs(x) > 1e5:
+                return x
+        good = x
+        for _ in range(60):
+            mid = 0.5 * (bad + good)
+            if is_ok(mid):
+                good = mid
+            else:
+                bad = mid
+            if abs(good - bad) < 1e-6 * max(1.0, abs(good)):
+                break
+        return good
+    hi = search(lambda x: _cell_masses(pair, x)[1] <= tail, 1.0, 1)
+    lo = search(lambda x: _cell_masses(pair, x)[0] <= tail, -1.0, -1)
+    return lo, hi
+
+
+def loss_moments(pair, lo, hi, points=4001):
+    """Mean and variance of the finite loss under P, from a grid on [lo, hi]."""
+    edges = np.linspace(lo, hi, points)
+    a, _ = pair.masses(edges)
+    mid = np.concatenate(([lo], 0.5 * (edges[1:] + edges[:-1]), [hi]))
+    total = a.sum()
+    if total <= 0:
+        return 0.0, 0.0
+    mean = float((a * mid).sum() / total)
+    var = float((a * (mid - mean) ** 2).sum() / total)
+    return mean, var

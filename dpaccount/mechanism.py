@@ -1,0 +1,162 @@
+"""``Mechanism``: one object, several representations, one set of queries.
+
+A mechanism is an immutable value: its typed parameters are fixed at
+construction, ``name`` and ``params`` are built from them (autodp style), and
+its representations are computed lazily, once, and cached:
+
+* ``pairs``  — ``PairComposition``: dominating pairs per direction (tight);
+* ``rdp``    — ``RDPCurve``: ε(α) (lossy for (ε, δ), but composes anywhere).
+
+Queries dispatch on ``method=``; without it they take the tightest method
+that applies, in this order:
+
+1. ``"analytic"`` — exact closed form: every pair is Gaussian, so the
+   mechanism is μ-GDP (``gdp.py``);
+2. ``"pld"``      — the certified privacy-loss-distribution grid
+   (``pld_accountant.py``), a rigorous upper bound;
+3. ``"rdp"``      — the RDP conversion (``rdp_conversion.py``), an upper bound.
+
+Every answer is a rigorous upper bound on ε (or δ): the worst case over the
+add and remove directions.
+"""
+from types import MappingProxyType
+
+import numpy as np
+
+from . import validation as v
+from .errors import RepresentationUnavailable
+from .gdp import delta_gdp, epsilon_gdp
+from .pld_accountant import DIRECTIONS, composed_grid
+from .rdp_conversion import rdp_to_delta, rdp_to_epsilon
+
+METHODS = ("analytic", "pld", "rdp")
+DEFAULT_ACCURACY = 1e-3
+
+
+class Mechanism:
+    """Base class. Subclasses pass ``name`` and ``params`` and override
+    ``_pairs`` and/or ``_rdp`` to return a representation (or None)."""
+
+    def __init__(self, name, params):
+        object.__setattr__(self, "_name", str(name))
+        object.__setattr__(self, "_params", MappingProxyType(dict(params)))
+        object.__setattr__(self, "_cache", {})
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"{type(self).__name__} is immutable; build a new mechanism instead")
+
+    def __repr__(self):
+        inner = ", ".join(f"{k}={val!r}" for k, val in self._params.items())
+        return f"<{type(self).__name__} {self._name} ({inner})>"
+
+    name = property(lambda self: self._name, doc="autodp-style structured name")
+    params = property(lambda self: self._params, doc="read-only view of the parameters")
+
+    # -- representations -------------------------------------------------
+    def _pairs(self):
+        return None
+
+    def _rdp(self):
+        return None
+
+    def _cached(self, key, build):
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    @property
+    def pairs(self):
+        """The dominating pairs (``PairComposition``) or RepresentationUnavailable."""
+        rep = self._cached("pairs", self._pairs)
+        if rep is None:
+            raise RepresentationUnavailable(f"{self._name} has no dominating-pair representation")
+        return rep
+
+    @property
+    def rdp(self):
+        """The RDP curve (``RDPCurve``) or RepresentationUnavailable."""
+        rep = self._cached("rdp", self._rdp)
+        if rep is None:
+            raise RepresentationUnavailable(f"{self._name} has no Rényi-DP representation")
+        return rep
+
+    def _has(self, attr):
+        try:
+            getattr(self, attr)
+            return True
+        except RepresentationUnavailable:
+            return False
+
+    # -- method dispatch ---------------------------------------------------
+    def available_methods(self):
+        """The methods that apply to this mechanism, tightest first."""
+        out = []
+        if self._has("pairs"):
+            if self.pairs.gaussian_mu is not None:
+                out.append("analytic")
+            out.append("pld")
+        if self._has("rdp") and np.isfinite(self.rdp(2.0)):
+            out.append("rdp")
+        return out
+
+    def _choose(self, method):
+        if method is None:
+            methods = self.available_methods()
+            if not methods:
+                raise RepresentationUnavailable(f"no accountant applies to {self._name}")
+            return methods[0]
+        if not isinstance(method, str):
+            raise TypeError(f"method must be a string, got {method!r}")
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if method not in self.available_methods():
+            raise RepresentationUnavailable(f"method={method!r} does not apply to {self._name}; "
+                                            f"available: {self.available_methods()}")
+        return method
+
+    def pld(self, direction="remove", accuracy=DEFAULT_ACCURACY, pessimistic=True, tail=1e-30):
+        """The certified ``PLDGrid`` of one direction ('remove' or 'add')."""
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+        accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
+        key = ("pld", direction, accuracy, pessimistic, tail)
+        return self._cached(key, lambda: composed_grid(self.pairs.direction(direction),
+                                                       rho=0.03 * accuracy, tail=tail,
+                                                       pessimistic=pessimistic))
+
+    # -- queries -------------------------------------------------------------
+    def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY):
+        """ε(δ): the smallest ε ≥ 0 such that the mechanism is (ε, δ)-DP
+        (an upper bound; vectorised over δ ∈ (0, 1))."""
+        deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
+        method = self._choose(method)
+        if method == "analytic":
+            mu = self.pairs.gaussian_mu
+            out = np.array([epsilon_gdp(d, mu) for d in deltas.ravel()])
+        elif method == "pld":
+            tail = min(1e-30, 1e-6 * float(deltas.min()))
+            out = np.max([self.pld(d, accuracy, tail=tail).epsilon(deltas.ravel()) for d in DIRECTIONS], axis=0)
+        else:
+            out = np.array([rdp_to_epsilon(self.rdp, d) for d in deltas.ravel()])
+        out = np.maximum(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0)
+        return float(out.ravel()[0]) if scalar else out
+
+    def get_approx_delta(self, eps, method=None, accuracy=DEFAULT_ACCURACY):
+        """δ(ε): the smallest δ such that the mechanism is (ε, δ)-DP
+        (an upper bound; vectorised over ε ≥ 0)."""
+        epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
+        method = self._choose(method)
+        if method == "analytic":
+            out = delta_gdp(epss.ravel(), self.pairs.gaussian_mu)
+        elif method == "pld":
+            out = np.max([self.pld(d, accuracy).delta(epss.ravel()) for d in DIRECTIONS], axis=0)
+        else:
+            out = np.array([rdp_to_delta(self.rdp, e) for e in epss.ravel()])
+        out = np.clip(np.asarray(out, dtype=float).reshape(epss.shape), 0.0, 1.0)
+        return float(out.ravel()[0]) if scalar else out
+
+    def get_RDP(self, alpha):
+        """Rényi-DP ε(α) for real α > 1 (vectorised)."""
+        alphas, scalar = v.real_array("alpha", alpha, lambda n, x: v.in_interval(n, x, 1.0, np.inf))
+        out = np.asarray(self.rdp(alphas), dtype=float)
+        return float(out.ravel()[0]) if scalar else out

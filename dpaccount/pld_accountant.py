@@ -1,0 +1,117 @@
+"""The PLD accountant: from a mechanism's dominating pairs to a certified grid.
+
+``PairComposition`` is the representation a mechanism carries for the tight
+accountants: for each neighbouring direction (remove, add) the multiset of
+dominating pairs whose product dominates it (Zhu, Dong & Wang 2022, Thm 10:
+dominating pairs compose by taking products).
+
+``composed_grid`` turns one direction into a ``PLDGrid``:
+
+1. Pairs that are exactly Gaussian merge first, exactly: μ = sqrt(Σ k μ_i²).
+2. The grid step h is planned from the composed spread: Connect-the-Dots
+   widens each loss by at most h²/4 in variance, so with K rounded terms
+   and composed variance V the relative widening is K h²/(4V); we ask for
+   ``rho`` of it, h = 2·sqrt(ρ V / K). A pair with losses on a lattice g
+   (randomized response) fixes h = g/m so it is placed exactly
+   (Koskela & Honkela 2021, Lemma 5); if every pair is on that lattice,
+   h = g and the whole computation is exact up to floating point. A pair's
+   ``anchor`` (the atoms ±ε₀ of the Laplace loss) is used the same way.
+3. Every pair is discretised on [lo, hi], its tails beyond being below
+   ``tail/K`` (``discretise.py``), then all are composed (``pld_compose.py``).
+"""
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .discretise import loss_moments, loss_range, pair_to_grid
+from .errors import GridTooLarge
+from .pairs import GaussianPair
+from .pld_compose import MAX_GRID, compose
+
+DIRECTIONS = ("remove", "add")
+
+
+@dataclass(frozen=True)
+class PairComposition:
+    """Per direction, a tuple of (DominatingPair, count) whose product dominates."""
+
+    remove: tuple
+    add: tuple
+
+    @staticmethod
+    def single(remove_pair, add_pair):
+        return PairComposition(((remove_pair, 1),), ((add_pair, 1),))
+
+    def direction(self, name):
+        return getattr(self, name)
+
+    def compose(self, parts):
+        """Concatenate ``[(PairComposition, count), ...]`` after this one."""
+        rem, add = dict(_as_items(self.remove)), dict(_as_items(self.add))
+        for rep, k in parts:
+            for pair, c in rep.remove:
+                rem[pair] = rem.get(pair, 0) + c * k
+            for pair, c in rep.add:
+                add[pair] = add.get(pair, 0) + c * k
+        return PairComposition(tuple(rem.items()), tuple(add.items()))
+
+    @property
+    def gaussian_mu(self):
+        """μ if every pair in both directions is Gaussian, else None."""
+        mus = []
+        for pairs in (self.remove, self.add):
+            if any(p.gaussian_mu is None for p, _ in pairs):
+                return None
+            mus.append(math.sqrt(sum(k * p.gaussian_mu ** 2 for p, k in pairs)))
+        return max(mus)
+
+
+def _as_items(pairs):
+    return list(pairs)
+
+
+def _merge_gaussians(pairs):
+    gauss = [(p, k) for p, k in pairs if p.gaussian_mu is not None]
+    rest = [(p, k) for p, k in pairs if p.gaussian_mu is None]
+    if len(gauss) > 1 or (gauss and gauss[0][1] > 1):
+        mu = math.sqrt(sum(k * p.gaussian_mu ** 2 for p, k in gauss))
+        gauss = [(GaussianPair(mu), 1)]
+    return gauss + rest
+
+
+def plan_step(pairs, rho, tail):
+    """Grid step for a list of (pair, count), see the module docstring."""
+    total_k = sum(k for _, k in pairs)
+    variance, rounded_k = 0.0, 0
+    lattices = {p.lattice or p.anchor for p, _ in pairs if (p.lattice or p.anchor) is not None}
+    for p, k in pairs:
+        lo, hi = loss_range(p, tail / total_k)
+        _, var = loss_moments(p, lo, hi)
+        variance += k * var
+        if p.lattice is None:
+            rounded_k += k
+    if len(lattices) == 1:
+        g = lattices.pop()
+        if rounded_k == 0:
+            return g
+        target = 2.0 * math.sqrt(rho * max(variance, 1e-300) / rounded_k)
+        return g / math.ceil(g / target)
+    return 2.0 * math.sqrt(rho * max(variance, 1e-300) / max(rounded_k, 1))
+
+
+def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None):
+    """The certified grid of one direction (a tuple of (pair, count))."""
+    pairs = _merge_gaussians(pairs)
+    total_k = sum(k for _, k in pairs)
+    if step is None:
+        step = plan_step(pairs, rho, tail)
+    items = []
+    for p, k in pairs:
+        lo, hi = loss_range(p, tail / total_k)
+        jlo, jhi = int(math.floor(lo / step)), int(math.ceil(hi / step))
+        if jhi - jlo + 1 > MAX_GRID:
+            raise GridTooLarge(f"discretising {p!r} at step {step:.3g} needs {jhi - jlo + 1} points; "
+                               f"the cap is {MAX_GRID}")
+        items.append((pair_to_grid(p, step, jlo, jhi, pessimistic), k))
+    return compose(items, tail=tail, pessimistic=pessimistic)

@@ -1,0 +1,114 @@
+"""The Rényi-DP representation: ε(α) = D_α(P||Q), composed by addition.
+
+Closed forms (Mironov 2017, Table II; α > 1, ε₀ = Δ/b for Laplace):
+
+    Gaussian (μ = Δ/σ):   ε(α) = α μ² / 2
+    Laplace:              ε(α) = 1/(α−1) · log( α/(2α−1) e^{(α−1)ε₀} + (α−1)/(2α−1) e^{−αε₀} )
+    randomized response:  ε(α) = 1/(α−1) · log( p^α (1−p)^{1−α} + (1−p)^α p^{1−α} )
+    any finite pair:      ε(α) = 1/(α−1) · log Σ_i p_i^α q_i^{1−α}
+
+An ``RDPCurve`` is an immutable sum Σ_i k_i ε_i(α) of such terms; composing
+curves concatenates their terms (Mironov 2017, Prop. 1).
+"""
+import math
+
+import numpy as np
+from scipy import special
+
+
+class RDPCurve:
+    """ε(α) = Σ k_i f_i(α) for RDP functions f_i (vectorised in α, α > 1)."""
+
+    __slots__ = ("_terms",)
+
+    def __init__(self, terms):
+        merged = {}
+        for fn, k in terms:
+            merged[fn] = merged.get(fn, 0) + k
+        object.__setattr__(self, "_terms", tuple(merged.items()))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("RDPCurve is immutable")
+
+    @property
+    def terms(self):
+        return self._terms
+
+    def __call__(self, alpha):
+        alpha = np.asarray(alpha, dtype=float)
+        out = np.zeros(alpha.shape)
+        for fn, k in self._terms:
+            out = out + k * np.asarray(fn(alpha), dtype=float)
+        return float(out) if out.ndim == 0 else out
+
+    def compose(self, other, times=1):
+        """This curve followed by ``other`` composed ``times`` times."""
+        return RDPCurve(self._terms + tuple((fn, k * times) for fn, k in other.terms))
+
+    def scale(self, times):
+        return RDPCurve(tuple((fn, k * times) for fn, k in self._terms))
+
+
+class RDPFunction:
+    """A named, hashable RDP function α ↦ ε(α) (so equal terms merge)."""
+
+    __slots__ = ("_key", "_fn")
+
+    def __init__(self, key, fn):
+        object.__setattr__(self, "_key", key)
+        object.__setattr__(self, "_fn", fn)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("RDPFunction is immutable")
+
+    def __call__(self, alpha):
+        return self._fn(alpha)
+
+    def __eq__(self, other):
+        return isinstance(other, RDPFunction) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return f"RDPFunction{self._key}"
+
+
+def gaussian_rdp(mu):
+    """μ-GDP / Gaussian with μ = Δ/σ: ε(α) = α μ²/2."""
+    mu = float(mu)
+    return RDPFunction(("gaussian", mu), lambda a: np.asarray(a, dtype=float) * mu * mu / 2.0)
+
+
+def laplace_rdp(eps0):
+    """Laplace mechanism with ε₀ = Δ/b (Mironov 2017, Prop. 6), in log space."""
+    e0 = float(eps0)
+
+    def fn(alpha):
+        a = np.asarray(alpha, dtype=float)
+        t1 = np.log(a) - np.log(2 * a - 1) + (a - 1) * e0
+        t2 = np.log(a - 1) - np.log(2 * a - 1) - a * e0
+        return np.logaddexp(t1, t2) / (a - 1)
+    return RDPFunction(("laplace", e0), fn)
+
+
+def discrete_pair_rdp(log_p, log_q, key):
+    """D_α(P||Q) = log Σ p^α q^{1−α} / (α−1) of finite distributions (+inf if
+    P has mass where Q has none)."""
+    log_p = np.asarray(log_p, dtype=float)
+    log_q = np.asarray(log_q, dtype=float)
+    live = np.isfinite(log_p)
+    if np.any(live & ~np.isfinite(log_q)):
+        return RDPFunction(("infinite", key), lambda a: np.full(np.shape(a), np.inf))
+    lp, lq = log_p[live], log_q[live]
+
+    def fn(alpha):
+        a = np.asarray(alpha, dtype=float)[..., None]
+        return special.logsumexp(a * lp + (1 - a) * lq, axis=-1) / (a[..., 0] - 1)
+    return RDPFunction(("discrete", key), fn)
+
+
+def randomized_response_rdp(p):
+    """Binary randomized response, true answer with probability p."""
+    logs = (math.log(p), math.log1p(-p))
+    return discrete_pair_rdp(logs, logs[::-1], ("rr", float(p)))

@@ -1,0 +1,123 @@
+"""Dominating pairs of Poisson-subsampled mechanisms, per direction.
+
+Zhu, Dong & Wang (2022), Theorem 11 (1): if (P, Q) dominates M, then with
+sampling probability q
+
+    remove:  P' = (1−q)Q + qP,  Q' = Q          (``PoissonRemovePair``)
+    add:     P' = P,            Q' = (1−q)P + qQ (``PoissonAddPair``)
+
+dominate M∘S_Poisson (the base pair of the add direction is the base
+mechanism's add pair). Both new losses are increasing functions of the base
+loss L, so their cells are cells of L and their masses are mixtures:
+
+    remove: L' = log(1 − q + q e^L),     L' ≤ ε ⇔ L ≤ log1p(expm1(ε)/q)
+    add:    L' = −log(1 − q + q e^{−L}),  L' ≤ ε ⇔ L ≤ −log1p(expm1(−ε)/q)
+
+and their hockey-stick curves follow from the base curve (advanced joint
+convexity, Balle, Barthe & Gaboardi 2018):
+
+    remove: H_α(P'||Q') = q·H_{1+(α−1)/q}(P||Q)                 (α > 1−q),
+            = 1 − α                                                (α ≤ 1−q);
+    add:    H_α(P'||Q') = (1 − α(1−q))·H_{αq/(1−α(1−q))}(P||Q)  (α < 1/(1−q)),
+            = 0                                                    otherwise.
+"""
+import math
+
+import numpy as np
+
+from .pairs import DominatingPair
+
+
+def _remove_base_edges(edges, q):
+    """Base-loss edges of the remove pair's cells: log1p(expm1(ε)/q), −inf below."""
+    e = np.asarray(edges, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.expm1(e) / q
+        out = np.where(x > -1.0, np.log1p(np.maximum(x, -1.0)), -np.inf)
+    return out
+
+
+def _add_base_edges(edges, q):
+    """Base-loss edges of the add pair's cells: −log1p(expm1(−ε)/q), +inf above."""
+    return -_remove_base_edges(-np.asarray(edges, dtype=float), q)
+
+
+class PoissonRemovePair(DominatingPair):
+    """((1−q)Q + qP, Q) for a base pair (P, Q)."""
+
+    def __init__(self, base, q):
+        self._base, self._q = base, float(q)
+
+    @property
+    def p_inf(self):
+        return self._q * self._base.p_inf
+
+    @property
+    def q_ninf(self):
+        return self._base.q_ninf if self._q == 1.0 else 0.0
+
+    def masses(self, edges):
+        a, b = self._base.masses(_remove_base_edges(edges, self._q))
+        a = (1.0 - self._q) * b + self._q * a
+        extra = self._base.q_ninf  # base L = −∞ (P = 0) lands at L' = log(1−q)
+        if extra > 0 and self._q < 1:
+            cell = np.searchsorted(np.asarray(edges, dtype=float), math.log1p(-self._q))
+            a[cell] += (1.0 - self._q) * extra
+            b[cell] += extra
+        return a, b
+
+    def delta(self, eps):
+        eps = np.asarray(eps, dtype=float)
+        q = self._q
+        inner = _remove_base_edges(eps, q)
+        with np.errstate(invalid="ignore"):
+            out = np.where(np.isfinite(inner), q * self._base.delta(np.where(np.isfinite(inner), inner, 0.0)),
+                           -np.expm1(eps))
+        return float(out) if out.ndim == 0 else out
+
+    def reverse(self):
+        return PoissonAddPair(self._base.reverse(), self._q)
+
+    def key(self):
+        return ("poisson-remove", self._q, self._base.key())
+
+
+class PoissonAddPair(DominatingPair):
+    """(P, (1−q)P + qQ) for a base pair (P, Q)."""
+
+    def __init__(self, base, q):
+        self._base, self._q = base, float(q)
+
+    @property
+    def p_inf(self):
+        return self._base.p_inf if self._q == 1.0 else 0.0
+
+    @property
+    def q_ninf(self):
+        return self._q * self._base.q_ninf
+
+    def masses(self, edges):
+        a, b = self._base.masses(_add_base_edges(edges, self._q))
+        b = (1.0 - self._q) * a + self._q * b
+        extra = self._base.p_inf  # base L = +∞ (Q = 0) lands at L' = −log(1−q)
+        if extra > 0 and self._q < 1:
+            cell = np.searchsorted(np.asarray(edges, dtype=float), -math.log1p(-self._q))
+            a[cell] += extra
+            b[cell] += (1.0 - self._q) * extra
+        return a, b
+
+    def delta(self, eps):
+        eps = np.asarray(eps, dtype=float)
+        q = self._q
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            scale = -np.expm1(eps + math.log1p(-q)) if q < 1 else np.ones_like(eps)  # 1 − e^ε(1−q)
+            inner = eps + math.log(q) - np.log(scale)
+            live = scale > 0
+            out = np.where(live, scale * self._base.delta(np.where(live, inner, 0.0)), 0.0)
+        return float(out) if out.ndim == 0 else out
+
+    def reverse(self):
+        return PoissonRemovePair(self._base.reverse(), self._q)
+
+    def key(self):
+        return ("poisson-add", self._q, self._base.key())
