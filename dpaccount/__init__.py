@@ -6,7 +6,7 @@
     2.38...
 """
 from .errors import AccuracyNotReached, DPAccountError, GridTooLarge, RepresentationUnavailable
-from .mechanism import Mechanism
+from .mechanism import Bounds, Mechanism
 from .mechanism_zoo import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                             RandomizedResponse)
 from .transformers import Composition, PoissonSampling, Transformer
@@ -14,7 +14,7 @@ from .transformers import Composition, PoissonSampling, Transformer
 __version__ = "0.1.0"
 
 __all__ = [
-    "Mechanism", "Transformer", "Composition", "PoissonSampling",
+    "Mechanism", "Bounds", "Transformer", "Composition", "PoissonSampling",
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge",
 ]

@@ -16,7 +16,8 @@ e^{−a²/2} comes out exactly (a = −ε/μ + μ/2, b = a − μ):
     δ = ½ e^{−a²/2} [erfcx(−a/√2) − erfcx(−b/√2)],
 
 because e^ε e^{(a² − b²)/2} = 1. The remaining difference loses about
-log10(|a|/μ) digits, which we account for by inflating the result.
+log10(|a|/μ) digits and the exponent a²/2 is only accurate to ~a²·u; the
+result is inflated by several times both, so it is an upper bound.
 """
 import math
 
@@ -43,8 +44,11 @@ def log_delta_gdp(eps, mu):
         ra, rb = special.erfcx(-a / math.sqrt(2)), special.erfcx(-b / math.sqrt(2))
         scaled = -0.5 * a * a + np.log(0.5 * (ra - rb))
         out = np.where(a >= 0, direct, scaled)
-    # cancellation of the two terms costs ~|a|/μ ulps; err upwards by more
-    slack = 8 * _U * (4.0 + np.abs(a) / mu)
+    # cancellation of the two terms costs ~(1+|a|)/μ ulps, a carries ~(|ε|/μ + μ)
+    # ulps which a²/2 multiplies by |a|, and exp() of a log of size |x| adds
+    # ~|x| ulps: err upwards by several times all of these
+    slack = 8 * _U * (4.0 + (1.0 + np.abs(a)) / mu + a * a + np.abs(eps)
+                      + np.abs(a) * (np.abs(eps) / mu + mu) + np.abs(out))
     return out + np.log1p(slack)
 
 

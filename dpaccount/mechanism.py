@@ -20,6 +20,7 @@ Every answer is a rigorous upper bound on ε (or δ): the worst case over the
 add and remove directions.
 """
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 
@@ -31,6 +32,15 @@ from .rdp_conversion import rdp_to_delta, rdp_to_epsilon
 
 METHODS = ("analytic", "pld", "rdp")
 DEFAULT_ACCURACY = 1e-3
+
+
+class Bounds(NamedTuple):
+    """A certified interval: the exact value lies in [lower, upper]."""
+
+    lower: object
+    upper: object
+    method: str
+    step: object = None
 
 
 class Mechanism:
@@ -154,6 +164,35 @@ class Mechanism:
             out = np.array([rdp_to_delta(self.rdp, e) for e in epss.ravel()])
         out = np.clip(np.asarray(out, dtype=float).reshape(epss.shape), 0.0, 1.0)
         return float(out.ravel()[0]) if scalar else out
+
+    def _bounds(self, values, scalar, method, accuracy, query):
+        method = self._choose(method)
+        if method == "rdp":
+            raise RepresentationUnavailable("RDP gives no lower bound; use method='pld' or 'analytic'")
+        upper = getattr(self, query)(values if not scalar else float(values.ravel()[0]), method=method,
+                                     accuracy=accuracy)
+        if method == "analytic":
+            return Bounds(upper, upper, method)
+        grids = [self.pld(d, accuracy, pessimistic=False) for d in DIRECTIONS]
+        flat = values.ravel()
+        lows = [g.epsilon(flat) if query == "get_approxDP" else g.delta(flat) for g in grids]
+        lower = np.max(lows, axis=0).reshape(values.shape)
+        lower = np.minimum(lower, upper)
+        step = self.pld("remove", accuracy).step
+        return Bounds(float(lower.ravel()[0]) if scalar else lower, upper, method, step)
+
+    def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY):
+        """ε(δ) with a certified interval: ``Bounds(lower, upper, method, step)``.
+
+        ``upper`` is ``get_approxDP``; ``lower`` comes from the optimistic grid
+        (privacy buckets rounded down), a rigorous lower bound of the exact ε."""
+        deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
+        return self._bounds(deltas, scalar, method, accuracy, "get_approxDP")
+
+    def get_approx_delta_bounds(self, eps, method=None, accuracy=DEFAULT_ACCURACY):
+        """δ(ε) with a certified interval (see ``get_approxDP_bounds``)."""
+        epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
+        return self._bounds(epss, scalar, method, accuracy, "get_approx_delta")
 
     def get_RDP(self, alpha):
         """Rényi-DP ε(α) for real α > 1 (vectorised)."""

@@ -1,0 +1,96 @@
+"""Independent exact values (mpmath at 50 digits) for the numerical tests.
+
+Nothing here imports dpaccount: each oracle is written from the formula.
+"""
+import mpmath as mp
+
+mp.mp.dps = 50
+
+
+def gdp_delta(eps, mu):
+    """δ(ε) of (N(μ,1), N(0,1)) (Balle & Wang 2018, Thm 8)."""
+    eps, mu = mp.mpf(eps), mp.mpf(mu)
+    return mp.ncdf(-eps / mu + mu / 2) - mp.e ** eps * mp.ncdf(-eps / mu - mu / 2)
+
+
+def gdp_epsilon(delta, mu):
+    """ε(δ) of μ-GDP by root finding on the oracle above."""
+    return bisect_decreasing(lambda e: gdp_delta(e, mu), delta)
+
+
+def bisect_decreasing(f, target, lo=0, hi=1, iters=200):
+    """The ε ≥ lo with f(ε) = target for a decreasing f (lo if f(lo) ≤ target)."""
+    target, lo, hi = mp.mpf(target), mp.mpf(lo), mp.mpf(hi)
+    if f(lo) <= target:
+        return lo
+    while f(hi) > target:
+        lo, hi = hi, 2 * hi
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        if f(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def rr_composed_delta(eps, p, k):
+    """δ(ε) of k-fold randomized response: the loss is (2j − k)·a, j ~ Bin(k, p)."""
+    p, eps = mp.mpf(p), mp.mpf(eps)
+    total = mp.mpf(0)
+    for j in range(k + 1):
+        pj = mp.binomial(k, j) * p ** j * (1 - p) ** (k - j)
+        qj = mp.binomial(k, j) * (1 - p) ** j * p ** (k - j)
+        total += max(pj - mp.e ** eps * qj, 0)
+    return total
+
+
+def hockey_stick_quad(eps, logp, logq, lo, hi, breaks=()):
+    """∫ (p − e^ε q)_+ over [lo, hi] by mpmath quadrature (densities in logs)."""
+    eps = mp.mpf(eps)
+    f = lambda x: max(mp.e ** logp(x) - mp.e ** (eps + logq(x)), 0)
+    points = [mp.mpf(lo)] + [mp.mpf(b) for b in sorted(breaks)] + [mp.mpf(hi)]
+    return mp.quad(f, points)
+
+
+def normal_logpdf(x, m=0, s=1):
+    x, m, s = mp.mpf(x), mp.mpf(m), mp.mpf(s)
+    return -((x - m) ** 2) / (2 * s * s) - mp.log(s * mp.sqrt(2 * mp.pi))
+
+
+def subsampled_gaussian_remove_delta(eps, sigma, q):
+    """δ(ε) of ((1−q)N(0,σ²) + qN(1,σ²), N(0,σ²)) from its threshold form:
+    the loss increases in x, so δ = P'(x > t) − e^ε Q(x > t)."""
+    eps, sigma, q = mp.mpf(eps), mp.mpf(sigma), mp.mpf(q)
+    if mp.e ** eps <= 1 - q:
+        return 1 - mp.e ** eps
+    # (1−q) + q e^{(2x−1)/(2σ²)} = e^ε
+    t = sigma ** 2 * mp.log((mp.e ** eps - (1 - q)) / q) + mp.mpf(1) / 2
+    tail = lambda m: 1 - mp.ncdf((t - m) / sigma)
+    return (1 - q) * tail(0) + q * tail(1) - mp.e ** eps * tail(0)
+
+
+def subsampled_gaussian_add_delta(eps, sigma, q):
+    """δ(ε) of (N(0,σ²), (1−q)N(0,σ²) + qN(1,σ²)): loss decreases in x, so
+    δ = P(x < t) − e^ε Q'(x < t) with (1−q) + q e^{(2t−1)/(2σ²)} = e^{−ε}."""
+    eps, sigma, q = mp.mpf(eps), mp.mpf(sigma), mp.mpf(q)
+    if mp.e ** (-eps) <= 1 - q:
+        return mp.mpf(0)
+    t = sigma ** 2 * mp.log((mp.e ** (-eps) - (1 - q)) / q) + mp.mpf(1) / 2
+    cdf = lambda m: mp.ncdf((t - m) / sigma)
+    return cdf(0) - mp.e ** eps * ((1 - q) * cdf(0) + q * cdf(1))
+
+
+def laplace_delta_quad(eps, b):
+    """δ(ε) of (Lap(1, b), Lap(0, b)) by quadrature of the densities."""
+    b = mp.mpf(b)
+    logp = lambda x: -abs(x - 1) / b - mp.log(2 * b)
+    logq = lambda x: -abs(x) / b - mp.log(2 * b)
+    kink = min(max((b * mp.mpf(eps) + 1) / 2, mp.mpf("1e-30")), 1 - mp.mpf("1e-30"))  # p = e^ε q
+    return hockey_stick_quad(eps, logp, logq, -60 * b, 60 * b + 1, breaks=(0, kink, 1))
+
+
+def discrete_delta(eps, atoms):
+    """δ(ε) = Σ (p_i − e^ε q_i)_+ of a finite pair given as [(p_i, q_i)]."""
+    eps = mp.mpf(eps)
+    return sum(max(mp.mpf(p) - mp.e ** eps * mp.mpf(q), 0) for p, q in atoms)
