@@ -25,6 +25,7 @@ so the split a_up carries a relative error of order u/h; the pessimistic
 split moves 64·u/h of the cell's mass more to the upper end than computed
 (moving mass up keeps the bound), the optimistic one that much less.
 """
+import functools
 import math
 
 import numpy as np
@@ -105,6 +106,7 @@ def _cell_masses(pair, x):
     return a[0], a[1]  # P(L ≤ x), P(x < L < ∞)
 
 
+@functools.lru_cache(maxsize=256)
 def loss_range(pair, tail):
     """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail, by bisection."""
     def search(is_ok, start, direction):
@@ -129,6 +131,7 @@ def loss_range(pair, tail):
     return lo, hi
 
 
+@functools.lru_cache(maxsize=256)
 def loss_moments(pair, lo, hi, points=4001):
     """Mean and variance of the finite loss under P, from a grid on [lo, hi]."""
     edges = np.linspace(lo, hi, points)

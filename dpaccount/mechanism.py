@@ -144,7 +144,7 @@ class Mechanism:
             mu = self.pairs.gaussian_mu
             out = np.array([epsilon_gdp(d, mu) for d in deltas.ravel()])
         elif method == "pld":
-            tail = min(1e-30, 1e-6 * float(deltas.min()))
+            tail = min(1e-12, 1e-6 * float(deltas.min()))  # tail mass goes to p_∞: ≤ 1e-6·δ
             out = np.max([self.pld(d, accuracy, tail=tail).epsilon(deltas.ravel()) for d in DIRECTIONS], axis=0)
         else:
             out = np.array([rdp_to_epsilon(self.rdp, d) for d in deltas.ravel()])

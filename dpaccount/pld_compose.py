@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 from scipy import fft as sfft
-from scipy import special
+from scipy import optimize
 
 from .errors import GridTooLarge
 from .pld_grid import PLDGrid
@@ -33,45 +33,56 @@ MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
 _DIRECT_LIMIT = 4096
 
 
-_LAMBDAS = np.geomspace(1e-3, 1e3, 49)
-
-
-def _log_mgfs(items):
-    """Σ_i k_i Λ_i(±λ) for the λ in _LAMBDAS, Λ(λ) = log Σ_j p_j e^{λ ε_j}."""
-    up = np.zeros(len(_LAMBDAS))
-    down = np.zeros(len(_LAMBDAS))
+def _log_mgf(items, lam):
+    """Σ_i k_i Λ_i(λ), Λ(λ) = log Σ_j p_j e^{λ ε_j} of the finite part (exact)."""
+    total = 0.0
     for g, k in items:
         live = g.probs > 0
-        logp = np.log(g.probs[live])
-        x = g.losses[live]
-        for sign, acc in ((1.0, up), (-1.0, down)):
-            expo = logp[None, :] + sign * _LAMBDAS[:, None] * x[None, :]
-            top = expo.max(axis=1)
-            acc += k * (top + np.log(np.exp(expo - top[:, None]).sum(axis=1)))
-    return up, down
+        expo = np.log(g.probs[live]) + lam * g.losses[live]
+        top = expo.max()
+        total += k * (top + math.log(np.exp(expo - top).sum()))
+    return total
+
+
+def _minimise_over_lambda(f):
+    """min over λ ∈ [1e-3, 1e3] of f: a log-spaced scan, then Brent on the
+    bracket around the best point (any λ is valid: the search only tightens)."""
+    grid = np.geomspace(1e-3, 1e3, 13)
+    vals = [f(x) for x in grid]
+    i = int(np.argmin(vals))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-3 * lo})
+    return min(vals[i], float(res.fun))
+
+
+def _chernoff(items, level, sign):
+    """log of the Chernoff bound on P(sign·S ≥ level): min_λ Σ k Λ(sign·λ) − λ·level."""
+    return _minimise_over_lambda(lambda lam: _log_mgf(items, sign * lam) - lam * level)
+
+
+def _quantile(items, log_tail, sign):
+    """A level with P(sign·S ≥ level) ≤ tail: min_λ (Σ k Λ(sign·λ) − log tail)/λ."""
+    return _minimise_over_lambda(lambda lam: (_log_mgf(items, sign * lam) - log_tail) / lam)
 
 
 def chernoff_window(items, tail):
-    """Grid indices (ja, jb) with P(S < ja·h) ≤ tail and P(S > jb·h) ≤ tail,
-    and the log-MGF sums used (for the tail bounds)."""
+    """Grid indices (ja, jb) with P(S < ja·h) ≤ tail and P(S > jb·h) ≤ tail."""
     step = items[0][0].step
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
-    up, down = _log_mgfs(items)
     log_t = math.log(tail)
-    b = np.min((up - log_t) / _LAMBDAS)
-    a = np.max(-(down - log_t) / _LAMBDAS)
+    b = _quantile(items, log_t, 1.0)
+    a = -_quantile(items, log_t, -1.0)
     ja = max(lo, int(math.floor(a / step)))
     jb = min(hi, int(math.ceil(b / step)))
-    return ja, max(jb, ja), (up, down)
+    return ja, max(jb, ja)
 
 
-def _tail_bounds(mgfs, step, ja, jb):
+def _tail_bounds(items, step, ja, jb):
     """Chernoff bounds on the finite mass below ja·h and above jb·h."""
-    up, down = mgfs
-    above = float(np.exp(np.min(up - _LAMBDAS * jb * step)))
-    below = float(np.exp(np.min(down + _LAMBDAS * ja * step)))
-    return min(below, 1.0), min(above, 1.0)
+    above = math.exp(min(_chernoff(items, jb * step, 1.0), 0.0))
+    below = math.exp(min(_chernoff(items, -ja * step, -1.0), 0.0))
+    return below, above
 
 
 def compose(items, tail=1e-30, pessimistic=True):
@@ -86,7 +97,7 @@ def compose(items, tail=1e-30, pessimistic=True):
         return items[0][0]
     log_finite = sum(k * math.log1p(-min(g.p_inf, 1.0)) if g.p_inf < 1 else -math.inf for g, k in items)
     p_inf = -math.expm1(log_finite) if log_finite > -math.inf else 1.0
-    ja, jb, mgfs = chernoff_window(items, tail)
+    ja, jb = chernoff_window(items, tail)
     n = jb - ja + 1
     if n > MAX_GRID:
         raise GridTooLarge(f"the composed privacy-loss window needs {n} grid points "
@@ -96,7 +107,7 @@ def compose(items, tail=1e-30, pessimistic=True):
         probs, extra_inf = _direct(items, ja, jb, pessimistic)
     else:
         probs = _fft(items, ja, n, pessimistic)
-        below, above = _tail_bounds(mgfs, step, ja, jb)
+        below, above = _tail_bounds(items, step, ja, jb)
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
             probs[0] += below
