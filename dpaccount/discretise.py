@@ -101,38 +101,41 @@ def _atoms_to_grid(pair, step, lo, hi, pessimistic):
     return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(p_inf), pessimistic=pessimistic)
 
 
-def _cell_masses(pair, x):
-    a, _ = pair.masses(np.array([x]))
-    return a[0], a[1]  # P(L ≤ x), P(x < L < ∞)
-
-
 @functools.lru_cache(maxsize=256)
 def loss_range(pair, tail):
-    """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail, by bisection."""
-    def search(is_ok, start, direction):
-        # expand until ok, then bisect between the last bad and the first ok point
-        bad, x = 0.0, start
-        while not is_ok(x):
-            bad, x = x, x * 2.0
-            if abs(x) > 1e5:
-                return x
-        good = x
-        for _ in range(60):
-            mid = 0.5 * (bad + good)
-            if is_ok(mid):
-                good = mid
-            else:
-                bad = mid
-            if abs(good - bad) < 1e-6 * max(1.0, abs(good)):
-                break
-        return good
-    hi = search(lambda x: _cell_masses(pair, x)[1] <= tail, 1.0, 1)
-    lo = search(lambda x: _cell_masses(pair, x)[0] <= tail, -1.0, -1)
+    """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail.
+
+    The tails P(L ≤ x) and P(x < L < ∞) are monotone in x: bracket by
+    doubling, then refine twice on 64-point grids (one ``masses`` call each),
+    keeping the side of the bracket that satisfies the condition."""
+    def tails(xs):
+        order = np.argsort(xs)
+        a, _ = pair.masses(xs[order])
+        below, above = np.empty(len(xs)), np.empty(len(xs))
+        below[order] = np.cumsum(a)[:-1]                 # P(L ≤ x_i)
+        above[order] = np.cumsum(a[::-1])[::-1][1:]      # P(x_i < L < ∞)
+        return below, above
+
+    def search(pick, sign):
+        x = sign * 1.0
+        while not pick(np.array([x]))[0] and abs(x) < 1e6:
+            x *= 2.0
+        bad, good = x / 2.0 if abs(x) > 1.0 else 0.0, x
+        for _ in range(2):
+            xs = np.linspace(bad, good, 64)
+            ok = pick(xs)
+            first = int(np.argmax(ok))  # ok is monotone along xs (towards good)
+            good = xs[first]
+            bad = xs[max(first - 1, 0)]
+        return float(good)
+
+    hi = search(lambda xs: tails(xs)[1] <= tail, 1.0)
+    lo = search(lambda xs: tails(xs)[0] <= tail, -1.0)
     return lo, hi
 
 
 @functools.lru_cache(maxsize=256)
-def loss_moments(pair, lo, hi, points=4001):
+def loss_moments(pair, lo, hi, points=1025):
     """Mean and variance of the finite loss under P, from a grid on [lo, hi]."""
     edges = np.linspace(lo, hi, points)
     a, _ = pair.masses(edges)

@@ -124,15 +124,20 @@ class Mechanism:
                                             f"available: {self.available_methods()}")
         return method
 
-    def pld(self, direction="remove", accuracy=DEFAULT_ACCURACY, pessimistic=True, tail=1e-30):
-        """The certified ``PLDGrid`` of one direction ('remove' or 'add')."""
+    def pld(self, direction="remove", accuracy=DEFAULT_ACCURACY, pessimistic=True, tail=1e-30,
+            query="epsilon"):
+        """The certified ``PLDGrid`` of one direction ('remove' or 'add').
+
+        The grid is planned for a relative ``accuracy`` of an ε-query (ρ =
+        0.3·accuracy, see ``pld_accountant.py``) or, with query="delta", of a
+        δ-query (ρ = 0.03·accuracy: δ moves ~10× faster than ε)."""
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
-        key = ("pld", direction, accuracy, pessimistic, tail)
-        return self._cached(key, lambda: composed_grid(self.pairs.direction(direction),
-                                                       rho=0.03 * accuracy, tail=tail,
-                                                       pessimistic=pessimistic))
+        rho = (0.3 if query == "epsilon" else 0.03) * accuracy
+        key = ("pld", direction, rho, pessimistic, tail)
+        return self._cached(key, lambda: composed_grid(self.pairs.direction(direction), rho=rho,
+                                                       tail=tail, pessimistic=pessimistic))
 
     # -- queries -------------------------------------------------------------
     def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY):
@@ -159,7 +164,8 @@ class Mechanism:
         if method == "analytic":
             out = delta_gdp(epss.ravel(), self.pairs.gaussian_mu)
         elif method == "pld":
-            out = np.max([self.pld(d, accuracy).delta(epss.ravel()) for d in DIRECTIONS], axis=0)
+            out = np.max([self.pld(d, accuracy, query="delta").delta(epss.ravel()) for d in DIRECTIONS],
+                         axis=0)
         else:
             out = np.array([rdp_to_delta(self.rdp, e) for e in epss.ravel()])
         out = np.clip(np.asarray(out, dtype=float).reshape(epss.shape), 0.0, 1.0)
@@ -173,12 +179,13 @@ class Mechanism:
                                      accuracy=accuracy)
         if method == "analytic":
             return Bounds(upper, upper, method)
-        grids = [self.pld(d, accuracy, pessimistic=False) for d in DIRECTIONS]
+        kind = "epsilon" if query == "get_approxDP" else "delta"
+        grids = [self.pld(d, accuracy, pessimistic=False, query=kind) for d in DIRECTIONS]
         flat = values.ravel()
         lows = [g.epsilon(flat) if query == "get_approxDP" else g.delta(flat) for g in grids]
         lower = np.max(lows, axis=0).reshape(values.shape)
         lower = np.minimum(lower, upper)
-        step = self.pld("remove", accuracy).step
+        step = grids[0].step
         return Bounds(float(lower.ravel()[0]) if scalar else lower, upper, method, step)
 
     def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY):

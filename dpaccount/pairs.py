@@ -76,15 +76,15 @@ class DominatingPair(ABC):
 
 def _normal_cells(z):
     """Φ-masses of the cells (−∞, z₀], (z₀, z₁], …, (z_{n−1}, ∞), each to a few
-    ulps of itself (differences taken on the side of the tail they are in)."""
-    z = np.asarray(z, dtype=float)
-    lo = np.concatenate(([-np.inf], z))
-    hi = np.concatenate((z, [np.inf]))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lower = special.log_ndtr(hi)  # Φ(hi)
-        left = np.exp(lower) * -np.expm1(special.log_ndtr(lo) - lower)  # both ≤ 0 side
-        right = np.exp(special.log_ndtr(-lo)) * -np.expm1(special.log_ndtr(-hi) - special.log_ndtr(-lo))
-        middle = 1.0 - special.ndtr(lo) - special.ndtr(-hi)
+    ulps of itself: a cell below 0 is Φ(hi)·(1 − Φ(lo)/Φ(hi)), one above 0 the
+    mirror image, computed from log Φ(±z) (two special-function calls)."""
+    z = np.concatenate(([-np.inf], np.asarray(z, dtype=float), [np.inf]))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lp, lm = special.log_ndtr(z), special.log_ndtr(-z)  # log Φ(z), log Φ(−z)
+        left = np.exp(lp[1:]) * -np.expm1(lp[:-1] - lp[1:])
+        right = np.exp(lm[:-1]) * -np.expm1(lm[1:] - lm[:-1])
+        middle = -np.expm1(np.logaddexp(lp[:-1], lm[1:]))
+    lo, hi = z[:-1], z[1:]
     out = np.where(hi <= 0, left, np.where(lo >= 0, right, middle))
     return np.nan_to_num(out, nan=0.0)
 

@@ -33,15 +33,23 @@ MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
 _DIRECT_LIMIT = 4096
 
 
-def _log_mgf(items, lam):
-    """Σ_i k_i Λ_i(λ), Λ(λ) = log Σ_j p_j e^{λ ε_j} of the finite part (exact)."""
-    total = 0.0
-    for g, k in items:
-        live = g.probs > 0
-        expo = np.log(g.probs[live]) + lam * g.losses[live]
-        top = expo.max()
-        total += k * (top + math.log(np.exp(expo - top).sum()))
-    return total
+class _MGF:
+    """λ ↦ Σ_i k_i Λ_i(λ), Λ(λ) = log Σ_j p_j e^{λ ε_j} of the finite part (exact),
+    with each grid's log-masses and losses prepared once."""
+
+    def __init__(self, items):
+        self._parts = []
+        for g, k in items:
+            live = g.probs > 0
+            self._parts.append((np.log(g.probs[live]), g.losses[live], k))
+
+    def __call__(self, lam):
+        total = 0.0
+        for logp, x, k in self._parts:
+            expo = logp + lam * x
+            top = expo.max()
+            total += k * (top + math.log(np.exp(expo - top).sum()))
+        return total
 
 
 def _minimise_over_lambda(f):
@@ -55,34 +63,25 @@ def _minimise_over_lambda(f):
     return min(vals[i], float(res.fun))
 
 
-def _chernoff(items, level, sign):
-    """log of the Chernoff bound on P(sign·S ≥ level): min_λ Σ k Λ(sign·λ) − λ·level."""
-    return _minimise_over_lambda(lambda lam: _log_mgf(items, sign * lam) - lam * level)
-
-
-def _quantile(items, log_tail, sign):
-    """A level with P(sign·S ≥ level) ≤ tail: min_λ (Σ k Λ(sign·λ) − log tail)/λ."""
-    return _minimise_over_lambda(lambda lam: (_log_mgf(items, sign * lam) - log_tail) / lam)
+def _quantile(mgf, log_tail, sign):
+    """A level with P(sign·S ≥ level) ≤ tail: min_λ (Σ k Λ(sign·λ) − log tail)/λ
+    (Chernoff: P(sign·S ≥ level) ≤ exp(Σ k Λ(sign·λ) − λ·level) for every λ > 0)."""
+    return _minimise_over_lambda(lambda lam: (mgf(sign * lam) - log_tail) / lam)
 
 
 def chernoff_window(items, tail):
-    """Grid indices (ja, jb) with P(S < ja·h) ≤ tail and P(S > jb·h) ≤ tail."""
+    """Grid indices (ja, jb) and bounds (below, above) on the finite mass of the
+    composed loss under ja·h and over jb·h: each ≤ ``tail`` by Chernoff, and 0
+    where the window reaches the end of the support."""
     step = items[0][0].step
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
-    log_t = math.log(tail)
-    b = _quantile(items, log_t, 1.0)
-    a = -_quantile(items, log_t, -1.0)
+    mgf, log_t = _MGF(items), math.log(tail)
+    b = _quantile(mgf, log_t, 1.0)
+    a = -_quantile(mgf, log_t, -1.0)
     ja = max(lo, int(math.floor(a / step)))
-    jb = min(hi, int(math.ceil(b / step)))
-    return ja, max(jb, ja)
-
-
-def _tail_bounds(items, step, ja, jb):
-    """Chernoff bounds on the finite mass below ja·h and above jb·h."""
-    above = math.exp(min(_chernoff(items, jb * step, 1.0), 0.0))
-    below = math.exp(min(_chernoff(items, -ja * step, -1.0), 0.0))
-    return below, above
+    jb = max(min(hi, int(math.ceil(b / step))), ja)
+    return ja, jb, (tail if ja > lo else 0.0), (tail if jb < hi else 0.0)
 
 
 def compose(items, tail=1e-30, pessimistic=True):
@@ -97,7 +96,7 @@ def compose(items, tail=1e-30, pessimistic=True):
         return items[0][0]
     log_finite = sum(k * math.log1p(-min(g.p_inf, 1.0)) if g.p_inf < 1 else -math.inf for g, k in items)
     p_inf = -math.expm1(log_finite) if log_finite > -math.inf else 1.0
-    ja, jb = chernoff_window(items, tail)
+    ja, jb, below, above = chernoff_window(items, tail)
     n = jb - ja + 1
     if n > MAX_GRID:
         raise GridTooLarge(f"the composed privacy-loss window needs {n} grid points "
@@ -107,7 +106,6 @@ def compose(items, tail=1e-30, pessimistic=True):
         probs, extra_inf = _direct(items, ja, jb, pessimistic)
     else:
         probs = _fft(items, ja, n, pessimistic)
-        below, above = _tail_bounds(items, step, ja, jb)
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
             probs[0] += below
@@ -158,16 +156,22 @@ def _fft(items, ja, n, pessimistic):
     eta = 5.0 * _U * math.ceil(math.log2(size) + 1)
     total_k = sum(k for _, k in items)
     origin = sum(k * g.offset for g, k in items)
-    log_spec, log_bound, max_mag = 0.0, 0.0, 0.0
-    for g, k in items:
-        z = sfft.rfft(g.probs, size)
-        mag = np.minimum(np.abs(z) + eta, 1.0 + eta)
-        with np.errstate(divide="ignore"):
-            log_spec = log_spec + k * np.log(z)
-        log_bound = log_bound + k * np.log(mag)
-        max_mag = np.maximum(max_mag, mag)
-    spec = np.exp(log_spec)
-    out = sfft.irfft(spec, size)
+    spec, log_bound, max_mag = 1.0, 0.0, 0.0
+    batch = max(1, (1 << 22) // size)  # transform a few grids at once, ≤ 32 MB
+    for start in range(0, len(items), batch):
+        chunk = items[start:start + batch]
+        stack = np.zeros((len(chunk), size))
+        for row, (g, _) in enumerate(chunk):
+            stack[row, :len(g.probs)] = g.probs
+        spectra = sfft.rfft(stack, axis=1, workers=-1)
+        del stack
+        for z, (_, k) in zip(spectra, chunk):
+            mag = np.minimum(np.abs(z) + eta, 1.0 + eta)
+            with np.errstate(under="ignore"):
+                spec = spec * z ** k  # binary powering: ~2·log2(k) roundings
+            log_bound = log_bound + k * np.log(mag)
+            max_mag = np.maximum(max_mag, mag)
+    out = sfft.irfft(spec, size, workers=-1)
     # error of each product coefficient, then of the inverse transform
     coef_err = total_k * (eta + 4 * _U) * np.exp(log_bound - np.log(max_mag))
     weights = np.full(len(spec), 2.0)
