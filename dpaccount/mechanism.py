@@ -55,6 +55,9 @@ class Mechanism:
     def __setattr__(self, key, value):
         raise AttributeError(f"{type(self).__name__} is immutable; build a new mechanism instead")
 
+    def __delattr__(self, key):
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot delete {key!r}")
+
     def __repr__(self):
         inner = ", ".join(f"{k}={val!r}" for k, val in self._params.items())
         return f"<{type(self).__name__} {self._name} ({inner})>"
@@ -144,6 +147,7 @@ class Mechanism:
         """ε(δ): the smallest ε ≥ 0 such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over δ ∈ (0, 1))."""
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
+        v.in_interval("accuracy", accuracy, 0.0, 1.0)
         method = self._choose(method)
         if method == "analytic":
             mu = self.pairs.gaussian_mu
@@ -160,6 +164,7 @@ class Mechanism:
         """δ(ε): the smallest δ such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over ε ≥ 0)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
+        v.in_interval("accuracy", accuracy, 0.0, 1.0)
         method = self._choose(method)
         if method == "analytic":
             out = delta_gdp(epss.ravel(), self.pairs.gaussian_mu)

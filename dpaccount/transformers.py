@@ -14,6 +14,7 @@ need it raise ``RepresentationUnavailable``).
 import numbers
 
 from . import validation as v
+from .errors import RepresentationUnavailable
 from .mechanism import Mechanism
 from .pld_accountant import PairComposition
 from .rdp import RDPCurve, RDPFunction
@@ -54,7 +55,7 @@ class ComposedMechanism(Mechanism):
     def _pairs(self):
         try:
             reps = [(m.pairs, k) for m, k in self.parts]
-        except Exception:  # any part without pairs: no pairs for the whole
+        except RepresentationUnavailable:  # a part without pairs: none for the whole
             return None
         return PairComposition((), ()).compose(reps)
 
@@ -63,7 +64,7 @@ class ComposedMechanism(Mechanism):
         for m, k in self.parts:
             try:
                 curve = m.rdp
-            except Exception:
+            except RepresentationUnavailable:
                 return None
             terms.extend((fn, c * k) for fn, c in curve.terms)
         return RDPCurve(tuple(terms))
@@ -101,7 +102,7 @@ class PoissonSampledMechanism(Mechanism):
     def _pairs(self):
         try:
             base = self.base.pairs
-        except Exception:
+        except RepresentationUnavailable:
             return None
         if len(base.remove) != 1 or len(base.add) != 1 or base.remove[0][1] != 1 or base.add[0][1] != 1:
             return None  # a product of pairs is not a pair of one-dimensional laws
@@ -112,12 +113,12 @@ class PoissonSampledMechanism(Mechanism):
         from .rdp_subsampled import subsampled_gaussian_rdp, subsampled_rdp_bound
         try:
             base_curve = self.base.rdp
-        except Exception:
+        except RepresentationUnavailable:
             return None
         q = self.q
         try:
             mu = self.base.pairs.gaussian_mu
-        except Exception:
+        except RepresentationUnavailable:
             mu = None
         if mu is not None:
             sigma = 1.0 / mu
