@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 
+from .discretise_optimistic import pair_to_lower_grid
 from .pld_grid import PLDGrid
 
 _U = np.finfo(float).eps
@@ -39,6 +40,12 @@ def pair_to_grid(pair, step, lo, hi, pessimistic=True):
     """The pair's P-masses on the grid points lo·step, …, hi·step (+ p_∞)."""
     if hi <= lo:
         hi = lo + 1
+    on_grid = hasattr(pair, "atoms") and pair.lattice is not None and _is_multiple(pair.lattice, step)
+    if not pessimistic and not on_grid:
+        try:
+            return pair_to_lower_grid(pair, step, lo, hi)
+        except OverflowError:
+            pass  # losses beyond ±700: privacy buckets below
     if hasattr(pair, "atoms"):
         return _atoms_to_grid(pair, step, lo, hi, pessimistic)
     idx = np.arange(lo, hi + 1)
@@ -65,6 +72,11 @@ def pair_to_grid(pair, step, lo, hi, pessimistic=True):
         p_inf = pair.p_inf
         probs *= 1.0 - 8 * _U
     return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(p_inf), pessimistic=pessimistic)
+
+
+def _is_multiple(lattice, step):
+    ratio = lattice / step
+    return abs(ratio - round(ratio)) <= 1e-9 * max(ratio, 1.0)
 
 
 def _atoms_to_grid(pair, step, lo, hi, pessimistic):

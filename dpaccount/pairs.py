@@ -12,6 +12,8 @@ described through the privacy loss L = log(dP/dQ):
   a few ulps *relative to itself*.
 * ``p_inf`` — P(L = +∞), the mass where Q vanishes; ``q_ninf`` — Q(L = −∞),
   the mass where P vanishes (it matters once the pair is subsampled).
+* ``atom_masses(points)`` — the P- and Q-mass of L exactly at the given
+  loss values (the atoms; zero for a continuous loss).
 * ``delta(eps)`` — the hockey-stick curve H_{e^ε}(P||Q) for every real ε.
 * ``reverse()`` — the pair (Q, P), whose loss is −L.
 * ``lattice`` — g > 0 if every finite loss value is an integer multiple of g
@@ -52,6 +54,11 @@ class DominatingPair(ABC):
     def masses(self, edges):
         """(A, B): P- and Q-masses of finite L in the len(edges)+1 cells."""
 
+    def atom_masses(self, points):
+        """(P(L = ℓ), Q(L = ℓ)) for each ℓ in ``points`` (default: no atoms)."""
+        zeros = np.zeros(len(points))
+        return zeros, zeros.copy()
+
     @abstractmethod
     def delta(self, eps):
         """H_{e^ε}(P || Q) for real ε (vectorised)."""
@@ -72,6 +79,17 @@ class DominatingPair(ABC):
 
     def __repr__(self):
         return f"{type(self).__name__}{self.key()[1:]}"
+
+
+def _at(points, where, p_mass, q_mass):
+    """Atom masses at ``where`` (arrays) picked out at ``points`` (within 1e-12)."""
+    points = np.asarray(points, dtype=float)
+    p_out, q_out = np.zeros(len(points)), np.zeros(len(points))
+    for loc, pm, qm in zip(where, p_mass, q_mass):
+        hit = np.abs(points - loc) <= 1e-12 * max(1.0, abs(loc))
+        p_out[hit] += pm
+        q_out[hit] += qm
+    return p_out, q_out
 
 
 def _normal_cells(z):
@@ -146,6 +164,9 @@ class DiscretePair(DominatingPair):
         """(loss values, P-masses, Q-masses) of the finite atoms, sorted."""
         return self._sorted_loss, self._sorted_p, self._sorted_q
 
+    def atom_masses(self, points):
+        return _at(points, self._sorted_loss, self._sorted_p, self._sorted_q)
+
     def masses(self, edges):
         cell = np.searchsorted(np.asarray(edges, dtype=float), self._sorted_loss, side="left")
         n = len(edges) + 1
@@ -211,6 +232,10 @@ class LaplacePair(DominatingPair):
         cdf_p = np.where(eps < -e0, 0.0, np.where(eps >= e0, 1.0, cdf_p))
         cdf_q = np.where(eps < -e0, 0.0, np.where(eps >= e0, 1.0, cdf_q))
         return cdf_p, cdf_q
+
+    def atom_masses(self, points):
+        e0, half = self._e0, 0.5
+        return _at(points, (-e0, e0), (half * math.exp(-e0), half), (half, half * math.exp(-e0)))
 
     def masses(self, edges):
         e = np.concatenate(([-np.inf], np.asarray(edges, dtype=float), [np.inf]))

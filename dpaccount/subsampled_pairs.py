@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .pairs import DominatingPair
+from .pairs import DominatingPair, _at
 
 
 def _remove_base_edges(edges, q):
@@ -66,6 +66,15 @@ class PoissonRemovePair(DominatingPair):
             b[cell] += extra
         return a, b
 
+    def atom_masses(self, points):
+        a, b = self._base.atom_masses(_remove_base_edges(points, self._q))
+        a = (1.0 - self._q) * b + self._q * a
+        if self._base.q_ninf > 0 and self._q < 1:
+            ea, eb = _at(points, (math.log1p(-self._q),), ((1.0 - self._q) * self._base.q_ninf,),
+                         (self._base.q_ninf,))
+            a, b = a + ea, b + eb
+        return a, b
+
     def delta(self, eps):
         eps = np.asarray(eps, dtype=float)
         q = self._q
@@ -104,6 +113,15 @@ class PoissonAddPair(DominatingPair):
             cell = np.searchsorted(np.asarray(edges, dtype=float), -math.log1p(-self._q))
             a[cell] += extra
             b[cell] += (1.0 - self._q) * extra
+        return a, b
+
+    def atom_masses(self, points):
+        a, b = self._base.atom_masses(_add_base_edges(points, self._q))
+        b = (1.0 - self._q) * a + self._q * b
+        if self._base.p_inf > 0 and self._q < 1:
+            ea, eb = _at(points, (-math.log1p(-self._q),), (self._base.p_inf,),
+                         ((1.0 - self._q) * self._base.p_inf,))
+            a, b = a + ea, b + eb
         return a, b
 
     def delta(self, eps):
