@@ -117,33 +117,26 @@ def _atoms_to_grid(pair, step, lo, hi, pessimistic):
 def loss_range(pair, tail):
     """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail.
 
-    The tails P(L ≤ x) and P(x < L < ∞) are monotone in x: bracket by
-    doubling, then refine twice on 64-point grids (one ``masses`` call each),
-    keeping the side of the bracket that satisfies the condition."""
+    The tails P(L ≤ x) and P(x < L < ∞) are monotone in x: one ``masses``
+    call on a log-spaced scan of ±[1e-4, 1e5] brackets both ends, a second
+    on 256 points inside the brackets refines them (to the safe side)."""
     def tails(xs):
-        order = np.argsort(xs)
-        a, _ = pair.masses(xs[order])
-        below, above = np.empty(len(xs)), np.empty(len(xs))
-        below[order] = np.cumsum(a)[:-1]                 # P(L ≤ x_i)
-        above[order] = np.cumsum(a[::-1])[::-1][1:]      # P(x_i < L < ∞)
-        return below, above
+        a, _ = pair.masses(xs)
+        return np.cumsum(a)[:-1], np.cumsum(a[::-1])[::-1][1:]  # P(L ≤ x), P(x < L < ∞)
 
-    def search(pick, sign):
-        x = sign * 1.0
-        while not pick(np.array([x]))[0] and abs(x) < 1e6:
-            x *= 2.0
-        bad, good = x / 2.0 if abs(x) > 1.0 else 0.0, x
-        for _ in range(2):
-            xs = np.linspace(bad, good, 64)
-            ok = pick(xs)
-            first = int(np.argmax(ok))  # ok is monotone along xs (towards good)
-            good = xs[first]
-            bad = xs[max(first - 1, 0)]
-        return float(good)
-
-    hi = search(lambda xs: tails(xs)[1] <= tail, 1.0)
-    lo = search(lambda xs: tails(xs)[0] <= tail, -1.0)
-    return lo, hi
+    scan = np.geomspace(1e-4, 1e5, 181)
+    xs = np.concatenate((-scan[::-1], [0.0], scan))
+    below, above = tails(xs)
+    i_hi = int(np.argmax(above <= tail))            # first x with little mass above
+    i_lo = len(xs) - 1 - int(np.argmax((below <= tail)[::-1]))  # last x with little mass below
+    fine_hi = np.linspace(xs[max(i_hi - 1, 0)], xs[i_hi], 128)
+    fine_lo = np.linspace(xs[i_lo], xs[min(i_lo + 1, len(xs) - 1)], 128)
+    order = np.argsort(np.concatenate((fine_lo, fine_hi)), kind="stable")
+    pts = np.concatenate((fine_lo, fine_hi))[order]
+    below, above = tails(pts)
+    hi = float(pts[np.argmax(above <= tail)])
+    lo = float(pts[len(pts) - 1 - int(np.argmax((below <= tail)[::-1]))])
+    return min(lo, hi), max(lo, hi)
 
 
 @functools.lru_cache(maxsize=256)

@@ -31,7 +31,7 @@ from .pairs import DominatingPair, _at
 def _remove_base_edges(edges, q):
     """Base-loss edges of the remove pair's cells: log1p(expm1(ε)/q), −inf below."""
     e = np.asarray(edges, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         x = np.expm1(e) / q
         out = np.where(x > -1.0, np.log1p(np.maximum(x, -1.0)), -np.inf)
     return out
