@@ -144,3 +144,53 @@ def test_dp_sgd_cross_check_dp_accounting():
     # (within its certified width), and never below our own certified lower end
     assert b.lower <= theirs * (1 + 1e-3)
     assert b.upper <= theirs * (1 + 1e-3)
+
+
+def _subsampled_rr_exact_delta(p, q, k, eps):
+    """max over directions of δ(ε) for k-fold Poisson-subsampled RR, by
+    enumerating outcome tuples (Zhu, Dong & Wang 2022, Thm 11 pairs)."""
+    p, q = mp.mpf(p), mp.mpf(q)
+    base_p, base_q = [p, 1 - p], [1 - p, p]
+    remove = ([(1 - q) * b + q * a for a, b in zip(base_p, base_q)], base_q)
+    add = (base_p, [(1 - q) * a + q * b for a, b in zip(base_p, base_q)])
+    out = []
+    for big_p, big_q in (remove, add):
+        total = mp.mpf(0)
+        for combo in itertools.product(range(2), repeat=k):
+            pp = mp.fprod(big_p[i] for i in combo)
+            qq = mp.fprod(big_q[i] for i in combo)
+            total += max(pp - mp.e ** mp.mpf(eps) * qq, 0)
+        out.append(total)
+    return max(out)
+
+
+@pytest.mark.parametrize("k", [1, 3, 6])
+def test_poisson_subsampled_randomized_response_is_bracketed(k):
+    p, q = 0.8, 0.3
+    mech = dpa.Composition()([dpa.PoissonSampling()(dpa.RandomizedResponse(p=p), q)], [k])
+    for eps in [0.0, 0.2, 0.6]:
+        ex = float(_subsampled_rr_exact_delta(p, q, k, eps))
+        b = mech.get_approx_delta_bounds(eps)
+        assert b.lower <= ex <= b.upper <= ex * (1 + 1e-3) + 1e-15
+
+
+def test_poisson_subsampled_laplace_single_step():
+    """One step: the PLD bracket contains the closed form, the max over
+    directions of (advanced joint convexity, Balle, Barthe & Gaboardi 2018)
+    remove: q·δ(log(1 + (e^ε − 1)/q)),
+    add:    (1 − e^ε(1−q))·δ(ε + log q − log(1 − e^ε(1−q))),
+    with the Laplace curve δ(t) = 1 − e^{(t−ε₀)/2} on |t| < ε₀ (1 − e^t below)."""
+    b_scale, q = 0.8, 0.2
+    e0 = 1 / b_scale
+
+    def lap(t):
+        return 0.0 if t >= e0 else (-math.expm1(t) if t <= -e0 else -math.expm1((t - e0) / 2))
+
+    mech = dpa.PoissonSampling()(dpa.LaplaceMechanism(b=b_scale), q)
+    for eps in [0.05, 0.3, 0.9]:
+        remove = q * lap(math.log1p(math.expm1(eps) / q))
+        scale = 1 - math.exp(eps) * (1 - q)
+        add = scale * lap(eps + math.log(q) - math.log(scale)) if scale > 0 else 0.0
+        ex = max(remove, add)
+        b = mech.get_approx_delta_bounds(eps)
+        assert b.lower <= ex <= b.upper <= ex * (1 + 1e-3) + 1e-15
