@@ -19,6 +19,7 @@ that applies, in this order:
 Every answer is a rigorous upper bound on ε (or δ): the worst case over the
 add and remove directions.
 """
+import math
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -32,6 +33,14 @@ from .rdp_conversion import rdp_to_delta, rdp_to_epsilon
 
 METHODS = ("analytic", "pld", "rdp")
 DEFAULT_ACCURACY = 1e-3
+
+
+def _tail_for(delta):
+    """Window tail for a query at δ: what leaves the window goes to +∞, so it
+    is kept below 1e-6·δ (and at most 1e-30, so that one grid serves most δ)."""
+    if delta >= 1e-24:
+        return 1e-30
+    return 10.0 ** math.floor(math.log10(max(delta, 1e-300)) - 6)
 
 
 class Bounds(NamedTuple):
@@ -142,6 +151,53 @@ class Mechanism:
         return self._cached(key, lambda: composed_grid(self.pairs.direction(direction), rho=0.1 * accuracy,
                                                        tail=tail, pessimistic=pessimistic))
 
+    def _tilted(self, direction, accuracy, pessimistic, tail, level):
+        """The grid of ``pld`` combined with one tilted towards ``level``."""
+        base = self.pld(direction, accuracy, pessimistic, tail)
+        j = int(math.floor(level / base.step))
+        key = ("pld-tilted", direction, accuracy, pessimistic, tail, j)
+        return self._cached(key, lambda: composed_grid(
+            self.pairs.direction(direction), rho=0.1 * accuracy, tail=tail, pessimistic=pessimistic,
+            step=base.step, tilt_at=j * base.step, base=base))
+
+    def _pld_epsilon(self, delta, accuracy, pessimistic=True, level=None):
+        """ε(δ) over both directions from the certified grids. Where the
+        transform-noise bound could move δ by more than 1e-4 of itself, the
+        answer is recomputed on a grid tilted towards the answer's ε."""
+        tail = _tail_for(delta)
+        worst = 0.0
+        for d in DIRECTIONS:
+            grid = self.pld(d, accuracy, pessimistic, tail)
+            eps = grid.epsilon(delta)
+            at = eps if level is None else level
+            floor = grid.noise * len(grid.probs)  # the most the noise bound can add to any δ
+            if floor > 1e-4 * delta and np.isfinite(at) and grid.noise_effect(at) <= 1e-4 * delta:
+                at = grid.epsilon(min(1e4 * floor, 0.5))  # answer beyond the noise: start lower
+            if np.isfinite(at) and floor > 1e-4 * delta:
+                for _ in range(6):  # re-centre the tilt on the answer until it settles
+                    eps = self._tilted(d, accuracy, pessimistic, tail, at).epsilon(delta)
+                    if level is not None or abs(eps - at) < 4 * grid.step or not np.isfinite(eps):
+                        break
+                    at = eps
+            worst = max(worst, eps)
+        return worst
+
+    def _pld_delta(self, eps, accuracy, pessimistic=True):
+        """δ(ε) over both directions (tilted where the noise bound matters)."""
+        worst = 0.0
+        for d in DIRECTIONS:
+            tail = 1e-30
+            for _ in range(2):  # a second pass with a smaller tail if δ is tiny
+                grid = self.pld(d, accuracy, pessimistic, tail)
+                delta = grid.delta(eps)
+                if grid.noise_effect(eps) > 1e-4 * delta:
+                    delta = self._tilted(d, accuracy, pessimistic, tail, eps).delta(eps)
+                if tail <= 1e-6 * delta or not pessimistic or delta <= 0:
+                    break
+                tail = _tail_for(delta)
+            worst = max(worst, delta)
+        return worst
+
     # -- queries -------------------------------------------------------------
     def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY):
         """ε(δ): the smallest ε ≥ 0 such that the mechanism is (ε, δ)-DP
@@ -149,12 +205,13 @@ class Mechanism:
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         method = self._choose(method)
+        if deltas.size == 0:
+            return np.empty(deltas.shape)
         if method == "analytic":
             mu = self.pairs.gaussian_mu
             out = np.array([epsilon_gdp(d, mu) for d in deltas.ravel()])
         elif method == "pld":
-            tail = min(1e-30, 1e-6 * float(deltas.min()))  # tail mass goes to p_∞: ≤ 1e-6·δ
-            out = np.max([self.pld(d, accuracy, tail=tail).epsilon(deltas.ravel()) for d in DIRECTIONS], axis=0)
+            out = np.array([self._pld_epsilon(float(d), accuracy) for d in deltas.ravel()])
         else:
             out = np.array([rdp_to_epsilon(self.rdp, d) for d in deltas.ravel()])
         out = np.maximum(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0)
@@ -166,10 +223,12 @@ class Mechanism:
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         method = self._choose(method)
+        if epss.size == 0:
+            return np.empty(epss.shape)
         if method == "analytic":
             out = delta_gdp(epss.ravel(), self.pairs.gaussian_mu)
         elif method == "pld":
-            out = np.max([self.pld(d, accuracy).delta(epss.ravel()) for d in DIRECTIONS], axis=0)
+            out = np.array([self._pld_delta(float(e), accuracy) for e in epss.ravel()])
         else:
             out = np.array([rdp_to_delta(self.rdp, e) for e in epss.ravel()])
         out = np.clip(np.asarray(out, dtype=float).reshape(epss.shape), 0.0, 1.0)
@@ -183,12 +242,14 @@ class Mechanism:
                                      accuracy=accuracy)
         if method == "analytic":
             return Bounds(upper, upper, method)
-        grids = [self.pld(d, accuracy, pessimistic=False) for d in DIRECTIONS]
-        flat = values.ravel()
-        lows = [g.epsilon(flat) if query == "get_approxDP" else g.delta(flat) for g in grids]
-        lower = np.max(lows, axis=0).reshape(values.shape)
-        lower = np.minimum(lower, upper)
-        step = grids[0].step
+        uppers = np.ravel(upper)
+        if query == "get_approxDP":
+            lows = [self._pld_epsilon(float(d), accuracy, pessimistic=False, level=u)
+                    for d, u in zip(values.ravel(), uppers)]
+        else:
+            lows = [self._pld_delta(float(e), accuracy, pessimistic=False) for e in values.ravel()]
+        lower = np.minimum(np.array(lows).reshape(values.shape), upper)
+        step = self.pld("remove", accuracy).step
         return Bounds(float(lower.ravel()[0]) if scalar else lower, upper, method, step)
 
     def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY):

@@ -191,6 +191,11 @@ class DiscretePair(DominatingPair):
         return f"DiscretePair({self._name}, {len(self._log_p)} outcomes)"
 
 
+def identical_pair():
+    """P = Q: the loss is 0 with probability 1 (a mechanism that ignores the record)."""
+    return DiscretePair(np.zeros(1), np.zeros(1), name="identical")
+
+
 def randomized_response_pair(p):
     """Binary randomized response (true answer with prob. p > 1/2):
     P = (p, 1−p), Q = (1−p, p); losses ±log(p/(1−p)) form a lattice."""

@@ -52,14 +52,17 @@ class _MGF:
         return total
 
 
-def _minimise_over_lambda(f):
-    """min over λ ∈ [1e-3, 1e3] of f: a log-spaced scan, then Brent on the
-    bracket around the best point (any λ is valid: the search only tightens)."""
+def _minimise_over_lambda(f, argmin=False):
+    """min over λ ∈ [1e-3, 1e3] of f (or the λ attaining it): a log-spaced
+    scan, then Brent on the bracket around the best point (any λ is valid in
+    a Chernoff bound: the search only tightens)."""
     grid = np.geomspace(1e-3, 1e3, 10)
     vals = [f(x) for x in grid]
     i = int(np.argmin(vals))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 2e-2 * lo})
+    if argmin:
+        return float(res.x) if res.fun < vals[i] else float(grid[i])
     return min(vals[i], float(res.fun))
 
 
@@ -84,8 +87,22 @@ def chernoff_window(items, tail):
     return ja, jb, (tail if ja > lo else 0.0), (tail if jb < hi else 0.0)
 
 
-def compose(items, tail=1e-30, pessimistic=True):
-    """Compose ``[(PLDGrid, count), ...]`` (same step, same rounding) into one grid."""
+def saddle_tilt(items, level):
+    """The tilt λ ≥ 0 minimising the Chernoff exponent Σ k Λ(λ) − λ·level: the
+    exponentially tilted composition is centred near ``level``."""
+    mgf = _MGF(items)
+    return _minimise_over_lambda(lambda lam: mgf(lam) - lam * level, argmin=True)
+
+
+def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None):
+    """Compose ``[(PLDGrid, count), ...]`` (same step, same rounding) into one grid.
+
+    With ``tilt`` = λ > 0 the transforms run on the tilted masses p_j e^{λ ε_j}
+    (normalised), which commutes with convolution; untilting divides each bin's
+    noise bound by e^{λ ε} there, so bins around and above the tilt centre are
+    accurate to ~1e-15 of *themselves*. The result is combined bin by bin with
+    ``base`` (the untilted grid of the same window): the smaller upper bound
+    (pessimistic) or the larger lower bound wins, both being certified."""
     step = items[0][0].step
     for g, _ in items:
         if g.step != step:
@@ -102,15 +119,55 @@ def compose(items, tail=1e-30, pessimistic=True):
         raise GridTooLarge(f"the composed privacy-loss window needs {n} grid points "
                            f"(step {step:.3g}); the cap is {MAX_GRID}. Use a coarser accuracy.")
     support = sum(k * (len(g.probs) - 1) for g, k in items) + 1
+    noise = 0.0
     if support <= _DIRECT_LIMIT:
         probs, extra_inf = _direct(items, ja, jb, pessimistic)
+    elif not tilt:
+        values, err = _fft(items, ja, n)
+        probs = np.maximum(values + err, 0.0) if pessimistic else np.maximum(values - err, 0.0)
+        noise = err
+        extra_inf = above if pessimistic else 0.0
+        if pessimistic:
+            probs[0] += below
     else:
-        probs = _fft(items, ja, n, pessimistic)
+        ja, probs = _tilted(items, ja, jb, tail, tilt, pessimistic, base)
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
             probs[0] += below
     p_inf_total = min(1.0, p_inf + extra_inf) if pessimistic else p_inf
-    return PLDGrid(step=step, offset=ja, probs=probs, p_inf=p_inf_total, pessimistic=pessimistic)
+    return PLDGrid(step=step, offset=ja, probs=probs, p_inf=p_inf_total, pessimistic=pessimistic,
+                   noise=noise)
+
+
+def _tilted(items, ja, jb, tail, tilt, pessimistic, base):
+    """The tilted transform on a window that also holds the tilted measure.
+
+    Tilting moves mass up, so the window [ja, jb] of the untilted measure is
+    widened to the tilted measure's own Chernoff quantiles (its log-MGF is
+    θ ↦ Σ k Λ(λ + θ) − Σ k Λ(λ)). Circular aliasing only adds mass, so the
+    upper bounds stand; for lower bounds the tilted mass outside the window
+    (≤ tail on each side), untilted, is subtracted from every bin."""
+    step = items[0][0].step
+    lo = sum(k * g.offset for g, k in items)
+    hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
+    mgf, log_t = _MGF(items), math.log(tail)
+    centre = mgf(tilt)
+    b = _minimise_over_lambda(lambda th: (mgf(tilt + th) - centre - log_t) / th)
+    a = -_minimise_over_lambda(lambda th: (mgf(tilt - th) - centre - log_t) / th)
+    new_a, new_b = max(lo, min(ja, int(math.floor(a / step)))), min(hi, max(jb, int(math.ceil(b / step))))
+    n = new_b - new_a + 1
+    if n > MAX_GRID:
+        raise GridTooLarge(f"the tilted privacy-loss window needs {n} grid points (cap {MAX_GRID})")
+    values, err, factor = _fft(items, new_a, n, tilt)
+    if pessimistic:
+        probs = np.maximum(values + err, 0.0)
+    else:
+        outside = (tail if new_a > lo else 0.0) + (tail if new_b < hi else 0.0)
+        probs = np.maximum(values - err - outside * factor, 0.0)
+    if base is not None and base.offset >= new_a and base.offset + len(base.probs) - 1 <= new_b:
+        part = slice(base.offset - new_a, base.offset - new_a + len(base.probs))
+        probs[part] = np.minimum(probs[part], base.probs) if pessimistic else np.maximum(probs[part], base.probs)
+    return new_a, probs
 
 
 def _truncate(probs, offset, ja, jb, pessimistic):
@@ -150,12 +207,16 @@ def _direct(items, ja, jb, pessimistic):
     return probs * scale, to_inf * scale
 
 
-def _fft(items, ja, n, pessimistic):
-    """Circular convolution of length ≥ n by real FFTs, with a noise bound.
+def _fft(items, ja, n, tilt=0.0):
+    """Circular convolution of length ≥ n by real FFTs: (bin values, bin error
+    bound) untilted, (values, per-bin error bounds, untilting factors) tilted.
 
     A frequency whose bound Π(|ẑ_i| + η)^{k_i} has fallen below e^{−745}
     (where exp underflows) is dead: its coefficient is set to 0 (an error
-    below that bound, kept in the noise bound) and later grids skip it."""
+    below that bound, kept in the noise bound) and later grids skip it.
+    With a tilt λ the inputs are p_j e^{λ ε_j} normalised to sum 1; the
+    output is untilted bin by bin, errors included."""
+    step = items[0][0].step
     size = sfft.next_fast_len(n, real=True)
     eta = 5.0 * _U * math.ceil(math.log2(size) + 1)
     total_k = sum(k for _, k in items)
@@ -165,12 +226,22 @@ def _fft(items, ja, n, pessimistic):
     log_bound = np.zeros(nfreq)           # Σ k_i log(|ẑ_i| + η) so far
     log_max = np.full(nfreq, -np.inf)     # max_i log(|ẑ_i| + η)
     active = np.arange(nfreq)
+    log_scale = 0.0                       # Σ k_i log(normaliser_i) of the tilt
     batch = max(1, (1 << 22) // size)     # transform a few grids at once, ≤ 32 MB
     for start in range(0, len(items), batch):
         chunk = items[start:start + batch]
         stack = np.zeros((len(chunk), size))
-        for row, (g, _) in enumerate(chunk):
-            stack[row, :len(g.probs)] = g.probs
+        for row, (g, k) in enumerate(chunk):
+            if tilt:
+                with np.errstate(divide="ignore"):
+                    w = np.log(g.probs) + tilt * g.losses
+                top = w.max()
+                x = np.exp(w - top)
+                total = x.sum()
+                stack[row, :len(g.probs)] = x / total
+                log_scale += k * (top + math.log(total))
+            else:
+                stack[row, :len(g.probs)] = g.probs
         spectra = sfft.rfft(stack, axis=1, workers=-1)
         del stack
         for z, (_, k) in zip(spectra, chunk):
@@ -191,8 +262,11 @@ def _fft(items, ja, n, pessimistic):
     weights[0] = 1.0
     if size % 2 == 0:
         weights[-1] = 1.0
-    bin_err = float((weights * (coef_err + eta * np.abs(spec) + np.exp(np.minimum(log_bound, 0.0)) * (spec == 0))).sum() / size)
+    dead_err = np.where(spec == 0, np.exp(np.minimum(log_bound, 0.0)), 0.0)
+    bin_err = float((weights * (coef_err + eta * np.abs(spec) + dead_err)).sum() / size)
     out = np.roll(out, -((ja - origin) % size))[:n]
-    if pessimistic:
-        return np.maximum(out + bin_err, 0.0)
-    return np.maximum(out - bin_err, 0.0)
+    if not tilt:
+        return out, bin_err
+    # untilt: p_s = p̃_s · exp(Σ k log N_i − λ s); beyond e^700 the bin is useless anyway
+    factor = np.exp(np.minimum(log_scale - tilt * (ja + np.arange(n)) * step, 700.0))
+    return out * factor, bin_err * factor, factor

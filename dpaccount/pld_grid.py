@@ -36,6 +36,13 @@ class PLDGrid:
     probs: np.ndarray = field(repr=False)
     p_inf: float
     pessimistic: bool = True
+    noise: float = 0.0  # per-bin bound of the transform noise included in probs
+
+    def noise_effect(self, eps):
+        """An upper bound on how much the included noise bound raises δ(ε):
+        noise × the number of grid points above ε."""
+        above = (self.offset + len(self.probs)) - (np.floor(np.asarray(eps) / self.step) + 1)
+        return self.noise * np.clip(above, 0, len(self.probs))
 
     def __post_init__(self):
         probs = np.array(self.probs, dtype=float)

@@ -16,6 +16,7 @@ import numbers
 from . import validation as v
 from .errors import RepresentationUnavailable
 from .mechanism import Mechanism
+from .pairs import identical_pair
 from .pld_accountant import PairComposition
 from .rdp import RDPCurve, RDPFunction
 from .subsampled_pairs import PoissonAddPair, PoissonRemovePair
@@ -46,9 +47,11 @@ class ComposedMechanism(Mechanism):
         parts = tuple(merged.items())
         name = "Compose:{" + ", ".join(f"{m.name}: {k}" for m, k in parts) + "}"
         params = {}
-        for m, _ in parts:
+        names = [m.name for m, _ in parts]
+        for i, (m, _) in enumerate(parts):
+            prefix = m.name if names.count(m.name) == 1 else f"{m.name}#{i}"
             for key, val in m.params.items():
-                params.setdefault(f"{m.name}:{key}", val)
+                params[f"{prefix}:{key}"] = val
         super().__init__(name, params)
         object.__setattr__(self, "parts", parts)
 
@@ -83,7 +86,7 @@ class Composition(Transformer):
         if len(mechanisms) != len(counts):
             raise ValueError(f"mechanisms and counts differ in length: {len(mechanisms)} != {len(counts)}")
         if len(mechanisms) == 0:
-            raise ValueError("mechanisms must not be empty")
+            raise ValueError(f"mechanisms must not be empty, got {list(mechanisms)!r}")
         parts = [(_check_mechanism(f"mechanisms[{i}]", m), v.count(f"counts[{i}]", k))
                  for i, (m, k) in enumerate(zip(mechanisms, counts))]
         return ComposedMechanism(parts)
@@ -100,6 +103,8 @@ class PoissonSampledMechanism(Mechanism):
         object.__setattr__(self, "q", q)
 
     def _pairs(self):
+        if self.q == 0.0:  # nothing of the record is ever used: P = Q in both directions
+            return PairComposition.single(identical_pair(), identical_pair())
         try:
             base = self.base.pairs
         except RepresentationUnavailable:
