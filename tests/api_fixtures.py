@@ -5,6 +5,9 @@ import warnings
 from collections.abc import Mapping, MutableMapping
 from functools import lru_cache
 
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpaccount
