@@ -162,8 +162,9 @@ class Mechanism:
 
     def _pld_epsilon(self, delta, accuracy, pessimistic=True, level=None):
         """ε(δ) over both directions from the certified grids. Where the
-        transform-noise bound could move δ by more than 1e-4 of itself, the
-        answer is recomputed on a grid tilted towards the answer's ε."""
+        transform-noise bound could move δ by more than ``accuracy`` of itself
+        (ε then moves by ~accuracy/10: δ falls ~10× faster than ε rises),
+        the answer is recomputed on a grid tilted towards the answer's ε."""
         tail = _tail_for(delta)
         worst = 0.0
         for d in DIRECTIONS:
@@ -171,9 +172,9 @@ class Mechanism:
             eps = grid.epsilon(delta)
             at = eps if level is None else level
             floor = grid.noise * len(grid.probs)  # the most the noise bound can add to any δ
-            if floor > 1e-4 * delta and np.isfinite(at) and grid.noise_effect(at) <= 1e-4 * delta:
+            if floor > accuracy * delta and np.isfinite(at) and grid.noise_effect(at) <= accuracy * delta:
                 at = grid.epsilon(min(1e4 * floor, 0.5))  # answer beyond the noise: start lower
-            if np.isfinite(at) and floor > 1e-4 * delta:
+            if np.isfinite(at) and floor > accuracy * delta:
                 for _ in range(6):  # re-centre the tilt on the answer until it settles
                     eps = self._tilted(d, accuracy, pessimistic, tail, at).epsilon(delta)
                     if level is not None or abs(eps - at) < 4 * grid.step or not np.isfinite(eps):
@@ -183,14 +184,15 @@ class Mechanism:
         return worst
 
     def _pld_delta(self, eps, accuracy, pessimistic=True):
-        """δ(ε) over both directions (tilted where the noise bound matters)."""
+        """δ(ε) over both directions (tilted where the noise bound could move
+        δ by more than a tenth of ``accuracy``)."""
         worst = 0.0
         for d in DIRECTIONS:
             tail = 1e-30
             for _ in range(2):  # a second pass with a smaller tail if δ is tiny
                 grid = self.pld(d, accuracy, pessimistic, tail)
                 delta = grid.delta(eps)
-                if grid.noise_effect(eps) > 1e-4 * delta:
+                if grid.noise_effect(eps) > 0.1 * accuracy * delta:
                     delta = self._tilted(d, accuracy, pessimistic, tail, eps).delta(eps)
                 if tail <= 1e-6 * delta or not pessimistic or delta <= 0:
                     break
