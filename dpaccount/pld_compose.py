@@ -143,14 +143,16 @@ def _tilted(items, ja, jb, tail, tilt, pessimistic, base):
     """The tilted transform on a window that also holds the tilted measure.
 
     Tilting moves mass up, so the window [ja, jb] of the untilted measure is
-    widened to the tilted measure's own Chernoff quantiles (its log-MGF is
-    θ ↦ Σ k Λ(λ + θ) − Σ k Λ(λ)). Circular aliasing only adds mass, so the
-    upper bounds stand; for lower bounds the tilted mass outside the window
-    (≤ tail on each side), untilted, is subtracted from every bin."""
+    widened to the tilted measure's own Chernoff quantiles at 1e-20 (its
+    log-MGF is θ ↦ Σ k Λ(λ + θ) − Σ k Λ(λ)). Circular aliasing only adds
+    mass, so the upper bounds stand; for lower bounds the tilted mass
+    outside the window (≤ 1e-20 on each side), untilted, is subtracted from
+    every bin."""
     step = items[0][0].step
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
-    mgf, log_t = _MGF(items), math.log(tail)
+    tilted_tail = max(tail, 1e-20)  # of the tilted measure: only the lower bounds pay for it
+    mgf, log_t = _MGF(items), math.log(tilted_tail)
     centre = mgf(tilt)
     b = _minimise_over_lambda(lambda th: (mgf(tilt + th) - centre - log_t) / th)
     a = -_minimise_over_lambda(lambda th: (mgf(tilt - th) - centre - log_t) / th)
@@ -162,7 +164,7 @@ def _tilted(items, ja, jb, tail, tilt, pessimistic, base):
     if pessimistic:
         probs = np.maximum(values + err, 0.0)
     else:
-        outside = (tail if new_a > lo else 0.0) + (tail if new_b < hi else 0.0)
+        outside = (tilted_tail if new_a > lo else 0.0) + (tilted_tail if new_b < hi else 0.0)
         probs = np.maximum(values - err - outside * factor, 0.0)
     if base is not None and base.offset >= new_a and base.offset + len(base.probs) - 1 <= new_b:
         part = slice(base.offset - new_a, base.offset - new_a + len(base.probs))
