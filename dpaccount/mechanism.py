@@ -86,21 +86,16 @@ class Mechanism:
             self._cache[key] = build()
         return self._cache[key]
 
-    @property
-    def pairs(self):
-        """The dominating pairs (``PairComposition``) or RepresentationUnavailable."""
-        rep = self._cached("pairs", self._pairs)
+    def _representation(self, key, build, label):
+        rep = self._cached(key, build)
         if rep is None:
-            raise RepresentationUnavailable(f"{self._name} has no dominating-pair representation")
+            raise RepresentationUnavailable(f"{self._name} has no {label} representation")
         return rep
 
-    @property
-    def rdp(self):
-        """The RDP curve (``RDPCurve``) or RepresentationUnavailable."""
-        rep = self._cached("rdp", self._rdp)
-        if rep is None:
-            raise RepresentationUnavailable(f"{self._name} has no Rényi-DP representation")
-        return rep
+    pairs = property(lambda self: self._representation("pairs", self._pairs, "dominating-pair"),
+                     doc="The dominating pairs (``PairComposition``) or RepresentationUnavailable.")
+    rdp = property(lambda self: self._representation("rdp", self._rdp, "Rényi-DP"),
+                   doc="The RDP curve (``RDPCurve``) or RepresentationUnavailable.")
 
     def _has(self, attr):
         try:
