@@ -27,8 +27,8 @@ from scipy import optimize, special
 _U = np.finfo(float).eps
 
 
-def log_delta_gdp(eps, mu):
-    """log δ(ε; μ), vectorised over ε (any real ε), rounded up.
+def log_delta_gdp(eps, mu, upper=True):
+    """log δ(ε; μ), vectorised over ε (any real ε), rounded up (or down).
 
     Returns -inf where δ underflows to exactly 0 only when it truly is 0
     (never for μ > 0), otherwise a finite log.
@@ -49,12 +49,13 @@ def log_delta_gdp(eps, mu):
     # ~|x| ulps: err upwards by several times all of these
     slack = 8 * _U * (4.0 + (1.0 + np.abs(a)) / mu + a * a + np.abs(eps)
                       + np.abs(a) * (np.abs(eps) / mu + mu) + np.abs(out))
-    return out + np.log1p(slack)
+    return out + np.log1p(slack) if upper else out + np.log1p(-np.minimum(slack, 0.5))
 
 
-def delta_gdp(eps, mu):
-    """δ(ε; μ) of μ-GDP, an upper bound accurate to ~1e-13 relative, in [0, 1]."""
-    out = np.minimum(np.exp(log_delta_gdp(eps, mu)), 1.0)
+def delta_gdp(eps, mu, upper=True):
+    """δ(ε; μ) of μ-GDP in [0, 1]: an upper bound accurate to ~1e-12 relative
+    (with upper=False, a lower bound)."""
+    out = np.minimum(np.exp(log_delta_gdp(eps, mu, upper)), 1.0)
     return float(out) if np.ndim(out) == 0 else out
 
 

@@ -11,7 +11,9 @@ Queries dispatch on ``method=``; without it they take the tightest method
 that applies, in this order:
 
 1. ``"analytic"`` — exact closed form: every pair is Gaussian, so the
-   mechanism is μ-GDP (``gdp.py``);
+   mechanism is μ-GDP (``gdp.py``), or each direction is a single pair
+   whose hockey-stick curve is known exactly (``pairs.py``,
+   ``subsampled_pairs.py``; ε by ``hockey_stick.py``);
 2. ``"pld"``      — the certified privacy-loss-distribution grid
    (``pld_accountant.py``), a rigorous upper bound;
 3. ``"rdp"``      — the RDP conversion (``rdp_conversion.py``), an upper bound.
@@ -26,8 +28,9 @@ from typing import NamedTuple
 import numpy as np
 
 from . import validation as v
-from .errors import RepresentationUnavailable
+from .errors import AccuracyNotReached, GridTooLarge, RepresentationUnavailable
 from .gdp import delta_gdp, epsilon_gdp
+from .hockey_stick import hockey_stick_to_epsilon
 from .pld_accountant import DIRECTIONS, composed_grid
 from .rdp_conversion import rdp_to_delta, rdp_to_epsilon
 
@@ -109,12 +112,36 @@ class Mechanism:
         """The methods that apply to this mechanism, tightest first."""
         out = []
         if self._has("pairs"):
-            if self.pairs.gaussian_mu is not None:
+            if self.pairs.gaussian_mu is not None or self._single_pairs() is not None:
                 out.append("analytic")
             out.append("pld")
         if self._has("rdp") and np.isfinite(self.rdp(2.0)):
             out.append("rdp")
         return out
+
+    def _single_pairs(self):
+        """(remove pair, add pair) if each direction is one pair used once."""
+        rem, add = self.pairs.remove, self.pairs.add
+        if len(rem) == 1 and len(add) == 1 and rem[0][1] == 1 and add[0][1] == 1:
+            return rem[0][0], add[0][0]
+        return None
+
+    def _analytic_delta(self, eps, upper=True):
+        """δ(ε) in closed form: μ-GDP, or the exact curve of a single pair
+        (rounded up, or down for the lower end of a certified interval)."""
+        mu = self.pairs.gaussian_mu
+        if mu is not None:
+            return delta_gdp(eps, mu, upper)
+        rem, add = self._single_pairs()
+        return np.maximum(rem.delta(eps, upper), add.delta(eps, upper))
+
+    def _analytic_epsilon(self, delta, upper=True):
+        mu = self.pairs.gaussian_mu
+        if mu is not None and upper:
+            return epsilon_gdp(delta, mu)
+        curve = lambda e: float(self._analytic_delta(e, upper))
+        p_inf = max(p.p_inf for p in self._single_pairs()) if mu is None else 0.0
+        return hockey_stick_to_epsilon(curve, delta, p_inf, upper)
 
     def _choose(self, method):
         if method is None:
@@ -205,8 +232,7 @@ class Mechanism:
         if deltas.size == 0:
             return np.empty(deltas.shape)
         if method == "analytic":
-            mu = self.pairs.gaussian_mu
-            out = np.array([epsilon_gdp(d, mu) for d in deltas.ravel()])
+            out = np.array([self._analytic_epsilon(float(d)) for d in deltas.ravel()])
         elif method == "pld":
             out = np.array([self._pld_epsilon(float(d), accuracy) for d in deltas.ravel()])
         else:
@@ -223,7 +249,7 @@ class Mechanism:
         if epss.size == 0:
             return np.empty(epss.shape)
         if method == "analytic":
-            out = delta_gdp(epss.ravel(), self.pairs.gaussian_mu)
+            out = self._analytic_delta(epss.ravel())
         elif method == "pld":
             out = np.array([self._pld_delta(float(e), accuracy) for e in epss.ravel()])
         else:
@@ -232,28 +258,57 @@ class Mechanism:
         return float(out.ravel()[0]) if scalar else out
 
     def _bounds(self, values, scalar, method, accuracy, query):
+        """Certified [lower, upper], the grid refined (ρ ÷ 4, the step halved)
+        until the interval is at most ``accuracy`` wide relative to ``upper``."""
         method = self._choose(method)
         if method == "rdp":
             raise RepresentationUnavailable("RDP gives no lower bound; use method='pld' or 'analytic'")
-        upper = getattr(self, query)(values if not scalar else float(values.ravel()[0]), method=method,
-                                     accuracy=accuracy)
+        ask = values if not scalar else float(values.ravel()[0])
         if method == "analytic":
-            return Bounds(upper, upper, method)
-        uppers = np.ravel(upper)
-        if query == "get_approxDP":
-            lows = [self._pld_epsilon(float(d), accuracy, pessimistic=False, level=u)
-                    for d, u in zip(values.ravel(), uppers)]
+            upper = getattr(self, query)(ask, method=method)
+            if query == "get_approxDP":
+                lower = [self._analytic_epsilon(float(d), upper=False) for d in values.ravel()]
+            else:
+                lower = self._analytic_delta(values.ravel(), upper=False)
+            lower = np.minimum(np.asarray(lower, dtype=float).reshape(values.shape), upper)
+            return Bounds(float(lower.ravel()[0]) if scalar else lower, upper, method)
+        level, best = accuracy, None
+        for _ in range(4):
+            try:
+                upper = np.ravel(getattr(self, query)(ask, method=method, accuracy=level))
+                if query == "get_approxDP":
+                    lows = [self._pld_epsilon(float(d), level, pessimistic=False, level=u)
+                            for d, u in zip(values.ravel(), upper)]
+                else:
+                    lows = [self._pld_delta(float(e), level, pessimistic=False) for e in values.ravel()]
+            except GridTooLarge as exc:
+                if best is None:
+                    raise
+                raise AccuracyNotReached(
+                    f"certified interval [{best[0].min():.6g}, {best[1].max():.6g}] is wider than the "
+                    f"accuracy {accuracy!r} asked for, and a finer grid is too large ({exc})") from exc
+            lower = np.minimum(np.array(lows), upper)
+            best = (lower, upper, self.pld("remove", level).step)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                width = np.where(upper > 0, (upper - lower) / upper, 0.0)
+            if np.all(width <= accuracy):
+                break
+            level /= 4.0
         else:
-            lows = [self._pld_delta(float(e), accuracy, pessimistic=False) for e in values.ravel()]
-        lower = np.minimum(np.array(lows).reshape(values.shape), upper)
-        step = self.pld("remove", accuracy).step
-        return Bounds(float(lower.ravel()[0]) if scalar else lower, upper, method, step)
+            raise AccuracyNotReached(f"certified interval [{best[0].min():.6g}, {best[1].max():.6g}] is "
+                                     f"still wider than the accuracy {accuracy!r} asked for")
+        lower, upper, step = best
+        shape = values.shape
+        pick = (lambda a: float(a[0])) if scalar else (lambda a: a.reshape(shape))
+        return Bounds(pick(lower), pick(upper), method, step)
 
     def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY):
         """ε(δ) with a certified interval: ``Bounds(lower, upper, method, step)``.
 
-        ``upper`` is ``get_approxDP``; ``lower`` comes from the optimistic grid
-        (privacy buckets rounded down), a rigorous lower bound of the exact ε."""
+        ``upper`` comes from the pessimistic grid (as ``get_approxDP``), ``lower``
+        from the optimistic one (``discretise_optimistic.py``): the exact ε lies
+        in between. The grid is refined until upper − lower ≤ accuracy·upper,
+        else ``AccuracyNotReached`` says what could be reached."""
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
         return self._bounds(deltas, scalar, method, accuracy, "get_approxDP")
 

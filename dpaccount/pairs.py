@@ -35,6 +35,8 @@ from scipy import special, stats
 
 from .gdp import delta_gdp
 
+_U = np.finfo(float).eps
+
 
 class DominatingPair(ABC):
     """(P, Q) seen through its privacy loss L = log(dP/dQ); immutable."""
@@ -60,8 +62,9 @@ class DominatingPair(ABC):
         return zeros, zeros.copy()
 
     @abstractmethod
-    def delta(self, eps):
-        """H_{e^ε}(P || Q) for real ε (vectorised)."""
+    def delta(self, eps, upper=True):
+        """H_{e^ε}(P || Q) for real ε (vectorised), rounded up: an upper bound
+        within ~1e-12 of the exact value (upper=False: rounded down)."""
 
     @abstractmethod
     def reverse(self):
@@ -121,8 +124,8 @@ class GaussianPair(DominatingPair):
         e = np.asarray(edges, dtype=float)
         return _normal_cells((e - mu * mu / 2) / mu), _normal_cells((e + mu * mu / 2) / mu)
 
-    def delta(self, eps):
-        return delta_gdp(eps, self._mu)
+    def delta(self, eps, upper=True):
+        return delta_gdp(eps, self._mu, upper)
 
     def reverse(self):
         return self  # symmetric up to the reflection x ↦ μ − x
@@ -173,11 +176,15 @@ class DiscretePair(DominatingPair):
         return (np.bincount(cell, self._sorted_p, minlength=n),
                 np.bincount(cell, self._sorted_q, minlength=n))
 
-    def delta(self, eps):
+    def delta(self, eps, upper=True):
         eps = np.asarray(eps, dtype=float)
         # Σ_i (p_i − e^ε q_i)_+ over finite atoms with loss > ε, plus p_inf
-        diff = self._sorted_p[None, :] - np.exp(eps[..., None]) * self._sorted_q[None, :]
-        out = np.where(self._sorted_loss[None, :] > eps[..., None], diff, 0.0).sum(-1) + self._p_inf
+        scaled_q = np.exp(eps[..., None]) * self._sorted_q[None, :]
+        live = self._sorted_loss[None, :] > eps[..., None]
+        out = np.where(live, self._sorted_p[None, :] - scaled_q, 0.0).sum(-1) + self._p_inf
+        # the differences cancel near an atom: pad by their rounding, (n + 4)·u of the terms
+        pad = (len(self._sorted_p) + 4) * _U * np.where(live, self._sorted_p + scaled_q, 0.0).sum(-1)
+        out = out + pad if upper else np.maximum(out - pad, 0.0)
         out = np.minimum(out.reshape(eps.shape), 1.0)
         return float(out) if out.ndim == 0 else out
 
@@ -247,11 +254,12 @@ class LaplacePair(DominatingPair):
         cp, cq = self._cdfs(e)
         return np.diff(cp), np.diff(cq)
 
-    def delta(self, eps):
+    def delta(self, eps, upper=True):
         eps = np.asarray(eps, dtype=float)
         e0 = self._e0
         out = np.where(eps >= e0, 0.0,
                        np.where(eps <= -e0, -np.expm1(eps), -np.expm1((eps - e0) / 2)))
+        out = out * (1 + 4 * _U if upper else 1 - 4 * _U)
         return float(out) if out.ndim == 0 else out
 
     def reverse(self):

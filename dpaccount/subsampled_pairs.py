@@ -27,6 +27,8 @@ import numpy as np
 
 from .pairs import DominatingPair, _at
 
+_U = np.finfo(float).eps
+
 
 def _remove_base_edges(edges, q):
     """Base-loss edges of the remove pair's cells: log1p(expm1(ε)/q), −inf below."""
@@ -75,13 +77,14 @@ class PoissonRemovePair(DominatingPair):
             a, b = a + ea, b + eb
         return a, b
 
-    def delta(self, eps):
+    def delta(self, eps, upper=True):
         eps = np.asarray(eps, dtype=float)
         q = self._q
         inner = _remove_base_edges(eps, q)
         with np.errstate(invalid="ignore"):
-            out = np.where(np.isfinite(inner), q * self._base.delta(np.where(np.isfinite(inner), inner, 0.0)),
+            out = np.where(np.isfinite(inner), q * self._base.delta(np.where(np.isfinite(inner), inner, 0.0), upper),
                            -np.expm1(eps))
+            out = out * (1 + 8 * _U if upper else 1 - 8 * _U)  # the identity's roundings
         return float(out) if out.ndim == 0 else out
 
     def reverse(self):
@@ -124,14 +127,15 @@ class PoissonAddPair(DominatingPair):
             a, b = a + ea, b + eb
         return a, b
 
-    def delta(self, eps):
+    def delta(self, eps, upper=True):
         eps = np.asarray(eps, dtype=float)
         q = self._q
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             scale = -np.expm1(eps + math.log1p(-q)) if q < 1 else np.ones_like(eps)  # 1 − e^ε(1−q)
             inner = eps + math.log(q) - np.log(scale)
             live = scale > 0
-            out = np.where(live, scale * self._base.delta(np.where(live, inner, 0.0)), 0.0)
+            out = np.where(live, scale * self._base.delta(np.where(live, inner, 0.0), upper), 0.0)
+            out = out * (1 + 8 * _U if upper else 1 - 8 * _U)
         return float(out) if out.ndim == 0 else out
 
     def reverse(self):

@@ -80,25 +80,35 @@ def test_dpsgd_rdp_is_available_and_not_tighter_than_pld():
 
 
 def test_bare_poisson_sampled_mechanism_is_queryable():
+    """A single (uncomposed) pair per direction has an exact curve: 'analytic'
+    comes first, and the PLD grid agrees with it to its accuracy."""
     s = PoissonSampling()(GaussianMechanism(sigma=1.0), 0.01)
-    assert s.available_methods()[0] == "pld"
-    eps = s.get_approxDP(1e-5, method="pld")
-    assert 0.0 <= eps < math.inf
-    assert s.get_approxDP(1e-5) == eps
+    assert s.available_methods()[:2] == ["analytic", "pld"]
+    exact = s.get_approxDP(1e-5, method="analytic")
+    assert 0.0 <= exact < math.inf
+    assert s.get_approxDP(1e-5) == exact
+    assert exact * (1 - 1e-12) <= s.get_approxDP(1e-5, method="pld") <= exact * (1 + 1e-3)
 
 
-def test_randomized_response_has_no_analytic_method():
-    rr = RandomizedResponse(p=0.6)
-    assert "analytic" not in rr.available_methods()
+def test_randomized_response_analytic_is_its_closed_form():
+    """RR(p): δ(ε) = p − e^ε(1 − p) for 0 ≤ ε < log(p/(1−p)), so ε(δ) = log((p − δ)/(1 − p));
+    composed, it has no closed form here."""
+    p = 0.6
+    rr = RandomizedResponse(p=p)
+    assert rr.available_methods()[0] == "analytic"
+    for delta in (1e-9, 1e-3, 0.1):
+        assert rr.get_approxDP(delta) == pytest.approx(math.log((p - delta) / (1 - p)), rel=1e-12)
+    twice = Composition()([rr], [2])
+    assert "analytic" not in twice.available_methods()
     with pytest.raises(RepresentationUnavailable):
-        rr.get_approxDP(1e-5, method="analytic")
+        twice.get_approxDP(1e-5, method="analytic")
     with pytest.raises(RepresentationUnavailable):
-        rr.get_approx_delta(1.0, method="analytic")
+        twice.get_approx_delta(1.0, method="analytic")
 
 
 def test_binomial_has_no_rdp_method():
     b = BinomialMechanism(n=100, p=0.5)
-    assert b.available_methods() == ["pld"]
+    assert b.available_methods() == ["analytic", "pld"]
     with pytest.raises(RepresentationUnavailable):
         b.get_approxDP(1e-5, method="rdp")
     with pytest.raises(RepresentationUnavailable):

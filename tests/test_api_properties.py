@@ -240,7 +240,7 @@ def test_queries_print_nothing(capsys):
         m.name, dict(m.params), repr(m)
     sub.get_approx_delta(1.0, method="rdp")
     for bad in (lambda: GaussianMechanism(sigma=-1), lambda: built[0].get_approxDP(2.0),
-                lambda: built[2].get_approxDP(1e-5, method="analytic")):
+                lambda: built[6].get_approxDP(1e-5, method="analytic")):
         with pytest.raises((ValueError, TypeError, RepresentationUnavailable)):
             bad()
     captured = capsys.readouterr()
