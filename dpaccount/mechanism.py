@@ -31,7 +31,7 @@ from . import validation as v
 from .errors import AccuracyNotReached, GridTooLarge, RepresentationUnavailable
 from .gdp import delta_gdp, epsilon_gdp
 from .hockey_stick import hockey_stick_to_epsilon
-from .pld_accountant import DIRECTIONS, composed_grid
+from .pld_accountant import DIRECTIONS, composed_grid, plan_joint_step
 from .rdp_conversion import rdp_to_delta, rdp_to_epsilon
 
 METHODS = ("analytic", "pld", "rdp")
@@ -170,8 +170,10 @@ class Mechanism:
             raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
         key = ("pld", direction, accuracy, pessimistic, tail)
+        step = self._cached(("step", accuracy, tail),
+                            lambda: plan_joint_step(self.pairs, 0.1 * accuracy, tail))
         return self._cached(key, lambda: composed_grid(self.pairs.direction(direction), rho=0.1 * accuracy,
-                                                       tail=tail, pessimistic=pessimistic))
+                                                       tail=tail, pessimistic=pessimistic, step=step))
 
     def _tilted(self, direction, accuracy, pessimistic, tail, level):
         """The grid of ``pld`` combined with one tilted towards ``level``."""
