@@ -59,6 +59,7 @@ def pair_to_grid(pair, step, lo, hi, pessimistic=True):
             log_r = np.log(inner_b) + edges[:-1] - np.log(inner_a)
             share = -np.expm1(log_r) / -math.expm1(-step)
         share = np.nan_to_num(share, nan=0.0, posinf=1.0, neginf=0.0)
+        share = np.where(inner_b < 1e-290, 1.0, share)  # Q-mass unresolved: all up
         share = np.clip(share + 64 * _U / step, 0.0, 1.0)
         up = inner_a * share
         probs[1:] += up
@@ -115,14 +116,20 @@ def _atoms_to_grid(pair, step, lo, hi, pessimistic):
 
 @functools.lru_cache(maxsize=256)
 def loss_range(pair, tail):
-    """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail.
+    """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail (or, at the
+    latest, where Q(hi < L < ∞) falls below 1e-280).
 
     The tails P(L ≤ x) and P(x < L < ∞) are monotone in x: one ``masses``
     call on a log-spaced scan of ±[1e-4, 1e5] brackets both ends, a second
     on 256 points inside the brackets refines them (to the safe side)."""
     def tails(xs):
-        a, _ = pair.masses(xs)
-        return np.cumsum(a)[:-1], np.cumsum(a[::-1])[::-1][1:]  # P(L ≤ x), P(x < L < ∞)
+        a, b = pair.masses(xs)
+        # P(L ≤ x), and P(x < L < ∞) — or, where Q(x < L < ∞) has left the
+        # normal float range (< 1e-280), 0: the grid stops there, so that no
+        # cell's Q-mass is subnormal (what lies above goes to +∞)
+        above = np.cumsum(a[::-1])[::-1][1:]
+        q_above = np.cumsum(b[::-1])[::-1][1:]
+        return np.cumsum(a)[:-1], np.where(q_above < 1e-280, 0.0, above)
 
     scan = np.geomspace(1e-4, 1e5, 181)
     xs = np.concatenate((-scan[::-1], [0.0], scan))

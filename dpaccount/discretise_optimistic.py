@@ -110,7 +110,8 @@ def pair_to_lower_grid(pair, step, lo, hi):
     with np.errstate(divide="ignore", invalid="ignore"):
         low_part = np.maximum(ca - x[:-1] * cb, 0.0)          # A − x_j B  ∈ [0, Δx B]
         high_part = np.maximum(x[1:] * cb - ca, 0.0)          # x_{j+1} B − A ∈ [0, Δx B]
-        tri = np.where(cb > 0, low_part * high_part / (dx * cb), 0.0)
+        # (a ratio in [0, 1] first: the product of two tail masses underflows)
+        tri = np.where(cb > 0, low_part * np.minimum(high_part / (dx * cb), 1.0), 0.0)
     pad = 64 * _U * (ca + x[1:] * cb)
     tri = np.minimum(tri * (1.0 + 64 * _U / step), dx * cb / 4.0) + pad
     # where δ reaches 0 at a segment's right end, lower only its left end, by

@@ -38,6 +38,12 @@ METHODS = ("analytic", "pld", "rdp")
 DEFAULT_ACCURACY = 1e-3
 
 
+def _p_inf(pairs):
+    """P(L = +∞) of a composition of (pair, count): 1 − Π (1 − p_inf)^k."""
+    return -math.expm1(sum(k * math.log1p(-min(p.p_inf, 1.0)) if p.p_inf < 1 else -math.inf
+                           for p, k in pairs)) if all(p.p_inf < 1 for p, _ in pairs) else 1.0
+
+
 def _tail_for(delta):
     """Window tail for a query at δ: what leaves the window goes to +∞, so it
     is kept below 1e-6·δ (and at most 1e-30, so that one grid serves most δ)."""
@@ -204,6 +210,11 @@ class Mechanism:
                     if level is not None or abs(eps - at) < 4 * grid.step or not np.isfinite(eps):
                         break
                     at = eps
+            if pessimistic and eps == math.inf and _p_inf(self.pairs.direction(d)) < delta:
+                raise AccuracyNotReached(
+                    f"delta={delta!r} is below what the privacy-loss grid resolves (its window "
+                    f"stops where probabilities leave the float range, ~1e-280); the exact ε is "
+                    f"finite. Use a larger delta or method='analytic'/'rdp' where available.")
             worst = max(worst, eps)
         return worst
 
