@@ -1,0 +1,73 @@
+"""Regimes where accountants fail silently: each gets a certified answer or a
+clear error (never a silent nan, inf or under-report)."""
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import dpaccount as dpa
+from oracles import gdp_epsilon, rr_composed_delta
+
+
+@pytest.mark.parametrize("delta", [1e-100, 1e-200, 1e-250])
+def test_tiny_delta_through_the_grid(delta):
+    sigma, k = 3.0, 20
+    mech = dpa.Composition()([dpa.GaussianMechanism(sigma=sigma)], [k])
+    exact = float(gdp_epsilon(delta, math.sqrt(k) / sigma))
+    b = mech.get_approxDP_bounds(delta, method="pld")
+    assert b.lower <= exact <= b.upper <= exact * (1 + 1e-3)
+
+
+def test_delta_below_the_float_range_is_a_clear_error():
+    mech = dpa.Composition()([dpa.GaussianMechanism(sigma=3.0)], [20])
+    with pytest.raises(dpa.AccuracyNotReached, match="delta=1e-290"):
+        mech.get_approxDP(1e-290, method="pld")
+    exact = float(gdp_epsilon(1e-290, math.sqrt(20) / 3.0))
+    assert exact <= mech.get_approxDP(1e-290) <= exact * (1 + 1e-12)  # analytic
+
+
+def test_epsilon_near_one_thousand():
+    """500-fold randomized response (p = 0.9): ε up to 500·log 9 ≈ 1099."""
+    p, k, eps = 0.9, 500, 990.0
+    mech = dpa.Composition()([dpa.RandomizedResponse(p=p)], [k])
+    ex = float(rr_composed_delta(eps, p, k))
+    b = mech.get_approx_delta_bounds(eps)
+    assert b.lower <= ex <= b.upper <= ex * (1 + 1e-3) + 1e-300
+
+
+def test_a_billion_compositions():
+    """10⁹-fold randomized response (p = 0.51) through the lattice grid and
+    Fourier exponentiation, against the exact binomial sum (log-pmf summed over
+    the ±12σ range that holds all but 1e-30 of it)."""
+    p, k = 0.51, 10 ** 9
+    a = math.log(p / (1 - p))
+    mean, sd = k * (2 * p - 1) * a, a * math.sqrt(4 * k * p * (1 - p))
+    eps = mean + 3 * sd
+    j0 = math.floor((k + eps / a) / 2)  # loss (2J − k)a > ε ⇔ J > j0
+    half_width = int(12 * math.sqrt(k * p * (1 - p)))
+    j = np.arange(j0 + 1, j0 + 1 + 2 * half_width)
+    exact = math.exp(special.logsumexp(stats.binom.logpmf(j, k, p))) \
+        - math.exp(eps + special.logsumexp(stats.binom.logpmf(j, k, 1 - p)))
+    b = dpa.Composition()([dpa.RandomizedResponse(p=p)], [k]).get_approx_delta_bounds(eps)
+    assert b.lower <= exact * (1 + 1e-9) and exact <= b.upper * (1 + 1e-9)
+    assert b.upper <= exact * (1 + 1e-3)
+
+
+def test_full_sampling_tiny_sigma():
+    """q = 1, σ = 0.05: the subsampled pair is the Gaussian pair itself."""
+    mech = dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=0.05), 1.0)], [10])
+    exact = float(gdp_epsilon(1e-5, 20.0 * math.sqrt(10)))
+    b = mech.get_approxDP_bounds(1e-5)
+    assert b.lower <= exact <= b.upper <= exact * (1 + 1e-3)
+
+
+def test_mass_at_infinity_is_respected():
+    """Binomial(10, 1/2): P(L = ∞) = 2⁻¹⁰ per step, 1 − (1 − 2⁻¹⁰)³ after three:
+    no finite ε below that δ, finite ones above it."""
+    mech = dpa.Composition()([dpa.BinomialMechanism(n=10, p=0.5)], [3])
+    p_inf = 1 - (1 - 2.0 ** -10) ** 3
+    assert mech.get_approxDP(p_inf * 0.99) == math.inf
+    eps = mech.get_approxDP(p_inf * 1.5)
+    assert 0 < eps < math.inf
+    assert mech.get_approx_delta(1e6) == pytest.approx(p_inf, rel=1e-9)
