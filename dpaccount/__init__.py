@@ -9,12 +9,13 @@ from .errors import AccuracyNotReached, DPAccountError, GridTooLarge, Representa
 from .mechanism import Bounds, Mechanism
 from .mechanism_zoo import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                             RandomizedResponse)
+from .odometer import PrivacyOdometer
 from .transformers import Composition, PoissonSampling, Transformer
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Mechanism", "Bounds", "Transformer", "Composition", "PoissonSampling",
+    "Mechanism", "Bounds", "Transformer", "Composition", "PoissonSampling", "PrivacyOdometer",
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge",
 ]
