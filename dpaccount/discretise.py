@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from .discretise_optimistic import pair_to_lower_grid
+from .errors import AccuracyNotReached
 from .pld_grid import PLDGrid
 
 _U = np.finfo(float).eps
@@ -116,34 +117,47 @@ def _atoms_to_grid(pair, step, lo, hi, pessimistic):
 
 @functools.lru_cache(maxsize=256)
 def loss_range(pair, tail):
-    """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail (or, at the
-    latest, where Q(hi < L < ∞) falls below 1e-280).
+    """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail.
 
-    The tails P(L ≤ x) and P(x < L < ∞) are monotone in x: one ``masses``
-    call on a log-spaced scan of ±[1e-4, 1e5] brackets both ends, a second
-    on 256 points inside the brackets refines them (to the safe side)."""
-    def tails(xs):
-        a, b = pair.masses(xs)
-        # P(L ≤ x), and P(x < L < ∞) — or, where Q(x < L < ∞) has left the
-        # normal float range (< 1e-280), 0: the grid stops there, so that no
-        # cell's Q-mass is subnormal (what lies above goes to +∞)
-        above = np.cumsum(a[::-1])[::-1][1:]
-        q_above = np.cumsum(b[::-1])[::-1][1:]
-        return np.cumsum(a)[:-1], np.where(q_above < 1e-280, 0.0, above)
-
+    The grid also stops where Q(hi < L < ∞) falls below 1e-280, so that no
+    cell's Q-mass is subnormal (what lies above goes to +∞, or to the top
+    point in an optimistic grid). Where that cuts off more than 1e-3 of the
+    P-mass the pair's losses are beyond what a float grid can represent and
+    ``AccuracyNotReached`` says so. Each end: a log-spaced scan of
+    ±[1e-4, 1e5] brackets it, 128 points inside the bracket refine it,
+    keeping the safe side."""
     scan = np.geomspace(1e-4, 1e5, 181)
     xs = np.concatenate((-scan[::-1], [0.0], scan))
-    below, above = tails(xs)
-    i_hi = int(np.argmax(above <= tail))            # first x with little mass above
-    i_lo = len(xs) - 1 - int(np.argmax((below <= tail)[::-1]))  # last x with little mass below
-    fine_hi = np.linspace(xs[max(i_hi - 1, 0)], xs[i_hi], 128)
-    fine_lo = np.linspace(xs[i_lo], xs[min(i_lo + 1, len(xs) - 1)], 128)
-    order = np.argsort(np.concatenate((fine_lo, fine_hi)), kind="stable")
-    pts = np.concatenate((fine_lo, fine_hi))[order]
-    below, above = tails(pts)
-    hi = float(pts[np.argmax(above <= tail)])
-    lo = float(pts[len(pts) - 1 - int(np.argmax((below <= tail)[::-1]))])
-    return min(lo, hi), max(lo, hi)
+
+    def tails(x):
+        a, b = pair.masses(x)
+        return np.cumsum(a)[:-1], np.cumsum(a[::-1])[::-1][1:], np.cumsum(b[::-1])[::-1][1:]
+
+    def crossing(which, test):
+        """(last x failing, first x passing) a test that turns true as x grows."""
+        points = xs
+        for _ in range(2):
+            ok = test(tails(points)[which])
+            i = int(np.argmax(ok)) if ok.any() else len(points) - 1
+            if i == 0:
+                return float(points[0]), float(points[0])
+            points = np.linspace(points[i - 1], points[i], 128)
+        ok = test(tails(points)[which])
+        i = int(np.argmax(ok)) if ok.any() else len(points) - 1
+        return float(points[max(i - 1, 0)]), float(points[i])
+
+    lo = crossing(0, lambda below: below > tail)[0]
+    hi = crossing(1, lambda above: above <= tail)[1]
+    cap = crossing(2, lambda q_above: q_above < 1e-280)[1]
+    if cap < hi:
+        lost = float(tails(np.array([cap]))[1][0])
+        if lost > 1e-3:
+            raise AccuracyNotReached(
+                f"{lost:.3g} of the privacy-loss mass of {pair!r} lies beyond {cap:.4g}, where "
+                f"e^(-loss) leaves the float range: a grid cannot represent it; use "
+                f"method='analytic' or 'rdp'")
+        hi = cap
+    return min(lo, hi), hi
 
 
 @functools.lru_cache(maxsize=256)
