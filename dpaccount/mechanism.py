@@ -223,15 +223,19 @@ class Mechanism:
         δ by more than a tenth of ``accuracy``)."""
         worst = 0.0
         for d in DIRECTIONS:
-            tail = 1e-30
-            for _ in range(2):  # a second pass with a smaller tail if δ is tiny
+            tail, true_inf = self._cache.get(("delta-tail", d, accuracy, eps), 1e-30), _p_inf(self.pairs.direction(d))
+            for _ in range(3):  # smaller tails while the window's tail dominates δ
                 grid = self.pld(d, accuracy, pessimistic, tail)
                 delta = grid.delta(eps)
                 if grid.noise_effect(eps) > 0.1 * accuracy * delta:
                     delta = self._tilted(d, accuracy, pessimistic, tail, eps).delta(eps)
                 if tail <= 1e-6 * delta or not pessimistic or delta <= 0:
                     break
-                tail = _tail_for(delta)
+                # what the grid's own bins (and the true mass at +∞) say δ is
+                scale = max(delta - grid.p_inf + true_inf, 0.0)
+                tail = _tail_for(max(scale, 1e-280))
+            if pessimistic:  # the lower bound of the same query uses the same window
+                self._cache[("delta-tail", d, accuracy, eps)] = tail
             worst = max(worst, delta)
         return worst
 
