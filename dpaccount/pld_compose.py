@@ -113,6 +113,13 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None):
         return items[0][0]
     log_finite = sum(k * math.log1p(-min(g.p_inf, 1.0)) if g.p_inf < 1 else -math.inf for g, k in items)
     p_inf = -math.expm1(log_finite) if log_finite > -math.inf else 1.0
+    log_mass = sum(k * math.log(max(g.probs.sum(), 1e-320)) for g, k in items)
+    if log_mass < math.log(tail):
+        # the whole finite part weighs less than the tail: count it at +∞ (pessimistic)
+        # or drop it (optimistic); one empty grid point keeps the shape
+        extra = math.exp(log_mass) if pessimistic else 0.0
+        return PLDGrid(step=step, offset=sum(k * g.offset for g, k in items), probs=np.zeros(1),
+                       p_inf=min(1.0, p_inf + extra), pessimistic=pessimistic)
     ja, jb, below, above = chernoff_window(items, tail)
     n = jb - ja + 1
     if n > MAX_GRID:
@@ -124,7 +131,8 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None):
         probs, extra_inf = _direct(items, ja, jb, pessimistic)
     elif not tilt:
         values, err = _fft(items, ja, n)
-        probs = np.maximum(values + err, 0.0) if pessimistic else np.maximum(values - err, 0.0)
+        # circular aliasing adds at most the mass outside the window to any bin
+        probs = np.maximum(values + err, 0.0) if pessimistic else np.maximum(values - err - below - above, 0.0)
         noise = err
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
@@ -240,10 +248,13 @@ def _fft(items, ja, n, tilt=0.0):
                 top = w.max()
                 x = np.exp(w - top)
                 total = x.sum()
-                stack[row, :len(g.probs)] = x / total
+                x = x / total
                 log_scale += k * (top + math.log(total))
             else:
-                stack[row, :len(g.probs)] = g.probs
+                x = g.probs
+            if len(x) > size:  # longer than the transform: fold it (aliasing, as above)
+                x = np.bincount(np.arange(len(x)) % size, x, minlength=size)
+            stack[row, :len(x)] = x
         spectra = sfft.rfft(stack, axis=1, workers=-1)
         del stack
         for z, (_, k) in zip(spectra, chunk):

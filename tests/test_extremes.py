@@ -71,3 +71,18 @@ def test_mass_at_infinity_is_respected():
     eps = mech.get_approxDP(p_inf * 1.5)
     assert 0 < eps < math.inf
     assert mech.get_approx_delta(1e6) == pytest.approx(p_inf, rel=1e-9)
+
+
+def test_most_mass_at_infinity():
+    """Binomial(3, p) in the add direction puts P(Bin = 0) at L = +∞ per step:
+    0.97³ ≈ 0.913 for p = 0.03, so 50 steps leave a finite part of ~1e-53
+    (the whole grid is below its tail: counted at +∞), and 1 − 0.875³ ≈ 0.33
+    for p = 1/2 over three steps."""
+    heavy = dpa.Composition()([dpa.BinomialMechanism(n=3, p=0.03)], [50])
+    assert heavy.get_approx_delta(1.0) == pytest.approx(1.0, abs=1e-12)
+    assert heavy.get_approxDP(0.5) == math.inf
+    light = dpa.Composition()([dpa.BinomialMechanism(n=3, p=0.5)], [3])
+    p_inf = 1 - 0.875 ** 3
+    assert light.get_approx_delta(1e4) == pytest.approx(p_inf, rel=1e-9)
+    assert light.get_approxDP(p_inf * 0.999) == math.inf
+    assert light.get_approxDP(p_inf * 1.01) < math.inf
