@@ -118,7 +118,7 @@ class _Direction:
         coef_err = self.total_k * (self.eta + 4 * _U) * np.exp(self.log_bound[act] - self.log_max[act])
         bin_err = float((fold * (coef_err + self.eta * np.abs(spec))).sum() / n) + math.exp(-745.0)
         dot_err = self.eta * float((fold * np.abs(spec) * np.abs(w_hat)).sum() / n)
-        p_inf = -math.expm1(self.log_finite) if self.log_finite > -math.inf else 1.0
+        p_inf = min(1.0, -math.expm1(self.log_finite) * (1 + 16 * _U)) if self.log_finite > -math.inf else 1.0
         return min(1.0, max(value, 0.0) + bin_err * weight_sum + dot_err + self.above_window() + p_inf)
 
     def above_window(self):

@@ -155,7 +155,7 @@ class DiscretePair(DominatingPair):
         self._sorted_loss = self._loss[finite][order]
         self._sorted_p = np.exp(self._log_p[finite][order])
         self._sorted_q = np.exp(self._log_q[finite][order])
-        self._p_inf = float(np.exp(special.logsumexp(self._log_p[self._loss == np.inf])))
+        self._p_inf = float(np.exp(special.logsumexp(self._log_p[self._loss == np.inf]))) * (1 + 8 * _U)
         self.q_ninf = float(np.exp(special.logsumexp(self._log_q[self._loss == -np.inf])))
 
     @property

@@ -112,7 +112,8 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None):
     if len(items) == 1 and items[0][1] == 1:
         return items[0][0]
     log_finite = sum(k * math.log1p(-min(g.p_inf, 1.0)) if g.p_inf < 1 else -math.inf for g, k in items)
-    p_inf = -math.expm1(log_finite) if log_finite > -math.inf else 1.0
+    # 1 − Π(1 − p_inf)^k, rounded up (a few ulps per operation)
+    p_inf = min(1.0, -math.expm1(log_finite) * (1 + 16 * _U)) if log_finite > -math.inf else 1.0
     log_mass = sum(k * math.log(max(g.probs.sum(), 1e-320)) for g, k in items)
     if log_mass < math.log(tail):
         # the whole finite part weighs less than the tail: count it at +∞ (pessimistic)

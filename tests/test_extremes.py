@@ -86,3 +86,17 @@ def test_most_mass_at_infinity():
     assert light.get_approx_delta(1e4) == pytest.approx(p_inf, rel=1e-9)
     assert light.get_approxDP(p_inf * 0.999) == math.inf
     assert light.get_approxDP(p_inf * 1.01) < math.inf
+
+
+def test_mass_at_infinity_is_rounded_up():
+    """δ at a huge ε is the composed P(L = ∞) = 1 − (1 − p_∞)^k; its float
+    evaluation must not land even an ulp below the exact value (mpmath)."""
+    import mpmath as mp
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        n, k = int(rng.choice([1, 2, 3, 5, 10, 30])), int(rng.choice([2, 3, 7, 50]))
+        p = float(rng.uniform(0.01, 0.99))
+        mech = dpa.Composition()([dpa.BinomialMechanism(n=n, p=p)], [k])
+        p_inf = max(mp.mpf(p) ** n, (1 - mp.mpf(p)) ** n)  # the larger direction
+        exact = 1 - (1 - p_inf) ** k
+        assert mech.get_approx_delta(60.0) >= exact
