@@ -55,7 +55,10 @@ def log_delta_gdp(eps, mu, upper=True):
 def delta_gdp(eps, mu, upper=True):
     """δ(ε; μ) of μ-GDP in [0, 1]: an upper bound accurate to ~1e-12 relative
     (with upper=False, a lower bound)."""
-    out = np.minimum(np.exp(log_delta_gdp(eps, mu, upper)), 1.0)
+    log_d = log_delta_gdp(eps, mu, upper)
+    out = np.minimum(np.exp(log_d), 1.0)
+    if upper:  # below the float range an upper bound is the smallest positive float, not 0
+        out = np.where((out == 0) & np.isfinite(log_d), np.nextafter(0.0, 1.0), out)
     return float(out) if np.ndim(out) == 0 else out
 
 

@@ -307,7 +307,7 @@ class Mechanism:
             lower = np.minimum(np.array(lows), upper)
             best = (lower, upper, self.pld("remove", level).step)
             with np.errstate(invalid="ignore", divide="ignore"):
-                width = np.where(upper > 0, (upper - lower) / upper, 0.0)
+                width = np.where(upper == lower, 0.0, np.where(upper > 0, (upper - lower) / upper, 0.0))
             if np.all(width <= accuracy):
                 break
             level /= 4.0

@@ -100,3 +100,16 @@ def test_mass_at_infinity_is_rounded_up():
         p_inf = max(mp.mpf(p) ** n, (1 - mp.mpf(p)) ** n)  # the larger direction
         exact = 1 - (1 - p_inf) ** k
         assert mech.get_approx_delta(60.0) >= exact
+
+
+def test_infinite_epsilon_has_infinite_bounds():
+    """When P(L = ∞) exceeds δ no finite ε exists: the bounds say [∞, ∞]."""
+    mech = dpa.Composition()([dpa.BinomialMechanism(n=10, p=0.8126903632435094)], [2])
+    b = mech.get_approxDP_bounds(3e-9)
+    assert b.lower == b.upper == math.inf
+
+
+def test_delta_below_the_float_range_is_not_zero():
+    """An exact δ of ~1e-2000 is reported as the smallest positive float, an
+    upper bound, not as 0."""
+    assert dpa.GaussianMechanism(sigma=0.1).get_approx_delta(1e4) > 0.0
