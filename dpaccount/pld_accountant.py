@@ -27,7 +27,6 @@ dominating pairs compose by taking products).
 import math
 from dataclasses import dataclass
 
-import numpy as np
 
 from .discretise import loss_moments, loss_range, pair_to_grid
 from .errors import GridTooLarge
@@ -53,7 +52,7 @@ class PairComposition:
 
     def compose(self, parts):
         """Concatenate ``[(PairComposition, count), ...]`` after this one."""
-        rem, add = dict(_as_items(self.remove)), dict(_as_items(self.add))
+        rem, add = dict(self.remove), dict(self.add)
         for rep, k in parts:
             for pair, c in rep.remove:
                 rem[pair] = rem.get(pair, 0) + c * k
@@ -70,10 +69,6 @@ class PairComposition:
                 return None
             mus.append(math.sqrt(sum(k * p.gaussian_mu ** 2 for p, k in pairs)))
         return max(mus)
-
-
-def _as_items(pairs):
-    return list(pairs)
 
 
 def _merge_gaussians(pairs):
