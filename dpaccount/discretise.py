@@ -82,20 +82,23 @@ def _is_multiple(lattice, step):
 
 
 def _atoms_to_grid(pair, step, lo, hi, pessimistic):
-    """Finitely many atoms: an atom within 1e-9·h of a grid point is placed on
-    it exactly; any other is split between its neighbours as above, in closed
-    form: a fraction (1 − e^{ε_{j−1} − ℓ})/(1 − e^{−h}) goes up (pessimistic),
-    or all of it goes down (optimistic)."""
+    """Finitely many atoms, split between the neighbouring grid points in
+    closed form: a fraction (1 − e^{ε_{j−1} − ℓ})/(1 − e^{−h}) goes up
+    (pessimistic; plus 64u|ℓ|/h for the rounding of ℓ and ℓ/h, so an
+    atom on a grid point sends a sliver up), or all of it goes down
+    (optimistic; an atom within that rounding below a grid point is placed
+    on it, so lattice atoms stay exact: the lower bound is certified up to
+    the ulp-level rounding of the loss values themselves)."""
     loss, p, _ = pair.atoms
     pos = loss / step
-    near = np.rint(pos)
-    exact = np.abs(pos - near) <= 1e-9
-    below = np.where(exact, near, np.floor(pos)).astype(np.int64)
+    slack = 64 * _U * np.abs(pos)  # rounding of ℓ (relative, as for a lattice parameter) and of ℓ/h
     if pessimistic:
+        below = np.floor(pos).astype(np.int64)
         with np.errstate(over="ignore"):
-            share = np.where(exact, 0.0, np.expm1(below * step - loss) / math.expm1(-step))
-        share = np.clip(share * (1.0 + 16 * _U), 0.0, 1.0)
+            share = np.expm1(below * step - loss) / math.expm1(-step)
+        share = np.clip(share * (1.0 + 16 * _U) + slack, 0.0, 1.0)
     else:
+        below = np.floor(pos + slack).astype(np.int64)
         share = np.zeros(len(p))
     up = p * share
     down = p - up

@@ -4,7 +4,7 @@
 curve(ε) ≤ δ, for a non-increasing curve (every hockey-stick curve is:
 H_{e^ε}(P||Q) falls as ε grows). Bisection keeps the invariant
 curve(hi) ≤ δ, so the answer errs upwards; ∞ when the mass at +∞ alone
-exceeds δ (curve(ε) ≥ P(L = ∞) for all ε).
+exceeds δ (or no ε up to 1e6 meets δ) (curve(ε) ≥ P(L = ∞) for all ε).
 """
 import math
 
@@ -12,8 +12,8 @@ import math
 def hockey_stick_to_epsilon(curve, delta, p_inf=0.0, upper=True, iterations=200):
     """Smallest ε ≥ 0 with curve(ε) ≤ delta: the upper end of the final
     bisection bracket (upper=False: its lower end)."""
-    if p_inf >= delta:
-        return math.inf  # no finite ε: the exact answer is ∞ too
+    if p_inf > delta:
+        return math.inf  # no finite ε: the exact answer is ∞ too (at p_inf = δ the search below decides)
     if curve(0.0) <= delta:
         return 0.0
     lo, hi = 0.0, 1.0

@@ -27,6 +27,7 @@ Hockey-stick identities used throughout (all exact):
   H_α(P||Q) = P(L > log α) − α Q(L > log α),
   H_α(P||Q) = 1 − α + α H_{1/α}(Q||P)      (swap, for any α > 0).
 """
+import hashlib
 import math
 from abc import ABC, abstractmethod
 
@@ -138,15 +139,18 @@ class DiscretePair(DominatingPair):
     """Finitely many outcomes with probabilities p_i (under P) and q_i (Q).
 
     Given in log space (``log_p``, ``log_q``, −inf for zero). Outcomes with
-    q_i = 0 carry P-mass to L = +∞; outcomes with p_i = 0 never matter for P.
+    q_i = 0 carry P-mass to L = +∞ (``p_inf``, and ``q_ninf`` for Q at −∞,
+    give them exactly where the logs would round them); outcomes with p_i = 0
+    never matter for P.
     """
 
-    def __init__(self, log_p, log_q, lattice=None, name="discrete"):
+    def __init__(self, log_p, log_q, lattice=None, name="discrete", p_inf=None, q_ninf=None):
         log_p = np.asarray(log_p, dtype=float)
         log_q = np.asarray(log_q, dtype=float)
         keep = np.isfinite(log_p) | np.isfinite(log_q)
         self._log_p, self._log_q = log_p[keep], log_q[keep]
         self._name = name
+        self._key = None
         self.lattice = lattice
         with np.errstate(invalid="ignore"):
             self._loss = self._log_p - self._log_q  # +inf where q = 0, -inf where p = 0
@@ -155,8 +159,14 @@ class DiscretePair(DominatingPair):
         self._sorted_loss = self._loss[finite][order]
         self._sorted_p = np.exp(self._log_p[finite][order])
         self._sorted_q = np.exp(self._log_q[finite][order])
-        self._p_inf = float(np.exp(special.logsumexp(self._log_p[self._loss == np.inf]))) * (1 + 8 * _U)
-        self.q_ninf = float(np.exp(special.logsumexp(self._log_q[self._loss == -np.inf])))
+        # rounding of a computed loss, relative (as that of a lattice parameter like 1/t is)
+        self._tau = 8 * _U * np.abs(self._sorted_loss)
+        # P(L = +∞): exactly ``p_inf`` where the caller knows it (a user's δ), else from the logs, up
+        self._p_inf = float(np.exp(special.logsumexp(self._log_p[self._loss == np.inf]))) * (1 + 8 * _U) \
+            if p_inf is None else float(p_inf)
+        self.q_ninf = float(np.exp(special.logsumexp(self._log_q[self._loss == -np.inf]))) \
+            if q_ninf is None else float(q_ninf)
+        self._exact_ends = (p_inf, q_ninf)
 
     @property
     def p_inf(self):
@@ -177,22 +187,34 @@ class DiscretePair(DominatingPair):
                 np.bincount(cell, self._sorted_q, minlength=n))
 
     def delta(self, eps, upper=True):
-        eps = np.asarray(eps, dtype=float)
-        # Σ_i (p_i − e^ε q_i)_+ over finite atoms with loss > ε, plus p_inf
-        scaled_q = np.exp(eps[..., None]) * self._sorted_q[None, :]
-        live = self._sorted_loss[None, :] > eps[..., None]
-        out = np.where(live, self._sorted_p[None, :] - scaled_q, 0.0).sum(-1) + self._p_inf
+        eps = np.asarray(eps, dtype=float)[..., None]
+        # Σ_i (p_i − e^ε q_i)_+ over finite atoms with loss > ε, plus p_inf. A computed loss
+        # errs by at most τ_i (its logs' rounding): the upper bound takes every atom with
+        # loss > ε − τ_i and pays 2τ_i p_i for those near ε whose true loss may
+        # exceed ε though the computed one does not (their true loss is ≤ ε + 2τ_i, so each
+        # adds at most p_i(1 − e^{−2τ_i}) ≤ 2τ_i p_i); the lower bound takes only loss > ε + τ_i.
+        loss, p, q = self._sorted_loss, self._sorted_p, self._sorted_q
+        live = loss > (eps - self._tau if upper else eps + self._tau)
+        scaled_q = np.exp(eps) * q
+        out = np.where(live, np.maximum(p - scaled_q, 0.0), 0.0).sum(-1) + self._p_inf
         # the differences cancel near an atom: pad by their rounding, (n + 4)·u of the terms
-        pad = (len(self._sorted_p) + 4) * _U * np.where(live, self._sorted_p + scaled_q, 0.0).sum(-1)
-        out = out + pad if upper else np.maximum(out - pad, 0.0)
-        out = np.minimum(out.reshape(eps.shape), 1.0)
+        pad = (len(p) + 4) * _U * np.where(live, p + scaled_q, 0.0).sum(-1)
+        if upper:
+            out = out + pad + np.where(live & (loss <= eps + self._tau), 2 * self._tau * p, 0.0).sum(-1)
+        else:
+            out = np.maximum(out - pad, 0.0)
+        out = np.minimum(out.reshape(eps.shape[:-1]), 1.0)
         return float(out) if out.ndim == 0 else out
 
     def reverse(self):
-        return DiscretePair(self._log_q, self._log_p, self.lattice, self._name + "-reversed")
+        return DiscretePair(self._log_q, self._log_p, self.lattice, self._name + "-reversed",
+                            p_inf=self._exact_ends[1], q_ninf=self._exact_ends[0])
 
     def key(self):
-        return (self._name, self._log_p.tobytes(), self._log_q.tobytes())
+        if self._key is None:  # a digest: hashing a million-atom pair once, not per lookup
+            digest = hashlib.sha256(self._log_p.tobytes() + b"|" + self._log_q.tobytes()).hexdigest()
+            object.__setattr__(self, "_key", (self._name, len(self._log_p), digest))
+        return self._key
 
     def __repr__(self):
         return f"DiscretePair({self._name}, {len(self._log_p)} outcomes)"

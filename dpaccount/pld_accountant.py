@@ -20,7 +20,9 @@ dominating pairs compose by taking products).
    (randomized response) fixes h = g/m so it is placed exactly
    (Koskela & Honkela 2021, Lemma 5); if every pair is on that lattice,
    h = g and the whole computation is exact up to floating point. A pair's
-   ``anchor`` (the atoms ±ε₀ of the Laplace loss) is used the same way.
+   ``anchor`` (the atoms ±ε₀ of the Laplace loss) is used the same way. A
+   lattice more than 4× finer than the planned step (a frozen grid from
+   ``Discretise``) is ignored: pinning h to it would only cost points.
 3. Every pair is discretised on [lo, hi], its tails beyond being below
    ``tail/K`` (``discretise.py``), then all are composed (``pld_compose.py``).
 """
@@ -93,13 +95,12 @@ def plan_step(pairs, rho, tail):
             rounded_k += k
     if variance <= 0.0 and not lattices:
         return 1.0  # every loss is a single point (0): any step represents it
+    target = 2.0 * math.sqrt(rho * max(variance, 1e-300) / max(rounded_k or total_k, 1))
     if len(lattices) == 1:
         g = lattices.pop()
-        if rounded_k == 0:
-            return g
-        target = 2.0 * math.sqrt(rho * max(variance, 1e-300) / rounded_k)
-        return g / math.ceil(g / target)
-    return 2.0 * math.sqrt(rho * max(variance, 1e-300) / max(rounded_k, 1))
+        if g >= 0.25 * target:  # a lattice far finer than needed (a frozen grid) would only cost points
+            return g if rounded_k == 0 else g / math.ceil(g / target)
+    return target
 
 
 def plan_joint_step(composition, rho, tail):

@@ -76,18 +76,22 @@ class PLDGrid:
         eps = np.asarray(eps, dtype=float)
         sp, d = self._sums
         losses_end = (self.offset + len(self.probs)) * self.step
-        m = np.floor(eps / self.step).astype(np.int64) + 1 - self.offset  # first ε_m > ε
+        # m: the first ε_m > ε. ε/h may round across an integer; a pessimistic grid then
+        # takes the point below too (and δ(ε_m) ≥ δ(ε) there), an optimistic one the point above
+        x = eps / self.step
+        slack = 4 * _U * np.abs(x)
+        m = np.floor(x - slack if self.pessimistic else x + slack).astype(np.int64) + 1 - self.offset
         m = np.clip(m, 0, len(self.probs))
         inside = m < len(self.probs)
         mi = np.where(inside, m, 0)
-        gap = np.where(inside, eps - (self.offset + mi) * self.step, 0.0)  # ≤ 0
+        gap = np.where(inside, np.minimum(eps - (self.offset + mi) * self.step, 0.0), 0.0)
         out = np.where(inside, -np.expm1(gap) * sp[mi] + np.exp(gap) * d[mi], 0.0) + self.p_inf
         out = np.where(eps >= losses_end, self.p_inf, out)
         out = np.clip(out, 0.0, 1.0)
         return float(out) if out.ndim == 0 else out
 
     def epsilon(self, delta):
-        """Smallest ε ≥ 0 with δ(ε) ≤ delta for this grid (inf if p_∞ ≥ delta)."""
+        """Smallest ε ≥ 0 with δ(ε) ≤ delta for this grid (inf if p_∞ > delta)."""
         delta = np.asarray(delta, dtype=float)
         sp, d = self._sums
         at_points = d + self.p_inf  # δ(ε_m), non-increasing in m
@@ -101,7 +105,7 @@ class PLDGrid:
         return float(out) if out.ndim == 0 else out
 
     def _solve_in_cell(self, m, target, sp):
-        if self.p_inf >= target:
+        if self.p_inf > target:
             return np.inf
         if m >= len(self.probs):  # only p_∞ above the last point
             eps = (self.offset + len(self.probs) - 1) * self.step
