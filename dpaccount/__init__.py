@@ -9,13 +9,23 @@ from .errors import AccuracyNotReached, DPAccountError, GridTooLarge, Representa
 from .mechanism import Bounds, Mechanism
 from .mechanism_zoo import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                             RandomizedResponse)
+from .mechanism_zoo_discrete import (ApproxDPMechanism, ContinuousMechanism, DiscreteGaussianMechanism,
+                                     DiscreteLaplaceMechanism, DiscreteMechanism, ExponentialMechanism,
+                                     PureDPMechanism)
+from .discretise_transformer import Discretise
+from .group_privacy import GroupPrivacy, ToReplaceOne
 from .odometer import PrivacyOdometer
+from .relations import ADD_REMOVE, REPLACE_ONE, Relation
+from .subset_sampling import SubsetSampling
 from .transformers import Composition, PoissonSampling, Transformer
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Mechanism", "Bounds", "Transformer", "Composition", "PoissonSampling", "PrivacyOdometer",
+    "Discretise", "SubsetSampling", "GroupPrivacy", "ToReplaceOne", "Relation", "ADD_REMOVE", "REPLACE_ONE",
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",
+    "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",
+    "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge",
 ]

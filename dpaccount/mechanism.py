@@ -34,9 +34,11 @@ from .hockey_stick import hockey_stick_to_epsilon
 from .pld_accountant import DIRECTIONS, composed_grid, plan_joint_step
 from .pld_apriori import apriori_plan
 from .rdp_conversion import rdp_to_delta, rdp_to_epsilon
+from .relations import ADD_REMOVE, check_relation
 
 METHODS = ("analytic", "pld", "rdp")
 DEFAULT_ACCURACY = 1e-3
+_ROUNDS = 5  # grid refinements a *_bounds query tries before AccuracyNotReached
 
 
 def _p_inf(pairs):
@@ -66,10 +68,16 @@ class Mechanism:
     """Base class. Subclasses pass ``name`` and ``params`` and override
     ``_pairs`` and/or ``_rdp`` to return a representation (or None)."""
 
-    def __init__(self, name, params):
+    def __init__(self, name, params, relation=None):
         object.__setattr__(self, "_name", str(name))
         object.__setattr__(self, "_params", MappingProxyType(dict(params)))
         object.__setattr__(self, "_cache", {})
+        # -- neighbouring relation (relations.py): add/remove unless a subclass says otherwise
+        object.__setattr__(self, "_relation", ADD_REMOVE if relation is None
+                           else check_relation("relation", relation))
+
+    relation = property(lambda self: self._relation,
+                        doc="The neighbouring relation (``relations.Relation``) the guarantees are about.")
 
     def __setattr__(self, key, value):
         raise AttributeError(f"{type(self).__name__} is immutable; build a new mechanism instead")
@@ -287,8 +295,12 @@ class Mechanism:
         return float(out.ravel()[0]) if scalar else out
 
     def _bounds(self, values, scalar, method, accuracy, query):
-        """Certified [lower, upper], the grid refined (ρ ÷ 4, the step halved)
-        until the interval is at most ``accuracy`` wide relative to ``upper``."""
+        """Certified [lower, upper], the grid refined until the interval is at
+        most ``accuracy`` wide relative to ``upper``. Each round divides the
+        grid accuracy ρ by at least 4 (the step halves), more when the width is
+        far off: the width shrinks like the step, ∝ √ρ (the optimistic grid
+        floors losses, a first-order error that a δ query feels through the
+        slope of log δ(ε))."""
         method = self._choose(method)
         if method == "rdp":
             raise RepresentationUnavailable("RDP gives no lower bound; use method='pld' or 'analytic'")
@@ -302,7 +314,7 @@ class Mechanism:
             lower = np.minimum(np.asarray(lower, dtype=float).reshape(values.shape), upper)
             return Bounds(float(lower.ravel()[0]) if scalar else lower, upper, method)
         level, best = accuracy, None
-        for _ in range(4):
+        for _ in range(_ROUNDS):
             try:
                 upper = np.ravel(getattr(self, query)(ask, method=method, accuracy=level))
                 if query == "get_approxDP":
@@ -322,7 +334,8 @@ class Mechanism:
                 width = np.where(upper == lower, 0.0, np.where(upper > 0, (upper - lower) / upper, 0.0))
             if np.all(width <= accuracy):
                 break
-            level /= 4.0
+            # ρ ∝ step² ∝ width²: aim at half the accuracy, at most 2^-8 per round
+            level *= float(np.clip((0.5 * accuracy / np.max(np.nan_to_num(width, nan=1.0))) ** 2, 2.0 ** -8, 0.25))
         else:
             raise AccuracyNotReached(f"certified interval [{best[0].min():.6g}, {best[1].max():.6g}] is "
                                      f"still wider than the accuracy {accuracy!r} asked for")

@@ -6,8 +6,9 @@ need it raise ``RepresentationUnavailable``).
 
 * ``Composition()(mechanisms, counts)`` — heterogeneous composition:
   pairs multiply (Zhu, Dong & Wang 2022, Thm 10), RDP adds (Mironov 2017).
+  All parts must share one neighbouring relation (``relations.py``).
 * ``PoissonSampling()(mechanism, q)`` — each record enters with probability
-  q: pairs per direction (ZDW 2022, Thm 11; ``subsampled_pairs.py``), RDP
+  q (add/remove mechanisms only): pairs per direction (ZDW 2022, Thm 11; ``subsampled_pairs.py``), RDP
   exactly for the Gaussian (Mironov, Talwar & Zhang 2019) and by the general
   bound of Zhu & Wang 2019 otherwise (``rdp_subsampled.py``).
 """
@@ -19,6 +20,7 @@ from .mechanism import Mechanism
 from .pairs import identical_pair
 from .pld_accountant import PairComposition
 from .rdp import RDPCurve, RDPFunction
+from .relations import ADD_REMOVE, common_relation, require_relation
 from .subsampled_pairs import PoissonAddPair, PoissonRemovePair
 
 
@@ -52,7 +54,7 @@ class ComposedMechanism(Mechanism):
             prefix = m.name if names.count(m.name) == 1 else f"{m.name}#{i}"
             for key, val in m.params.items():
                 params[f"{prefix}:{key}"] = val
-        super().__init__(name, params)
+        super().__init__(name, params, relation=common_relation(m for m, _ in parts))
         object.__setattr__(self, "parts", parts)
 
     def _pairs(self):
@@ -141,6 +143,8 @@ class PoissonSampling(Transformer):
     name = "PoissonSample"
 
     def __call__(self, mechanism, q):
-        mechanism = _check_mechanism("mechanism", mechanism)
+        mechanism = require_relation("mechanism", _check_mechanism("mechanism", mechanism), ADD_REMOVE,
+                                     "Poisson subsampling amplifies add/remove guarantees; use "
+                                     "SubsetSampling for replace-one")
         q = v.probability("q", q)
         return PoissonSampledMechanism(mechanism, q)
