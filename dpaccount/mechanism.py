@@ -18,6 +18,10 @@ that applies, in this order:
    (``pld_accountant.py``), a rigorous upper bound;
 3. ``"rdp"``      — the RDP conversion (``rdp_conversion.py``), an upper bound.
 
+``method="cf"`` (never the default, not in ``available_methods``) inverts the
+characteristic function (``cf_method.py``): value + error *estimate*, not a
+certificate; its ``*_bounds`` are [value − err, value + err], not certified.
+
 Every answer is a rigorous upper bound on ε (or δ): the worst case over the
 add and remove directions.
 """
@@ -30,13 +34,14 @@ import numpy as np
 from . import validation as v
 from .errors import AccuracyNotReached, GridTooLarge, RepresentationUnavailable
 from .gdp import delta_gdp, epsilon_gdp
+from .cf_method import cf_bounds, cf_query
 from .hockey_stick import hockey_stick_to_epsilon
 from .pld_accountant import DIRECTIONS, composed_grid, plan_joint_step
 from .pld_apriori import apriori_plan
 from .rdp_conversion import rdp_to_delta, rdp_to_epsilon
 from .relations import ADD_REMOVE, check_relation
 
-METHODS = ("analytic", "pld", "rdp")
+METHODS = ("analytic", "pld", "rdp", "cf")
 DEFAULT_ACCURACY = 1e-3
 _ROUNDS = 5  # grid refinements a *_bounds query tries before AccuracyNotReached
 
@@ -56,7 +61,8 @@ def _tail_for(delta):
 
 
 class Bounds(NamedTuple):
-    """A certified interval: the exact value lies in [lower, upper]."""
+    """A certified interval: the exact value lies in [lower, upper] (for
+    method="cf" an estimated interval, value ∓ its error estimate)."""
 
     lower: object
     upper: object
@@ -168,7 +174,7 @@ class Mechanism:
             raise TypeError(f"method must be a string, got {method!r}")
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-        if method not in self.available_methods():
+        if method not in self.available_methods() and method != "cf":  # cf: opt-in only
             raise RepresentationUnavailable(f"method={method!r} does not apply to {self._name}; "
                                             f"available: {self.available_methods()}")
         return method
@@ -272,6 +278,8 @@ class Mechanism:
             out = np.array([self._analytic_epsilon(float(d)) for d in deltas.ravel()])
         elif method == "pld":
             out = np.array([self._pld_epsilon(float(d), accuracy) for d in deltas.ravel()])
+        elif method == "cf":
+            out = cf_query(self, deltas, "get_approxDP")
         else:
             out = np.array([rdp_to_epsilon(self.rdp, d) for d in deltas.ravel()])
         out = np.maximum(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0)
@@ -289,6 +297,8 @@ class Mechanism:
             out = self._analytic_delta(epss.ravel())
         elif method == "pld":
             out = np.array([self._pld_delta(float(e), accuracy) for e in epss.ravel()])
+        elif method == "cf":
+            out = cf_query(self, epss, "get_approx_delta")
         else:
             out = np.array([rdp_to_delta(self.rdp, e) for e in epss.ravel()])
         out = np.clip(np.asarray(out, dtype=float).reshape(epss.shape), 0.0, 1.0)
@@ -304,6 +314,8 @@ class Mechanism:
         method = self._choose(method)
         if method == "rdp":
             raise RepresentationUnavailable("RDP gives no lower bound; use method='pld' or 'analytic'")
+        if method == "cf":  # an estimated interval, not a certified one (cf_method.py)
+            return Bounds(*cf_bounds(self, values, scalar, query), method)
         ask = values if not scalar else float(values.ravel()[0])
         if method == "analytic":
             upper = getattr(self, query)(ask, method=method)

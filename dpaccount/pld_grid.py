@@ -119,9 +119,11 @@ class PLDGrid:
         else:
             eps = min(eps_m, eps_m + np.log(excess / s_tilde))
         eps = max(eps, 0.0)
-        # err upwards: step up until the grid's own δ agrees
+        # err outwards: a pessimistic grid steps up until its own δ is ≤ target, an optimistic
+        # one down until its δ, less the rounding of that last sum (8u), is still ≥ target
         for _ in range(64):
-            if self.delta(eps) <= target:
+            if (self.delta(eps) <= target if self.pessimistic
+                    else eps <= 0.0 or self.delta(eps) * (1.0 - 8 * _U) >= target):
                 break
-            eps = eps + max(abs(eps), 1.0) * 8 * _U + 1e-300
-        return float(eps)
+            eps = eps + (1.0 if self.pessimistic else -1.0) * (max(abs(eps), 1.0) * 8 * _U + 1e-300)
+        return float(max(eps, 0.0))

@@ -16,6 +16,7 @@ import numpy as np
 from scipy import optimize
 
 _ALPHAS = 1.0 + np.geomspace(1e-3, 1e5, 161)
+_U = np.finfo(float).eps
 
 
 def _eps_at(curve, alpha, log_delta):
@@ -50,11 +51,18 @@ def _minimise(objective):
 def rdp_to_epsilon(curve, delta):
     """Smallest ε (over α) of the conversion above; ε ≥ 0; inf if RDP is inf."""
     log_delta = math.log(delta)
-    eps, _ = _minimise(lambda a: _eps_at(curve, a, log_delta))
-    return max(float(eps), 0.0)
+    eps, alpha = _minimise(lambda a: _eps_at(curve, a, log_delta))
+    if not math.isfinite(eps):
+        return max(float(eps), 0.0)
+    # rounded up: the four terms above each carry a few ulps of their own size
+    terms = abs(float(curve(np.array([alpha]))[0])) + abs(math.log(alpha)) + abs(log_delta) / (alpha - 1.0) + 1.0
+    return max(float(eps) + 16 * _U * terms, 0.0)
 
 
 def rdp_to_delta(curve, eps):
     """Smallest δ (over α) of the conversion above; δ ≤ 1."""
-    log_delta, _ = _minimise(lambda a: _log_delta_at(curve, a, eps))
+    log_delta, alpha = _minimise(lambda a: _log_delta_at(curve, a, eps))
+    if math.isfinite(log_delta):  # rounded up, as in rdp_to_epsilon (the terms scaled by α − 1)
+        rho = abs(float(curve(np.array([alpha]))[0]))
+        log_delta += 16 * _U * ((alpha - 1.0) * (rho + abs(eps) + 1.0) + abs(math.log(alpha)))
     return float(min(math.exp(min(log_delta, 0.0)), 1.0))

@@ -113,3 +113,20 @@ def test_delta_below_the_float_range_is_not_zero():
     """An exact δ of ~1e-2000 is reported as the smallest positive float, an
     upper bound, not as 0."""
     assert dpa.GaussianMechanism(sigma=0.1).get_approx_delta(1e4) > 0.0
+
+
+@pytest.mark.parametrize("k, p, delta", [(10, 0.6, 1e-4), (3, 0.75, 1e-3), (25, 0.55, 1e-8)])
+def test_top_atom_epsilon_is_bracketed_to_the_ulp(k, p, delta):
+    """Randomized response composed k times: where only the all-truthful atom
+    exceeds ε, ε(δ) = log((p^k − δ)/(1 − p)^k) (mpmath). A grid on the atoms'
+    own lattice (and RDP at large α) is then exact up to rounding, which must
+    err outwards: lower ≤ exact ≤ upper, and RDP ≥ exact."""
+    import mpmath as mp
+    with mp.workdps(40):
+        exact = mp.log((mp.mpf(p) ** k - mp.mpf(delta)) / (1 - mp.mpf(p)) ** k)
+        second = (k - 2) * mp.log(mp.mpf(p) / (1 - mp.mpf(p)))  # the next atom's loss
+    assert exact > second  # the closed form applies
+    mech = dpa.Composition()([dpa.RandomizedResponse(p)], [k])
+    b = mech.get_approxDP_bounds(delta)
+    assert b.lower <= exact <= b.upper
+    assert mech.get_approxDP(delta, method="rdp") >= exact
