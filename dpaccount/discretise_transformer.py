@@ -26,7 +26,6 @@ import numpy as np
 
 from . import validation as v
 from .mechanism import DEFAULT_ACCURACY, Mechanism
-from .errors import RepresentationUnavailable
 from .pairs import DiscretePair
 from .pld_accountant import DIRECTIONS, PairComposition
 from .transformers import Transformer, _check_mechanism
@@ -58,19 +57,14 @@ class DiscretisedMechanism(Mechanism):
         object.__setattr__(self, "accuracy", accuracy)
 
     def _pairs(self):
-        try:
-            self.base.pairs
-        except RepresentationUnavailable:
+        if self.base.optional("pairs") is None:
             return None
         made = {d: grid_to_pair(self.base.pld(d, self.accuracy), f"grid({self.base.name},{d})")
                 for d in DIRECTIONS}
         return PairComposition.single(made["remove"], made["add"])
 
     def _rdp(self):
-        try:
-            return self.base.rdp
-        except RepresentationUnavailable:
-            return None
+        return self.base.optional("rdp")
 
 
 class Discretise(Transformer):

@@ -144,16 +144,10 @@ class _Delegate(Mechanism):
         object.__setattr__(self, "equivalent", equivalent)
 
     def _pairs(self):
-        try:
-            return self.equivalent.pairs
-        except RepresentationUnavailable:
-            return None
+        return self.equivalent.optional("pairs")
 
     def _rdp(self):
-        try:
-            return self.equivalent.rdp
-        except RepresentationUnavailable:
-            return None
+        return self.equivalent.optional("rdp")
 
 
 class GroupMechanism(_Delegate):

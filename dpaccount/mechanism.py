@@ -121,22 +121,22 @@ class Mechanism:
     rdp = property(lambda self: self._representation("rdp", self._rdp, "Rényi-DP"),
                    doc="The RDP curve (``RDPCurve``) or RepresentationUnavailable.")
 
-    def _has(self, attr):
+    def optional(self, attr):
+        """The representation ``attr`` ("pairs" or "rdp"), or None where it is unavailable."""
         try:
-            getattr(self, attr)
-            return True
+            return getattr(self, attr)
         except RepresentationUnavailable:
-            return False
+            return None
 
     # -- method dispatch ---------------------------------------------------
     def available_methods(self):
         """The methods that apply to this mechanism, tightest first."""
         out = []
-        if self._has("pairs"):
+        if self.optional("pairs") is not None:
             if self.pairs.gaussian_mu is not None or self._single_pairs() is not None:
                 out.append("analytic")
             out.append("pld")
-        if self._has("rdp") and np.isfinite(self.rdp(2.0)):
+        if self.optional("rdp") is not None and np.isfinite(self.rdp(2.0)):
             out.append("rdp")
         return out
 

@@ -206,14 +206,10 @@ class SubsetSampledMechanism(Mechanism):
         return PairComposition.single(pair, pair)
 
     def _rdp(self):
-        try:
-            curve = self.base.rdp
-        except RepresentationUnavailable:
+        curve, pairs = self.base.optional("rdp"), self.base.optional("pairs")
+        if curve is None:
             return None
-        try:
-            eps_inf = pure_epsilon(self.base.pairs)
-        except RepresentationUnavailable:
-            eps_inf = np.inf
+        eps_inf = np.inf if pairs is None else pure_epsilon(pairs)
         gamma = self.gamma
         fn = RDPFunction(("subset-wbk", gamma, eps_inf, curve.terms),
                          lambda alpha: subset_rdp_bound(gamma, curve, alpha, eps_inf))

@@ -15,7 +15,6 @@ need it raise ``RepresentationUnavailable``).
 import numbers
 
 from . import validation as v
-from .errors import RepresentationUnavailable
 from .mechanism import Mechanism
 from .pairs import identical_pair
 from .pld_accountant import PairComposition
@@ -58,18 +57,16 @@ class ComposedMechanism(Mechanism):
         object.__setattr__(self, "parts", parts)
 
     def _pairs(self):
-        try:
-            reps = [(m.pairs, k) for m, k in self.parts]
-        except RepresentationUnavailable:  # a part without pairs: none for the whole
+        reps = [(m.optional("pairs"), k) for m, k in self.parts]
+        if any(rep is None for rep, _ in reps):  # a part without pairs: none for the whole
             return None
         return PairComposition((), ()).compose(reps)
 
     def _rdp(self):
         terms = []
         for m, k in self.parts:
-            try:
-                curve = m.rdp
-            except RepresentationUnavailable:
+            curve = m.optional("rdp")
+            if curve is None:
                 return None
             terms.extend((fn, c * k) for fn, c in curve.terms)
         return RDPCurve(tuple(terms))
@@ -107,9 +104,8 @@ class PoissonSampledMechanism(Mechanism):
     def _pairs(self):
         if self.q == 0.0:  # nothing of the record is ever used: P = Q in both directions
             return PairComposition.single(identical_pair(), identical_pair())
-        try:
-            base = self.base.pairs
-        except RepresentationUnavailable:
+        base = self.base.optional("pairs")
+        if base is None:
             return None
         if len(base.remove) != 1 or len(base.add) != 1 or base.remove[0][1] != 1 or base.add[0][1] != 1:
             return None  # a product of pairs is not a pair of one-dimensional laws
@@ -118,15 +114,11 @@ class PoissonSampledMechanism(Mechanism):
 
     def _rdp(self):
         from .rdp_subsampled import subsampled_gaussian_rdp, subsampled_rdp_bound
-        try:
-            base_curve = self.base.rdp
-        except RepresentationUnavailable:
+        base_curve, base_pairs = self.base.optional("rdp"), self.base.optional("pairs")
+        if base_curve is None:
             return None
         q = self.q
-        try:
-            mu = self.base.pairs.gaussian_mu
-        except RepresentationUnavailable:
-            mu = None
+        mu = None if base_pairs is None else base_pairs.gaussian_mu
         if mu is not None:
             sigma = 1.0 / mu
             fn = RDPFunction(("poisson-gaussian", q, sigma),
