@@ -52,7 +52,6 @@ from scipy import optimize
 from . import validation as v
 from .characteristic import (atoms, clogsumexp, laplace_decay, lattice, log_mgf, log_mgf_atoms,
                              log_mgf_continuous, loss_sup, quadrature_size)
-from .errors import RepresentationUnavailable
 
 _U = np.finfo(float).eps
 _MAX_POINTS = 2 ** 22

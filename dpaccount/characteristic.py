@@ -48,7 +48,6 @@ them) raises ``RepresentationUnavailable``.
 import math
 
 import numpy as np
-from scipy import special
 
 from .errors import RepresentationUnavailable
 from .pairs import DiscretePair, GaussianPair, LaplacePair
