@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 import dpaccount as dpa
-from dpaccount.pld_accountant import DIRECTIONS, composed_grid
+from dpaccount.pld.accountant import DIRECTIONS, composed_grid
 
 CASES = {
     "dpsgd": (dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=1.1), 256 / 60000)], [14063]), 1e-5),

@@ -7,17 +7,14 @@
 """
 from .errors import AccuracyNotReached, DPAccountError, GridTooLarge, RepresentationUnavailable
 from .mechanism import Bounds, Mechanism
-from .mechanism_zoo import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
-                            RandomizedResponse)
-from .mechanism_zoo_discrete import (ApproxDPMechanism, ContinuousMechanism, DiscreteGaussianMechanism,
-                                     DiscreteLaplaceMechanism, DiscreteMechanism, ExponentialMechanism,
-                                     PureDPMechanism)
-from .discretise_transformer import Discretise
-from .group_privacy import GroupPrivacy, ToReplaceOne
-from .odometer import PrivacyOdometer
+from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism, RandomizedResponse)
+from .mechanisms.discrete import (ApproxDPMechanism, ContinuousMechanism, DiscreteGaussianMechanism, DiscreteLaplaceMechanism, DiscreteMechanism, ExponentialMechanism, PureDPMechanism)
+from .transformers.discretise import Discretise
+from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
+from .pld.odometer import PrivacyOdometer
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
-from .subset_sampling import SubsetSampling
-from .transformers import Composition, PoissonSampling, Transformer
+from .pld.subset_sampling import SubsetSampling
+from .transformers.composition import Composition, PoissonSampling, Transformer
 
 __version__ = "0.1.0"
 

@@ -33,12 +33,12 @@ import numpy as np
 
 from . import validation as v
 from .errors import AccuracyNotReached, GridTooLarge, RepresentationUnavailable
-from .gdp import delta_gdp, epsilon_gdp
-from .cf_method import cf_bounds, cf_query
-from .hockey_stick import hockey_stick_to_epsilon
-from .pld_accountant import DIRECTIONS, composed_grid, plan_joint_step
-from .pld_apriori import apriori_plan
-from .rdp_conversion import rdp_to_delta, rdp_to_epsilon
+from .converters.gdp import delta_gdp, epsilon_gdp
+from .cf.queries import cf_bounds, cf_query
+from .converters.hockey_stick import hockey_stick_to_epsilon
+from .pld.accountant import DIRECTIONS, composed_grid, plan_joint_step
+from .pld.apriori import apriori_plan
+from .converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
 from .relations import ADD_REMOVE, check_relation
 
 METHODS = ("analytic", "pld", "rdp", "cf")

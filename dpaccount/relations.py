@@ -30,7 +30,7 @@ from enum import Enum
 
 import numpy as np
 
-from .pairs import DiscretePair
+from .pld.pairs import DiscretePair
 
 _U = np.finfo(float).eps
 

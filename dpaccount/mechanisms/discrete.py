@@ -1,0 +1,194 @@
+"""The discrete and user-defined mechanisms, each with its tight pairs and RDP.
+
+Neighbouring relation: add/remove one record. The remove direction is
+dominated by (law with the record, law without), the add direction by the
+reverse pair (``pairs_zoo.py`` builds the pairs).
+
+* ``DiscreteGaussianMechanism(sigma, sensitivity)`` — Canonne, Kamath &
+  Steinke 2020; RDP ε(α) ≤ αΔ²/(2σ²) (their Prop. 5 / Cor. 9, Δ integer).
+* ``DiscreteLaplaceMechanism(t, sensitivity)`` — noise P(x) ∝ e^{−|x|/t} on Z
+  (scale t; ε₀ = Δ/t); exact finite pair, exact RDP.
+* ``PureDPMechanism(eps)`` — any ε-DP mechanism: randomized response with
+  p = e^ε/(1+e^ε) (Kairouz, Oh & Viswanath 2015); RDP of that pair.
+* ``ApproxDPMechanism(eps, delta)`` — any (ε, δ)-DP mechanism: the leaky
+  randomized response of KOV 2015; no finite RDP when δ > 0.
+* ``ExponentialMechanism(eps)`` — selection ∝ exp(ε u/2), sensitivity-1
+  utility: ε-bounded range, dominated by the logistic pair (Dong, Durfee &
+  Rogers 2020; Zhu, Dong & Wang 2022) and RDP of that pair.
+* ``DiscreteMechanism(p_probs, q_probs)`` — a user-given finite pair.
+* ``ContinuousMechanism(p_dist, q_dist)`` — two continuous laws with a
+  strictly increasing privacy loss (``MonotoneLossPair``); pairs only.
+"""
+import math
+
+import numpy as np
+
+from .. import validation as v
+from ..mechanism import Mechanism
+from ..pld.pairs import DiscretePair
+from ..pld.pairs_zoo import (MonotoneLossPair, LogisticPair, discrete_gaussian_pair, discrete_laplace_pair, leaky_rr_pair)
+from ..pld.accountant import PairComposition
+from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp
+from ..rdp.zoo import logistic_rdp, max_rdp
+
+
+class _PairMechanism(Mechanism):
+    """A mechanism given by one remove pair (``self._pair()``); add = reverse."""
+
+    def _setup(self, name, **params):
+        """``Mechanism.__init__`` with ``params``, each also an attribute."""
+        Mechanism.__init__(self, name, params)
+        for key, val in params.items():
+            object.__setattr__(self, key, val)
+
+    def _pair(self):
+        raise NotImplementedError
+
+    def _pairs(self):
+        pair = self._cached("pair", self._pair)
+        return PairComposition.single(pair, pair.reverse())
+
+    def _exact_rdp(self):
+        """RDP of a finite pair, exact, valid for both directions."""
+        pair = self._cached("pair", self._pair)
+        fwd = discrete_pair_rdp(pair._log_p, pair._log_q, pair.key())
+        back = discrete_pair_rdp(pair._log_q, pair._log_p, ("reversed",) + pair.key())
+        return RDPCurve(((max_rdp(fwd, back), 1),))
+
+
+class DiscreteGaussianMechanism(_PairMechanism):
+    """Adds discrete Gaussian noise N_Z(0, σ²) to an integer query of
+    sensitivity Δ (Canonne, Kamath & Steinke 2020)."""
+
+    def __init__(self, sigma, sensitivity=1):
+        self._setup("DiscreteGaussian", sigma=v.positive("sigma", sigma),
+                    sensitivity=v.count("sensitivity", sensitivity))
+
+    def _pair(self):
+        return discrete_gaussian_pair(self.sigma, self.sensitivity)
+
+    def _rdp(self):
+        # CKS 2020: D_α(N_Z(Δ,σ²) || N_Z(0,σ²)) ≤ αΔ²/(2σ²), both orders
+        return RDPCurve(((gaussian_rdp(self.sensitivity / self.sigma), 1),))
+
+
+class DiscreteLaplaceMechanism(_PairMechanism):
+    """Adds discrete Laplace noise, P(x) ∝ exp(−|x|/t) on the integers (scale
+    t), to an integer query of sensitivity Δ: pure ε₀-DP with ε₀ = Δ/t."""
+
+    def __init__(self, t, sensitivity=1):
+        self._setup("DiscreteLaplace", t=v.positive("t", t), sensitivity=v.count("sensitivity", sensitivity))
+        object.__setattr__(self, "eps0", self.sensitivity / self.t)
+
+    def _pair(self):
+        return discrete_laplace_pair(self.t, self.sensitivity)
+
+    def _rdp(self):
+        return self._exact_rdp()
+
+
+class ApproxDPMechanism(_PairMechanism):
+    """Any (ε, δ)-DP mechanism, through the pair that dominates them all
+    (Kairouz, Oh & Viswanath 2015, Thm 2.1). RDP: none when δ > 0 (P has
+    mass where Q has none)."""
+
+    def __init__(self, eps, delta):
+        self._setup("ApproxDP", eps=v.positive("eps", eps), delta=v.probability("delta", delta, hi_open=True))
+
+    def _pair(self):
+        return leaky_rr_pair(self.eps, self.delta)
+
+    def _rdp(self):
+        return self._exact_rdp() if self.delta == 0 else None
+
+
+class PureDPMechanism(ApproxDPMechanism):
+    """Any ε-DP mechanism: dominated by randomized response with
+    p = e^ε/(1+e^ε) (KOV 2015; the talk's list of known pairs)."""
+
+    def __init__(self, eps):
+        self._setup("PureDP", eps=v.positive("eps", eps))
+        object.__setattr__(self, "delta", 0.0)
+
+
+class ExponentialMechanism(_PairMechanism):
+    """The exponential mechanism (McSherry & Talwar 2007) choosing y with
+    probability ∝ exp(ε u(D, y)/2) for a utility of sensitivity 1.
+
+    It is ε-bounded-range (Durfee & Rogers 2019): the loss of any two
+    neighbours lies in an interval of width ε. Every ε-BR mechanism is
+    dominated by ``LogisticPair(eps)`` (Dong, Durfee & Rogers 2020, Lemma
+    3.2, maximised over their t; "dominated by two logistic distributions",
+    Zhu, Dong & Wang 2022 talk), tight for one use and below the ε-DP
+    randomized-response pair. RDP: that pair's closed form (``rdp_zoo.py``).
+    """
+
+    def __init__(self, eps):
+        self._setup("Exponential", eps=v.positive("eps", eps))
+
+    def _pair(self):
+        return LogisticPair(self.eps)
+
+    def _pairs(self):
+        pair = self._pair()
+        return PairComposition.single(pair, pair)  # symmetric
+
+    def _rdp(self):
+        return RDPCurve(((logistic_rdp(self.eps), 1),))
+
+
+def _prob_vector(name, values):
+    """A finite, non-negative vector summing to 1 within 1e-9, as a float array."""
+    if isinstance(values, (str, bytes)) or np.ndim(values) != 1:
+        raise TypeError(f"{name} must be a 1-d sequence of probabilities, got {values!r}")
+    arr = np.asarray(values)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must contain real numbers, got {values!r}")
+    arr = arr.astype(float)
+    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name} must be non-empty, finite and non-negative, got {values!r}")
+    total = math.fsum(arr)
+    if abs(total - 1.0) > 1e-9:
+        raise ValueError(f"{name} must sum to 1 (within 1e-9), got sum {total!r} for {values!r}")
+    return arr, total
+
+
+class DiscreteMechanism(_PairMechanism):
+    """A user-given finite pair: outcome i has probability p_probs[i] with the
+    record and q_probs[i] without. Both are renormalised (in log space, by
+    their exactly rounded sum); p-mass where q = 0 is loss +∞ (``p_inf``)."""
+
+    def __init__(self, p_probs, q_probs, name=None):
+        p, p_sum = _prob_vector("p_probs", p_probs)
+        q, q_sum = _prob_vector("q_probs", q_probs)
+        if len(p) != len(q):
+            raise ValueError(f"p_probs and q_probs differ in length: {len(p)} != {len(q)}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a string, got {name!r}")
+        label = name or "Discrete"
+        super().__init__(label, {"p_probs": tuple(p.tolist()), "q_probs": tuple(q.tolist())})
+        with np.errstate(divide="ignore"):
+            log_p, log_q = np.log(p) - math.log(p_sum), np.log(q) - math.log(q_sum)
+        object.__setattr__(self, "_logs", (log_p, log_q))
+
+    def _pair(self):
+        return DiscretePair(*self._logs, name=f"user:{self.name}")
+
+    def _rdp(self):
+        return self._exact_rdp()
+
+
+class ContinuousMechanism(_PairMechanism):
+    """A user mechanism with continuous laws P (with the record) and Q
+    (without) whose privacy loss log p(x)/q(x) increases strictly in x (see
+    ``MonotoneLossPair``: scipy.stats frozen continuous distributions)."""
+
+    def __init__(self, p_dist, q_dist, name=None):
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a string, got {name!r}")
+        pair = MonotoneLossPair(p_dist, q_dist)  # validates
+        super().__init__(name or "Continuous", {"p_dist": p_dist, "q_dist": q_dist})
+        object.__setattr__(self, "_remove_pair", pair)
+
+    def _pair(self):
+        return self._remove_pair

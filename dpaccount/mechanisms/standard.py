@@ -1,0 +1,122 @@
+"""The basic mechanisms, each with its tight dominating pair(s) and RDP.
+
+Neighbouring relation: add/remove one record by default. For a mechanism
+whose output is M(D) with the record and M(D') without, the remove
+direction is dominated by (P, Q) = (law with, law without) and the add
+direction by (Q, P); for the symmetric mechanisms below both coincide.
+Each takes ``relation=`` (``relations.py``): with ``"replace-one"`` the
+sensitivity is understood over replace-one neighbours, and each direction
+carries a pair dominating both orders of every neighbouring pair — the same
+pair for the symmetric mechanisms (Gaussian, GDP, Laplace, randomized
+response), the symmetric hull of the two shifts for the binomial.
+
+* ``GaussianMechanism(sigma, sensitivity)``: (N(Δ, σ²), N(0, σ²)) ≅ μ-GDP, μ = Δ/σ.
+* ``GDPMechanism(mu)``: (N(μ, 1), N(0, 1)) (Dong, Roth & Su 2022).
+* ``LaplaceMechanism(b, sensitivity)``: (Lap(Δ, b), Lap(0, b)), ε₀ = Δ/b.
+* ``RandomizedResponse(p)``: ((p, 1−p), (1−p, p)), p ∈ (1/2, 1).
+* ``BinomialMechanism(n, p, sensitivity)``: (Δ + Bin(n, p), Bin(n, p))
+  (Agarwal et al. 2018); no finite RDP (P has mass where Q has none).
+  Under replace-one the count moves either way, and a composition may see
+  different orders in different parts, so both directions carry the
+  symmetric pair above max(H(P||Q), H(Q||P)) (``relations.symmetric_hull_pair``).
+"""
+from .. import validation as v
+from ..errors import RepresentationUnavailable
+from ..mechanism import Mechanism
+from ..pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
+from ..pld.accountant import PairComposition
+from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp, laplace_rdp, randomized_response_rdp
+from ..relations import REPLACE_ONE, symmetric_hull_pair, with_relation
+
+
+class GaussianMechanism(Mechanism):
+    """Adds N(0, σ²) noise to a query of L2 sensitivity Δ."""
+
+    def __init__(self, sigma, sensitivity=1.0, relation=None):
+        self_sigma = v.positive("sigma", sigma)
+        self_sens = v.positive("sensitivity", sensitivity)
+        super().__init__("Gaussian", *with_relation({"sigma": self_sigma, "sensitivity": self_sens}, relation))
+        object.__setattr__(self, "sigma", self_sigma)
+        object.__setattr__(self, "sensitivity", self_sens)
+        object.__setattr__(self, "mu", self_sens / self_sigma)
+
+    def _pairs(self):
+        pair = GaussianPair(self.mu)
+        return PairComposition.single(pair, pair)
+
+    def _rdp(self):
+        return RDPCurve(((gaussian_rdp(self.mu), 1),))
+
+
+class GDPMechanism(GaussianMechanism):
+    """A μ-GDP mechanism: its tight pair is (N(μ, 1), N(0, 1))."""
+
+    def __init__(self, mu, relation=None):
+        mu = v.positive("mu", mu)
+        Mechanism.__init__(self, "GDP", *with_relation({"mu": mu}, relation))
+        object.__setattr__(self, "sigma", 1.0 / mu)
+        object.__setattr__(self, "sensitivity", 1.0)
+        object.__setattr__(self, "mu", mu)
+
+
+class LaplaceMechanism(Mechanism):
+    """Adds Laplace(0, b) noise to a query of L1 sensitivity Δ."""
+
+    def __init__(self, b, sensitivity=1.0, relation=None):
+        b = v.positive("b", b)
+        sens = v.positive("sensitivity", sensitivity)
+        super().__init__("Laplace", *with_relation({"b": b, "sensitivity": sens}, relation))
+        object.__setattr__(self, "b", b)
+        object.__setattr__(self, "sensitivity", sens)
+        object.__setattr__(self, "eps0", sens / b)
+
+    def _pairs(self):
+        pair = LaplacePair(self.eps0)
+        return PairComposition.single(pair, pair)
+
+    def _rdp(self):
+        return RDPCurve(((laplace_rdp(self.eps0), 1),))
+
+
+class RandomizedResponse(Mechanism):
+    """Reports a bit truthfully with probability p, flipped otherwise."""
+
+    def __init__(self, p, relation=None):
+        p = v.in_interval("p", p, 0.5, 1.0)
+        super().__init__("RandomizedResponse", *with_relation({"p": p}, relation))
+        object.__setattr__(self, "p", p)
+
+    def _pairs(self):
+        pair = randomized_response_pair(self.p)
+        return PairComposition.single(pair, pair)
+
+    def _rdp(self):
+        return RDPCurve(((randomized_response_rdp(self.p), 1),))
+
+
+class BinomialMechanism(Mechanism):
+    """Adds Bin(n, p) noise to an integer query of sensitivity Δ
+    (Agarwal, Suresh, Yu, Kumar & McMahan 2018)."""
+
+    def __init__(self, n, p, sensitivity=1, relation=None):
+        n = v.count("n", n)
+        p = v.in_interval("p", p, 0.0, 1.0)
+        sens = v.count("sensitivity", sensitivity)
+        super().__init__("Binomial", *with_relation({"n": n, "p": p, "sensitivity": sens}, relation))
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "sensitivity", sens)
+
+    def _pairs(self):
+        pair = binomial_pair(self.n, self.p, shift=self.sensitivity)
+        if self.relation == REPLACE_ONE:  # both orders in every direction (relations.py)
+            try:
+                hull = symmetric_hull_pair(pair, pair.reverse())
+            except ValueError as exc:  # losses beyond the float range of e^loss
+                raise RepresentationUnavailable(f"{self.name} under replace-one: {exc}") from exc
+            return PairComposition.single(hull, hull)
+        return PairComposition.single(pair, pair.reverse())
+
+    def _rdp(self):
+        pair = binomial_pair(self.n, self.p, shift=self.sensitivity)
+        return RDPCurve(((discrete_pair_rdp(pair._log_p, pair._log_q, pair.key()), 1),))

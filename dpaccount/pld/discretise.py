@@ -1,0 +1,177 @@
+"""Put one dominating pair on a privacy-loss grid, in a chosen direction.
+
+Pessimistic: Connect-the-Dots (Doroshenko, Ghazi, Kamath, Kumar &
+Manurangsi, PETS 2022; ../shared/papers/google-2022-connect-the-dots-blog.txt).
+The grid PLD whose hockey-stick curve, as a function of x = e^ε, is the
+chord through the exact curve at the grid points. Because that curve is
+convex, the chord lies above it, so the grid pair dominates (P, Q); and it
+is a valid pair (its curve is convex, decreasing, 1 at x = 0), so it keeps
+dominating under composition. Cell by cell this means: the P- and Q-mass
+(A, B) of L in (ε_{j−1}, ε_j] is split between the two ends so that both
+are kept, which puts
+
+    a_up = (A − e^{ε_{j−1}} B) / (1 − e^{−h})     at ε_j,   A − a_up at ε_{j−1}.
+
+Mass below the first point goes to the first point (moved up: pessimistic),
+mass above the last point to +∞.
+
+Optimistic: privacy buckets rounded down (Koskela & Honkela 2021, Lemma 5,
+"left" rounding): each cell's P-mass goes to its lower end, mass below the
+first point is dropped. Moving loss down can only lower every δ(ε), also
+after composition, so this gives rigorous lower bounds.
+
+Rounding errors: a cell's (A, B) are accurate to a few ulps of themselves,
+so the split a_up carries a relative error of order u/h; the pessimistic
+split moves 64·u/h of the cell's mass more to the upper end than computed
+(moving mass up keeps the bound), the optimistic one that much less.
+"""
+import functools
+import math
+
+import numpy as np
+
+from .discretise_optimistic import pair_to_lower_grid
+from ..errors import AccuracyNotReached
+from .grid import PLDGrid
+
+_U = np.finfo(float).eps
+
+
+def pair_to_grid(pair, step, lo, hi, pessimistic=True):
+    """The pair's P-masses on the grid points lo·step, …, hi·step (+ p_∞)."""
+    if hi <= lo:
+        hi = lo + 1
+    on_grid = hasattr(pair, "atoms") and pair.lattice is not None and _is_multiple(pair.lattice, step)
+    if not pessimistic and not on_grid:
+        try:
+            return pair_to_lower_grid(pair, step, lo, hi)
+        except OverflowError:
+            pass  # losses beyond ±700: privacy buckets below
+    if hasattr(pair, "atoms"):
+        return _atoms_to_grid(pair, step, lo, hi, pessimistic)
+    idx = np.arange(lo, hi + 1)
+    edges = idx * step
+    a, b = pair.masses(edges)  # cells: (−∞, e0], (e0, e1], …, (e_last, ∞)
+    probs = np.zeros(len(idx))
+    inner_a, inner_b = a[1:-1], b[1:-1]
+    if pessimistic:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # ratio r = e^{ε_{j−1}} B / A ∈ [e^{−h}, 1] in exact arithmetic
+            log_r = np.log(inner_b) + edges[:-1] - np.log(inner_a)
+            share = -np.expm1(log_r) / -math.expm1(-step)
+        share = np.nan_to_num(share, nan=0.0, posinf=1.0, neginf=0.0)
+        share = np.where(inner_b < 1e-290, 1.0, share)  # Q-mass unresolved: all up
+        share = np.clip(share + 64 * _U / step, 0.0, 1.0)
+        up = inner_a * share
+        probs[1:] += up
+        probs[:-1] += inner_a - up
+        probs[0] += a[0]
+        p_inf = pair.p_inf + a[-1]
+        probs *= 1.0 + 8 * _U
+    else:
+        probs[:-1] += inner_a
+        probs[-1] += a[-1]
+        p_inf = pair.p_inf
+        probs *= 1.0 - 8 * _U
+    return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(p_inf), pessimistic=pessimistic)
+
+
+def _is_multiple(lattice, step):
+    ratio = lattice / step
+    return abs(ratio - round(ratio)) <= 1e-9 * max(ratio, 1.0)
+
+
+def _atoms_to_grid(pair, step, lo, hi, pessimistic):
+    """Finitely many atoms, split between the neighbouring grid points in
+    closed form: a fraction (1 − e^{ε_{j−1} − ℓ})/(1 − e^{−h}) goes up
+    (pessimistic; plus 64u|ℓ|/h for the rounding of ℓ and ℓ/h, so an
+    atom on a grid point sends a sliver up), or all of it goes down
+    (optimistic; an atom within that rounding below a grid point is placed
+    on it, so lattice atoms stay exact: the lower bound is certified up to
+    the ulp-level rounding of the loss values themselves)."""
+    loss, p, _ = pair.atoms
+    pos = loss / step
+    slack = 64 * _U * np.abs(pos)  # rounding of ℓ (relative, as for a lattice parameter) and of ℓ/h
+    if pessimistic:
+        below = np.floor(pos).astype(np.int64)
+        with np.errstate(over="ignore"):
+            share = np.expm1(below * step - loss) / math.expm1(-step)
+        share = np.clip(share * (1.0 + 16 * _U) + slack, 0.0, 1.0)
+    else:
+        below = np.floor(pos + slack).astype(np.int64)
+        share = np.zeros(len(p))
+    up = p * share
+    down = p - up
+    probs = np.zeros(hi - lo + 1)
+    p_inf = pair.p_inf
+    for idx, mass in ((below, down), (below + 1, up)):
+        rel = idx - lo
+        inside = (rel >= 0) & (rel <= hi - lo)
+        np.add.at(probs, rel[inside], mass[inside])
+        low = rel < 0
+        if pessimistic:
+            probs[0] += mass[low].sum()
+            p_inf += mass[rel > hi - lo].sum()
+        else:
+            probs[-1] += mass[rel > hi - lo].sum()
+    probs *= (1.0 + 8 * _U) if pessimistic else (1.0 - 8 * _U)
+    return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(p_inf), pessimistic=pessimistic)
+
+
+@functools.lru_cache(maxsize=256)
+def loss_range(pair, tail):
+    """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail.
+
+    The grid also stops where Q(hi < L < ∞) falls below 1e-280, so that no
+    cell's Q-mass is subnormal (what lies above goes to +∞, or to the top
+    point in an optimistic grid). Where that cuts off more than 1e-3 of the
+    P-mass the pair's losses are beyond what a float grid can represent and
+    ``AccuracyNotReached`` says so. Each end: a log-spaced scan of
+    ±[1e-4, 1e5] brackets it, 128 points inside the bracket refine it,
+    keeping the safe side."""
+    scan = np.geomspace(1e-4, 1e5, 181)
+    xs = np.concatenate((-scan[::-1], [0.0], scan))
+
+    def tails(x):
+        a, b = pair.masses(x)
+        return np.cumsum(a)[:-1], np.cumsum(a[::-1])[::-1][1:], np.cumsum(b[::-1])[::-1][1:]
+
+    def crossing(which, test):
+        """(last x failing, first x passing) a test that turns true as x grows."""
+        points = xs
+        for _ in range(2):
+            ok = test(tails(points)[which])
+            i = int(np.argmax(ok)) if ok.any() else len(points) - 1
+            if i == 0:
+                return float(points[0]), float(points[0])
+            points = np.linspace(points[i - 1], points[i], 128)
+        ok = test(tails(points)[which])
+        i = int(np.argmax(ok)) if ok.any() else len(points) - 1
+        return float(points[max(i - 1, 0)]), float(points[i])
+
+    lo = crossing(0, lambda below: below > tail)[0]
+    hi = crossing(1, lambda above: above <= tail)[1]
+    cap = crossing(2, lambda q_above: q_above < 1e-280)[1]
+    if cap < hi:
+        lost = float(tails(np.array([cap]))[1][0])
+        if lost > 1e-3:
+            raise AccuracyNotReached(
+                f"{lost:.3g} of the privacy-loss mass of {pair!r} lies beyond {cap:.4g}, where "
+                f"e^(-loss) leaves the float range: a grid cannot represent it; use "
+                f"method='analytic' or 'rdp'")
+        hi = cap
+    return min(lo, hi), hi
+
+
+@functools.lru_cache(maxsize=256)
+def loss_moments(pair, lo, hi, points=1025):
+    """Mean and variance of the finite loss under P, from a grid on [lo, hi]."""
+    edges = np.linspace(lo, hi, points)
+    a, _ = pair.masses(edges)
+    mid = np.concatenate(([lo], 0.5 * (edges[1:] + edges[:-1]), [hi]))
+    total = a.sum()
+    if total <= 0:
+        return 0.0, 0.0
+    mean = float((a * mid).sum() / total)
+    var = float((a * (mid - mean) ** 2).sum() / total)
+    return mean, var

@@ -1,0 +1,225 @@
+"""An online accountant: steps one at a time, δ(ε) after each in O(n).
+
+``PrivacyOdometer`` keeps, per direction, the spectrum of the composed
+privacy-loss grid (Koskela & Honkela 2021, Sec. 6). A step multiplies it by
+the (cached) spectrum of the step's grid: O(n). A query never inverts the
+transform: by Plancherel (Lemma 14)
+
+    Σ_j p_j w_j = (1/n) Σ_k P_k · conj(W_k),   w_j = (1 − e^{ε − ε_j})_+,
+
+so δ(ε) is one O(n) dot product with the transform W of the hockey-stick
+weights, cached per ε. ε(δ) bisects on such evaluations.
+
+Soundness is that of the batch accountant (``pld_compose.py``): every step
+is a pessimistic Connect-the-Dots grid; circular aliasing only adds mass,
+except the mass above the window, which a Chernoff bound (from the grids'
+exact moment-generating functions, tracked per step) sends to +∞; the
+transform noise is bounded from the spectra and added to every bin. The
+grid (step and window) is planned once, from a ``horizon``: the longest
+composition you expect. Going beyond it stays sound, only looser (the
+Chernoff term grows), and a warning says so.
+"""
+import math
+import warnings
+
+import numpy as np
+from scipy import fft as sfft
+
+from .. import validation as v
+from .discretise import loss_range, pair_to_grid
+from ..mechanism import Mechanism
+from .accountant import DIRECTIONS, _merge_gaussians, plan_step
+from .compose import MAX_GRID, chernoff_window
+from ..converters.hockey_stick import hockey_stick_to_epsilon
+
+_U = np.finfo(float).eps
+_LAMBDAS = np.geomspace(1e-2, 1e3, 31)
+_DEAD = 1e-250  # a frequency whose coefficient bound falls below this is dropped
+
+
+class _Direction:
+    """The running composition of one direction on a fixed circular grid.
+
+    Spectra are kept for absolute grid indices modulo n (each step's spectrum
+    is shifted by its offset once, when cached), so queries need no phase.
+    Beside the spectrum it keeps, per frequency, ``bound`` ≥ |coefficient|
+    (the product of each step's |z| + η, rounded up: it bounds the exact and
+    the computed coefficient alike) and ``inv_peak``, 1 / the largest factor seen.
+    Frequencies whose bound falls below 1e-250 are dead: their coefficient
+    is set to 0 (``_dead_allowance`` pays for that) and, once every frequency above some index
+    is dead, steps and queries touch only the live prefix ``[:m]``, a view.
+    Every update is one pass of multiplications: no logarithms, no gathers."""
+
+    def __init__(self, step, ja, size, tail):
+        self.step, self.ja, self.size, self.tail = step, ja, size, tail
+        nfreq = size // 2 + 1
+        self.spec = np.ones(nfreq, dtype=complex)
+        self.bound = np.ones(nfreq)
+        self.inv_peak = np.full(nfreq, np.inf)  # 1 / (the largest factor seen)
+        self._in_peak = set()
+        self.m = nfreq  # frequencies [m:] are dead
+        self._ones = np.ones(nfreq)
+        self.total_k, self.log_finite = 0, 0.0
+        self.log_mgf = np.zeros(len(_LAMBDAS))  # Σ k Λ(λ) for the upper-tail bound
+        self.eta = 5.0 * _U * math.ceil(math.log2(size) + 1)
+        self._grids, self._weights = {}, {}
+
+    def _prepare(self, pair):
+        lo, hi = loss_range(pair, self.tail)
+        jlo, jhi = math.floor(lo / self.step), math.ceil(hi / self.step)
+        if jhi - jlo + 1 > self.size:
+            raise ValueError(f"a step of {pair!r} spans {jhi - jlo + 1} grid points, more than the "
+                             f"odometer's window ({self.size}); plan it with a wider horizon")
+        grid = pair_to_grid(pair, self.step, jlo, jhi)
+        k = np.arange(self.size // 2 + 1)
+        z = sfft.rfft(grid.probs, self.size) * np.exp(-2j * np.pi * k * (grid.offset % self.size) / self.size)
+        # |z̃| ≤ |z| + η; the factor 1 + 4u covers the rounding of this line and of
+        # each product in ``add`` (a complex product errs by ≤ √5·u): bounds err upwards
+        mag = np.minimum(np.abs(z) + self.eta, 1.0 + self.eta) * (1 + 4 * _U)
+        live = grid.probs > 0
+        expo = np.log(grid.probs[live])[None, :] + _LAMBDAS[:, None] * grid.losses[live][None, :]
+        top = expo.max(axis=1)
+        mgf = top + np.log(np.exp(expo - top[:, None]).sum(axis=1))
+        return grid, z, mag, mgf
+
+    def add(self, pair, count):
+        if pair not in self._grids:
+            self._grids[pair] = self._prepare(pair)
+        grid, z, mag, mgf = self._grids[pair]
+        m = self.m
+        spec, bound = self.spec[:m], self.bound[:m]
+        with np.errstate(under="ignore"):
+            if count == 1:
+                spec *= z[:m]
+                bound *= mag[:m]
+            else:
+                spec *= z[:m] ** count
+                bound *= mag[:m] ** count * (1 + 2 * count * _U)  # the power's rounding, upwards
+        if pair not in self._in_peak:  # a new kind of step may raise the peak (O(n) once)
+            self._in_peak.add(pair)
+            np.minimum(self.inv_peak, 1.0 / mag, out=self.inv_peak)
+        dying = bound < _DEAD  # zeroed before they turn subnormal (slow arithmetic)
+        if dying.any():
+            np.copyto(spec, 0.0, where=dying)
+            np.copyto(bound, 0.0, where=dying)
+        if bound[-1] == 0.0:  # the top has died: shrink the live prefix
+            live = np.flatnonzero(bound)
+            self.m = int(live[-1]) + 1 if live.size else 1
+        self.total_k += count
+        self.log_mgf += count * mgf
+        self.log_finite += count * math.log1p(-min(grid.p_inf, 1.0)) if grid.p_inf < 1 else -math.inf
+
+    def _dead_allowance(self):
+        """What the zeroed coefficients can add to a bin: each was below 1e-250
+        when zeroed, and later factors are ≤ 1 + η, so (1/n) Σ_k c_k |P_k| over
+        them is at most 2·1e-250·(1 + η)^K."""
+        return 2.0 * _DEAD * math.exp(self.total_k * self.eta)
+
+    def _fold_dot(self, x, y):
+        """Σ_k c_k x_k y_k over the live prefix with the rfft multiplicities c_k
+        (1 at k = 0 and at n/2 for even n, else 2): the full-spectrum sum."""
+        total = 2.0 * float(x @ y) - float(x[0] * y[0])
+        if self.size % 2 == 0 and len(x) == self.size // 2 + 1:
+            total -= float(x[-1] * y[-1])
+        return total
+
+    def _weights_fft(self, eps):
+        """rfft of w = (1 − e^{ε−ε_j})_+ placed at absolute indices mod n, cached
+        per ε, with the multiplicities folded in: (c·W as float pairs, c·|W|, Σ w)."""
+        if eps not in self._weights:
+            losses = (self.ja + np.arange(self.size)) * self.step
+            w = np.where(losses > eps, -np.expm1(np.minimum(eps - losses, 0.0)), 0.0)
+            w_hat = sfft.rfft(np.roll(w, self.ja % self.size))
+            fold = np.full(len(w_hat), 2.0)
+            fold[0] = 1.0
+            if self.size % 2 == 0:
+                fold[-1] = 1.0
+            if len(self._weights) > 64:
+                self._weights.clear()
+            self._weights[eps] = ((fold * w_hat).view(float), fold * np.abs(w_hat), float(w.sum()))
+        return self._weights[eps]
+
+    def delta(self, eps):
+        """An upper bound on δ(ε) of the composition so far."""
+        n, m = self.size, self.m
+        if self.total_k == 0:
+            return 0.0 if eps >= 0 else -math.expm1(eps)
+        w_pairs, w_abs, weight_sum = self._weights_fft(eps)
+        spec, bound = self.spec[:m], self.bound[:m]
+        # Plancherel: Σ_j p_j w_j = (1/n) Σ_k c_k Re(P_k conj(W_k)), one real dot product
+        value = float(spec.view(float) @ w_pairs[:2 * m]) / n
+        # per-bin noise of the spectrum (as in pld_compose._fft): K(η + 4u)·bound/peak
+        # for the products' errors, η·bound for the last transform, then what the
+        # dead frequencies may add; then the rounding of the dot product itself
+        bin_err = (self.total_k * (self.eta + 4 * _U) * self._fold_dot(bound, self.inv_peak[:m])
+                   + self.eta * self._fold_dot(bound, self._ones[:m])) / n + self._dead_allowance()
+        dot_err = self.eta * float(bound @ w_abs[:m]) / n
+        p_inf = min(1.0, -math.expm1(self.log_finite) * (1 + 16 * _U)) if self.log_finite > -math.inf else 1.0
+        return min(1.0, max(value, 0.0) + bin_err * weight_sum + dot_err + self.above_window() + p_inf)
+
+    def above_window(self):
+        """Chernoff bound on the composed mass above the window (sent to +∞)."""
+        top = (self.ja + self.size - 1) * self.step
+        return math.exp(min(float(np.min(self.log_mgf - _LAMBDAS * top)), 0.0))
+
+
+class PrivacyOdometer:
+    """Online privacy accounting: ``step(mechanism)`` then ``get_approx_delta(eps)``
+    or ``get_approxDP(delta)`` at any time; every answer is an upper bound.
+
+    ``horizon`` is the longest composition you plan (a ``Mechanism``, e.g.
+    ``Composition()([sgd_step], [T])``); it fixes the grid. Steps may be any
+    mechanisms with dominating pairs, in any order and mix."""
+
+    def __init__(self, horizon, accuracy=1e-3, tail=1e-30):
+        if not isinstance(horizon, Mechanism):
+            raise TypeError(f"horizon must be a dpaccount Mechanism, got {horizon!r}")
+        accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
+        tail = v.in_interval("tail", tail, 0.0, 1e-6)
+        pairs = horizon.pairs
+        # steps arrive one by one: plan for every one of them rounded (no merging of Gaussians)
+        step = max(plan_step(pairs.direction(d), 0.1 * accuracy, tail) for d in DIRECTIONS)
+        self._dirs = {}
+        for d in DIRECTIONS:
+            merged = _merge_gaussians(pairs.direction(d)) if len(pairs.direction(d)) > 1 else pairs.direction(d)
+            total_k = sum(k for _, k in merged)
+            items = []
+            for p, k in merged:
+                lo, hi = loss_range(p, tail / total_k)
+                items.append((pair_to_grid(p, step, math.floor(lo / step), math.ceil(hi / step)), k))
+            ja, jb, _, _ = chernoff_window(items, tail)
+            size = sfft.next_fast_len(jb - ja + 1, real=True)
+            if size > MAX_GRID:
+                raise ValueError(f"the horizon needs {size} grid points, more than the cap {MAX_GRID}")
+            self._dirs[d] = _Direction(step, ja, size, tail / total_k)
+        self._steps, self._horizon_tail = 0, tail
+
+    @property
+    def steps(self):
+        """How many steps have been taken."""
+        return self._steps
+
+    def step(self, mechanism, count=1):
+        """Compose ``mechanism`` (``count`` times) into the running total."""
+        if not isinstance(mechanism, Mechanism):
+            raise TypeError(f"mechanism must be a dpaccount Mechanism, got {mechanism!r}")
+        count = v.count("count", count)
+        pairs = mechanism.pairs
+        for d in DIRECTIONS:
+            for pair, k in pairs.direction(d):
+                self._dirs[d].add(pair, k * count)
+        self._steps += count
+        if max(s.above_window() for s in self._dirs.values()) > 1e3 * self._horizon_tail:
+            warnings.warn("the odometer has gone past its horizon: answers stay upper bounds but "
+                          "loosen; plan a longer horizon", RuntimeWarning, stacklevel=2)
+        return self
+
+    def get_approx_delta(self, eps):
+        """δ(ε) of everything composed so far (an upper bound)."""
+        eps = v.in_interval("eps", eps, 0.0, math.inf, lo_open=False)
+        return max(s.delta(eps) for s in self._dirs.values())
+
+    def get_approxDP(self, delta):
+        """ε(δ) of everything composed so far (an upper bound), by bisection."""
+        delta = v.in_interval("delta", delta, 0.0, 1.0)
+        return hockey_stick_to_epsilon(self.get_approx_delta, delta, iterations=60)

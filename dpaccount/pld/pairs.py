@@ -1,0 +1,291 @@
+"""Dominating pairs: the object every tight accountant starts from.
+
+A pair (P, Q) dominates a mechanism M in one neighbouring direction when
+H_α(M(D) || M(D')) ≤ H_α(P || Q) for every α = e^ε > 0 and every neighbours
+D, D' in that direction (Zhu, Dong & Wang 2022, Def. 7). Everything here is
+described through the privacy loss L = log(dP/dQ):
+
+* ``masses(edges)`` — the P- and Q-probabilities of L in the cells
+  (−∞, e₀], (e₀, e₁], …, (e_{n−1}, ∞) (finite L only). This is all the
+  discretisers (``discretise.py``) need, and each cell is computed directly,
+  never as a difference of two numbers close to 1, so a cell is accurate to
+  a few ulps *relative to itself*.
+* ``p_inf`` — P(L = +∞), the mass where Q vanishes; ``q_ninf`` — Q(L = −∞),
+  the mass where P vanishes (it matters once the pair is subsampled).
+* ``atom_masses(points)`` — the P- and Q-mass of L exactly at the given
+  loss values (the atoms; zero for a continuous loss).
+* ``delta(eps)`` — the hockey-stick curve H_{e^ε}(P||Q) for every real ε.
+* ``reverse()`` — the pair (Q, P), whose loss is −L.
+* ``lattice`` — g > 0 if every finite loss value is an integer multiple of g
+  (so a grid of step g/m represents the pair exactly), else None;
+  ``anchor`` — a spacing whose divisors make good grid steps (the atoms of a
+  pair that also has a continuous part), else None.
+* ``gaussian_mu`` — μ if the pair *is* (N(μ,1), N(0,1)); compositions of such
+  pairs are again Gaussian (``gdp.py``).
+
+Hockey-stick identities used throughout (all exact):
+  H_α(P||Q) = P(L > log α) − α Q(L > log α),
+  H_α(P||Q) = 1 − α + α H_{1/α}(Q||P)      (swap, for any α > 0).
+"""
+import hashlib
+import math
+from abc import ABC, abstractmethod
+
+import numpy as np
+from scipy import special, stats
+
+from ..converters.gdp import delta_gdp
+
+_U = np.finfo(float).eps
+
+
+class DominatingPair(ABC):
+    """(P, Q) seen through its privacy loss L = log(dP/dQ); immutable."""
+
+    lattice = None
+    anchor = None
+    gaussian_mu = None
+
+    @property
+    @abstractmethod
+    def p_inf(self):
+        """P(L = +∞)."""
+
+    q_ninf = 0.0
+
+    @abstractmethod
+    def masses(self, edges):
+        """(A, B): P- and Q-masses of finite L in the len(edges)+1 cells."""
+
+    def atom_masses(self, points):
+        """(P(L = ℓ), Q(L = ℓ)) for each ℓ in ``points`` (default: no atoms)."""
+        zeros = np.zeros(len(points))
+        return zeros, zeros.copy()
+
+    @abstractmethod
+    def delta(self, eps, upper=True):
+        """H_{e^ε}(P || Q) for real ε (vectorised), rounded up: an upper bound
+        within ~1e-12 of the exact value (upper=False: rounded down)."""
+
+    @abstractmethod
+    def reverse(self):
+        """The pair (Q, P)."""
+
+    @abstractmethod
+    def key(self):
+        """A hashable description (equal keys ⇔ equal pairs)."""
+
+    def __eq__(self, other):
+        return isinstance(other, DominatingPair) and self.key() == other.key()
+
+    def __hash__(self):
+        return hash(self.key())
+
+    def __repr__(self):
+        return f"{type(self).__name__}{self.key()[1:]}"
+
+
+def _at(points, where, p_mass, q_mass):
+    """Atom masses at ``where`` (arrays) picked out at ``points`` (within 1e-12)."""
+    points = np.asarray(points, dtype=float)
+    p_out, q_out = np.zeros(len(points)), np.zeros(len(points))
+    for loc, pm, qm in zip(where, p_mass, q_mass):
+        hit = np.abs(points - loc) <= 1e-12 * max(1.0, abs(loc))
+        p_out[hit] += pm
+        q_out[hit] += qm
+    return p_out, q_out
+
+
+def _normal_cells(z):
+    """Φ-masses of the cells (−∞, z₀], (z₀, z₁], …, (z_{n−1}, ∞), each to a few
+    ulps of itself: a cell below 0 is Φ(hi)·(1 − Φ(lo)/Φ(hi)), one above 0 the
+    mirror image, computed from log Φ(±z) (two special-function calls)."""
+    z = np.concatenate(([-np.inf], np.asarray(z, dtype=float), [np.inf]))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lp, lm = special.log_ndtr(z), special.log_ndtr(-z)  # log Φ(z), log Φ(−z)
+        left = np.exp(lp[1:]) * -np.expm1(lp[:-1] - lp[1:])
+        right = np.exp(lm[:-1]) * -np.expm1(lm[1:] - lm[:-1])
+        middle = -np.expm1(np.logaddexp(lp[:-1], lm[1:]))
+    lo, hi = z[:-1], z[1:]
+    out = np.where(hi <= 0, left, np.where(lo >= 0, right, middle))
+    return np.nan_to_num(out, nan=0.0)
+
+
+class GaussianPair(DominatingPair):
+    """(N(μ, 1), N(0, 1)): L ~ N(μ²/2, μ²) under P and N(−μ²/2, μ²) under Q."""
+
+    def __init__(self, mu):
+        self._mu = float(mu)
+
+    gaussian_mu = property(lambda self: self._mu)
+    p_inf = 0.0
+
+    def masses(self, edges):
+        mu = self._mu
+        e = np.asarray(edges, dtype=float)
+        return _normal_cells((e - mu * mu / 2) / mu), _normal_cells((e + mu * mu / 2) / mu)
+
+    def delta(self, eps, upper=True):
+        return delta_gdp(eps, self._mu, upper)
+
+    def reverse(self):
+        return self  # symmetric up to the reflection x ↦ μ − x
+
+    def key(self):
+        return ("gaussian", self._mu)
+
+
+class DiscretePair(DominatingPair):
+    """Finitely many outcomes with probabilities p_i (under P) and q_i (Q).
+
+    Given in log space (``log_p``, ``log_q``, −inf for zero). Outcomes with
+    q_i = 0 carry P-mass to L = +∞ (``p_inf``, and ``q_ninf`` for Q at −∞,
+    give them exactly where the logs would round them); outcomes with p_i = 0
+    never matter for P.
+    """
+
+    def __init__(self, log_p, log_q, lattice=None, name="discrete", p_inf=None, q_ninf=None):
+        log_p = np.asarray(log_p, dtype=float)
+        log_q = np.asarray(log_q, dtype=float)
+        keep = np.isfinite(log_p) | np.isfinite(log_q)
+        self._log_p, self._log_q = log_p[keep], log_q[keep]
+        self._name = name
+        self._key = None
+        self.lattice = lattice
+        with np.errstate(invalid="ignore"):
+            self._loss = self._log_p - self._log_q  # +inf where q = 0, -inf where p = 0
+        finite = np.isfinite(self._loss)
+        order = np.argsort(self._loss[finite])
+        self._sorted_loss = self._loss[finite][order]
+        self._sorted_p = np.exp(self._log_p[finite][order])
+        self._sorted_q = np.exp(self._log_q[finite][order])
+        # rounding of a computed loss, relative (as that of a lattice parameter like 1/t is)
+        self._tau = 8 * _U * np.abs(self._sorted_loss)
+        # P(L = +∞): exactly ``p_inf`` where the caller knows it (a user's δ), else from the logs, up
+        self._p_inf = float(np.exp(special.logsumexp(self._log_p[self._loss == np.inf]))) * (1 + 8 * _U) \
+            if p_inf is None else float(p_inf)
+        self.q_ninf = float(np.exp(special.logsumexp(self._log_q[self._loss == -np.inf]))) \
+            if q_ninf is None else float(q_ninf)
+        self._exact_ends = (p_inf, q_ninf)
+
+    @property
+    def p_inf(self):
+        return self._p_inf
+
+    @property
+    def atoms(self):
+        """(loss values, P-masses, Q-masses) of the finite atoms, sorted."""
+        return self._sorted_loss, self._sorted_p, self._sorted_q
+
+    def atom_masses(self, points):
+        return _at(points, self._sorted_loss, self._sorted_p, self._sorted_q)
+
+    def masses(self, edges):
+        cell = np.searchsorted(np.asarray(edges, dtype=float), self._sorted_loss, side="left")
+        n = len(edges) + 1
+        return (np.bincount(cell, self._sorted_p, minlength=n),
+                np.bincount(cell, self._sorted_q, minlength=n))
+
+    def delta(self, eps, upper=True):
+        eps = np.asarray(eps, dtype=float)[..., None]
+        # Σ_i (p_i − e^ε q_i)_+ over finite atoms with loss > ε, plus p_inf. A computed loss
+        # errs by at most τ_i (its logs' rounding): the upper bound takes every atom with
+        # loss > ε − τ_i and pays 2τ_i p_i for those near ε whose true loss may
+        # exceed ε though the computed one does not (their true loss is ≤ ε + 2τ_i, so each
+        # adds at most p_i(1 − e^{−2τ_i}) ≤ 2τ_i p_i); the lower bound takes only loss > ε + τ_i.
+        loss, p, q = self._sorted_loss, self._sorted_p, self._sorted_q
+        live = loss > (eps - self._tau if upper else eps + self._tau)
+        scaled_q = np.exp(eps) * q
+        out = np.where(live, np.maximum(p - scaled_q, 0.0), 0.0).sum(-1) + self._p_inf
+        # the differences cancel near an atom: pad by their rounding, (n + 4)·u of the terms
+        pad = (len(p) + 4) * _U * np.where(live, p + scaled_q, 0.0).sum(-1)
+        if upper:
+            out = out + pad + np.where(live & (loss <= eps + self._tau), 2 * self._tau * p, 0.0).sum(-1)
+        else:
+            out = np.maximum(out - pad, 0.0)
+        out = np.minimum(out.reshape(eps.shape[:-1]), 1.0)
+        return float(out) if out.ndim == 0 else out
+
+    def reverse(self):
+        return DiscretePair(self._log_q, self._log_p, self.lattice, self._name + "-reversed",
+                            p_inf=self._exact_ends[1], q_ninf=self._exact_ends[0])
+
+    def key(self):
+        if self._key is None:  # a digest: hashing a million-atom pair once, not per lookup
+            digest = hashlib.sha256(self._log_p.tobytes() + b"|" + self._log_q.tobytes()).hexdigest()
+            object.__setattr__(self, "_key", (self._name, len(self._log_p), digest))
+        return self._key
+
+    def __repr__(self):
+        return f"DiscretePair({self._name}, {len(self._log_p)} outcomes)"
+
+
+def identical_pair():
+    """P = Q: the loss is 0 with probability 1 (a mechanism that ignores the record)."""
+    return DiscretePair(np.zeros(1), np.zeros(1), name="identical")
+
+
+def randomized_response_pair(p):
+    """Binary randomized response (true answer with prob. p > 1/2):
+    P = (p, 1−p), Q = (1−p, p); losses ±log(p/(1−p)) form a lattice."""
+    a = math.log(p) - math.log1p(-p)
+    logs = np.array([math.log(p), math.log1p(-p)])
+    return DiscretePair(logs, logs[::-1], lattice=a, name=f"rr(p={p!r})")
+
+
+def binomial_pair(n, p, shift=1):
+    """Binomial mechanism (Agarwal et al. 2018): P = shift + Bin(n, p), Q = Bin(n, p)."""
+    k = np.arange(n + 1 + shift)
+    log_q = stats.binom.logpmf(k, n, p)
+    log_p = stats.binom.logpmf(k - shift, n, p)
+    return DiscretePair(log_p, log_q, name=f"binomial(n={n},p={p!r},shift={shift})")
+
+
+class LaplacePair(DominatingPair):
+    """(Lap(1, b), Lap(0, b)): the Laplace mechanism with sensitivity/scale 1/b.
+
+    With ε₀ = 1/b the loss is −ε₀ on x ≤ 0, (2x − 1)/b on (0, 1), +ε₀ on x ≥ 1:
+    atoms P(L=ε₀) = ½, P(L=−ε₀) = ½e^{−ε₀} and a continuous part between.
+    δ(ε) = 1 − e^{(ε−ε₀)/2} on |ε| < ε₀ (Balle & Wang 2018 / the talk's table).
+    """
+
+    def __init__(self, eps0):
+        self._e0 = float(eps0)
+        self.anchor = self._e0  # atoms at ±ε₀ sit on grids of step ε₀/m
+
+    p_inf = 0.0
+
+    def _cdfs(self, eps):
+        """P(L ≤ ε), Q(L ≤ ε) for real ε (no cancellation: written per piece)."""
+        e0 = self._e0
+        e = np.clip(np.asarray(eps, dtype=float), -e0, e0)
+        # on (−ε₀, ε₀): x(ε) = (bε + 1)/2 ∈ (0, 1)
+        cdf_p = 0.5 * np.exp((e - e0) / 2)          # ½ e^{−(1−x)/b}
+        cdf_q = 1.0 - 0.5 * np.exp(-(e + e0) / 2)   # 1 − ½ e^{−x/b}
+        eps = np.asarray(eps, dtype=float)
+        cdf_p = np.where(eps < -e0, 0.0, np.where(eps >= e0, 1.0, cdf_p))
+        cdf_q = np.where(eps < -e0, 0.0, np.where(eps >= e0, 1.0, cdf_q))
+        return cdf_p, cdf_q
+
+    def atom_masses(self, points):
+        e0, half = self._e0, 0.5
+        return _at(points, (-e0, e0), (half * math.exp(-e0), half), (half, half * math.exp(-e0)))
+
+    def masses(self, edges):
+        e = np.concatenate(([-np.inf], np.asarray(edges, dtype=float), [np.inf]))
+        cp, cq = self._cdfs(e)
+        return np.diff(cp), np.diff(cq)
+
+    def delta(self, eps, upper=True):
+        eps = np.asarray(eps, dtype=float)
+        e0 = self._e0
+        out = np.where(eps >= e0, 0.0,
+                       np.where(eps <= -e0, -np.expm1(eps), -np.expm1((eps - e0) / 2)))
+        out = out * (1 + 4 * _U if upper else 1 - 4 * _U)
+        return float(out) if out.ndim == 0 else out
+
+    def reverse(self):
+        return self
+
+    def key(self):
+        return ("laplace", self._e0)

@@ -1,0 +1,230 @@
+"""Sampling without replacement (fixed-size batches) under replace-one neighbours.
+
+``SubsetSampling()(mechanism, gamma)``: the dataset has n records, a batch of
+m = γn of them is drawn uniformly without replacement, and ``mechanism`` (a
+replace-one mechanism on datasets of size m) runs on the batch. Neighbours
+of the subsampled mechanism are again replace-one.
+
+Pairs (the tight accountant). Dong, Roth & Su 2022, Thm 4.2 (the f-DP form
+of Zhu, Dong & Wang 2022, Thm 11 (2)): if the base is f-DP with f
+symmetric, the subsampled mechanism is C_γ(f) = min(f_γ, f_γ⁻¹)**-DP with
+f_γ = γf + (1−γ)Id, and this is tight. f_γ is the trade-off of the pair
+
+    A = ((1−γ)Q + γP, Q)        (``PoissonRemovePair(base, γ)``),
+
+and C_γ(f) is the trade-off of ``SubsetSampledPair``: its privacy loss L*
+agrees with A's on L > 0, is mirrored on L < 0,
+
+    P*(L = ℓ) = Q_A(L = −ℓ),  Q*(L = ℓ) = P_A(L = −ℓ)   (ℓ < 0, also ℓ = −∞),
+
+and puts z = 1 − P_A(0 < L ≤ ∞) − Q_A(0 < L < ∞) at L = 0 under both. Its
+hockey-stick curve is A's for ε ≥ 0 and, by the swap identity
+H_α = 1 − α + α H_{1/α}(reversed), 1 − e^ε + e^ε H_A(−ε) for ε < 0, i.e.
+max(H(A), H(A reversed)) at every ε (the conjugate of min(f_γ, f_γ⁻¹)**);
+the pair is its own reverse. z ≥ 0 for a symmetric base: with
+a = P(L > 0), b = Q(L > 0) = P(L < 0) ≤ a,
+P_A(L > 0) + Q_A(L > 0) = (2−γ)b + γa ≤ a + b ≤ 1.
+
+Which base pair. Under replace-one each of the mechanism's pairs dominates
+every ordered neighbouring pair, both orders (``relations.py``), so by the
+advanced joint convexity of Balle, Barthe & Gaboardi 2018 (batches with the
+differing record against batches without it or with its replacement, all
+replace-one neighbours) γ·H_B(log(1 + (e^ε − 1)/γ)) = H_A(ε) bounds every
+ordered pair of the subsampled mechanism for ε ≥ 0, and the swap identity
+applied to (D', D) gives the mirrored bound for ε < 0: the construction
+above only uses B's curve for ε ≥ 0. B is the pair itself when both
+directions are the same pair, else ``relations.symmetric_hull_pair`` of the
+two (finite pairs; its curve is the larger of theirs for ε ≥ 0). Where B is
+not symmetric enough for z ≥ 0 (e.g. a pessimistic grid of ``Discretise``),
+it is replaced by the symmetric hull of B and B reversed, whose ε ≥ 0 curve
+is max(H_B, H_B reversed) ≥ H_B (``subset_sampled_pair``). Otherwise (a
+composition, a continuous non-symmetric pair) the pairs representation is
+unavailable (``RepresentationUnavailable`` says why) and RDP is used.
+Mechanisms for add/remove (or k-fold) neighbours are refused, not
+converted: their replace-one sensitivity is unknown (``ToReplaceOne`` gives
+the sound, sometimes loose, conversion).
+
+RDP: Wang, Balle & Kasiviswanathan 2019, Thm 9 (``rdp_subset.py``).
+"""
+import numpy as np
+
+from .. import validation as v
+from ..errors import RepresentationUnavailable
+from ..mechanism import Mechanism
+from .pairs import DominatingPair
+from .accountant import PairComposition
+from ..rdp.curve import RDPCurve, RDPFunction
+from ..rdp.subset_sampling import pure_epsilon, subset_rdp_bound
+from ..relations import REPLACE_ONE, require_relation, symmetric_hull_pair
+from .poisson_sampling import PoissonRemovePair
+from ..transformers.composition import Transformer, _check_mechanism
+
+_U = np.finfo(float).eps
+_ZERO = 1e-12  # |ℓ| this small is the atom at L = 0 (the tolerance of pairs._at)
+
+
+class SubsetSampledPair(DominatingPair):
+    """The symmetric pair of C_γ(T(base)) (module docstring): A = ((1−γ)Q+γP, Q)
+    on L > 0, mirrored on L < 0, the rest at L = 0. ``base`` must have a
+    symmetric replace-one trade-off (ValueError if its zero atom is negative)."""
+
+    def __init__(self, base, gamma):
+        self._base, self._gamma = base, float(gamma)
+        self._a = PoissonRemovePair(base, self._gamma)
+        a, b = self._a.masses(np.array([0.0]))
+        # z = Q_A(L ≤ 0, incl. −∞) − P_A(L > 0, incl. +∞), rounded up by the
+        # roundings of its ≤ 4 terms (each ≤ 1). Extra equal P- and Q-mass at
+        # L = 0 can only raise every composed δ, so up is the safe side.
+        z = (b[0] + self._a.q_ninf) - (a[1] + self._a.p_inf) + 8 * _U
+        if z < 0:
+            raise ValueError(f"base pair {base!r} is not symmetric: its mirrored pair would put "
+                             f"negative mass {z:.3g} at loss 0")
+        self._z = float(z)
+
+    @property
+    def p_inf(self):
+        return self._a.p_inf
+
+    @property
+    def q_ninf(self):
+        return self._a.p_inf  # Q*(L = −∞) = P_A(L = +∞)
+
+    @property
+    def zero_mass(self):
+        """P*(L = 0) = Q*(L = 0), rounded up."""
+        return self._z
+
+    def masses(self, edges):
+        e = np.asarray(edges, dtype=float)
+        n = len(e)
+        p_out, q_out = np.zeros(n + 1), np.zeros(n + 1)
+        # L* > 0: A's cells (0, e_j0], …, (e_{n−1}, ∞) are output cells j0, …, n
+        j0 = int(np.searchsorted(e, 0.0, side="right"))
+        a, b = self._a.masses(np.concatenate(([0.0], e[j0:])))
+        p_out[j0:] += a[1:]
+        q_out[j0:] += b[1:]
+        # L* < 0: A's losses ℓ > 0 mirror to −ℓ, so output cell (e_{j−1}, e_j] takes A's
+        # [−e_j, −e_{j−1}): left-closed, while A's cells are right-closed. With the mirrored
+        # edges m_k = −e_{jn−k}, A's cells are cut at m_k(1 − τ) and m_k: the sliver
+        # (m_k(1 − τ), m_k] holds exactly the atoms A itself places at m_k and goes with
+        # the cell above it in A (output cell jn − k). Its continuous mass then sits up to
+        # τ|m_k| above its output cell's top edge: a rounding down of ≤ τ·(sliver mass),
+        # ~τ² of the density (~1e-24), far below the pessimistic grid's own slack.
+        jn = int(np.searchsorted(e, 0.0, side="left"))
+        m = -e[:jn][::-1]
+        below = np.maximum(m * (1.0 - _ZERO), np.concatenate(([0.0], m[:-1])))
+        cuts = np.empty(2 * jn + 1)
+        cuts[0], cuts[1::2], cuts[2::2] = 0.0, below, m
+        a, b = self._a.masses(cuts)
+        # A's cells (0, m_1(1−τ)], sliver 1, (m_1, m_2(1−τ)], …, sliver jn, (m_jn, ∞):
+        # group k ≥ 1 is sliver k with the cell above it, [m_k, m_{k+1}) up to τ
+        groups = np.concatenate(([0], np.arange(1, 2 * jn, 2)))
+        a, b = np.add.reduceat(a[1:], groups), np.add.reduceat(b[1:], groups)
+        p_out[:jn + 1] += b[::-1]   # P* = Q_A mirrored
+        q_out[:jn + 1] += a[::-1]
+        p_out[jn] += self._z   # the atom at 0 lies in (e_{jn−1}, e_jn]
+        q_out[jn] += self._z
+        return p_out, q_out
+
+    def atom_masses(self, points):
+        pts = np.asarray(points, dtype=float)
+        p_out, q_out = np.zeros(len(pts)), np.zeros(len(pts))
+        pos, neg = pts > _ZERO, pts < -_ZERO
+        p_out[pos], q_out[pos] = self._a.atom_masses(pts[pos])
+        q_out[neg], p_out[neg] = self._a.atom_masses(-pts[neg])
+        zero = ~(pos | neg)
+        p_out[zero], q_out[zero] = self._z, self._z
+        return p_out, q_out
+
+    def delta(self, eps, upper=True):
+        eps = np.asarray(eps, dtype=float)
+        d = np.asarray(self._a.delta(np.abs(eps), upper), dtype=float)
+        # ε < 0: swap identity, two non-negative terms, rounded by (1 ± 4u)
+        swapped = (-np.expm1(eps) + np.exp(eps) * d) * (1 + 4 * _U if upper else 1 - 4 * _U)
+        out = np.minimum(np.where(eps >= 0, d, swapped), 1.0)
+        return float(out) if out.ndim == 0 else out
+
+    def reverse(self):
+        return self
+
+    def key(self):
+        return ("subset", self._gamma, self._base.key())
+
+
+def replace_one_pair(pairs):
+    """A pair B whose curve dominates both directions of a replace-one
+    ``PairComposition`` for ε ≥ 0 (module docstring); RepresentationUnavailable
+    with the reason when there is none."""
+    rem, add = pairs.remove, pairs.add
+    if len(rem) != 1 or len(add) != 1 or rem[0][1] != 1 or add[0][1] != 1:
+        raise RepresentationUnavailable(
+            "subset sampling of a composition: a product of pairs is not a pair of one-dimensional "
+            "laws; sample each part, or use method='rdp'")
+    r, a = rem[0][0], add[0][0]
+    if r == a:
+        return r
+    return _hull(r, a)
+
+
+def _hull(first, second):
+    """``relations.symmetric_hull_pair`` of two finite pairs, else RepresentationUnavailable."""
+    if not (hasattr(first, "atoms") and hasattr(second, "atoms")):
+        raise RepresentationUnavailable(
+            f"subset sampling needs one symmetric pair dominating both orders of a replace-one "
+            f"neighbour, and {first!r} / {second!r} are not finite pairs it can be built from; "
+            f"use method='rdp'")
+    try:
+        return symmetric_hull_pair(first, second)
+    except ValueError as exc:
+        raise RepresentationUnavailable(f"subset sampling: {exc}; use method='rdp'") from exc
+
+
+def subset_sampled_pair(base, gamma):
+    """``SubsetSampledPair(base, γ)``; a base whose mirrored pair would be
+    invalid (not symmetric: a replace-one pair dominating both orders need not
+    be) is first replaced by the symmetric pair of max(H(base), H(base
+    reversed)), whose curve is ≥ base's for ε ≥ 0, which is all the
+    construction uses."""
+    try:
+        return SubsetSampledPair(base, gamma)
+    except ValueError:
+        return SubsetSampledPair(_hull(base, base.reverse()), gamma)
+
+
+class SubsetSampledMechanism(Mechanism):
+    """``base`` run on a batch of γn records drawn without replacement."""
+
+    def __init__(self, base, gamma):
+        super().__init__(f"SubsetSample:{base.name}",
+                         {**{f"{base.name}:{k}": val for k, val in base.params.items()},
+                          f"{base.name}:SubsetSample": gamma}, relation=REPLACE_ONE)
+        object.__setattr__(self, "base", base)
+        object.__setattr__(self, "gamma", gamma)
+
+    def _pairs(self):
+        pair = subset_sampled_pair(replace_one_pair(self.base.pairs), self.gamma)
+        return PairComposition.single(pair, pair)
+
+    def _rdp(self):
+        curve, pairs = self.base.optional("rdp"), self.base.optional("pairs")
+        if curve is None:
+            return None
+        eps_inf = np.inf if pairs is None else pure_epsilon(pairs)
+        gamma = self.gamma
+        fn = RDPFunction(("subset-wbk", gamma, eps_inf, curve.terms),
+                         lambda alpha: subset_rdp_bound(gamma, curve, alpha, eps_inf))
+        return RDPCurve(((fn, 1),))
+
+
+class SubsetSampling(Transformer):
+    """``SubsetSampling()(mechanism, gamma)``: amplification by sampling a
+    fixed fraction γ = m/n of the records without replacement (replace-one)."""
+
+    name = "SubsetSample"
+
+    def __call__(self, mechanism, gamma):
+        require_relation("mechanism", _check_mechanism("mechanism", mechanism), REPLACE_ONE,
+                         "sampling without replacement is analysed for replace-one neighbours; "
+                         "use PoissonSampling for add/remove, or ToReplaceOne() first")
+        gamma = v.probability("gamma", gamma, lo_open=True)
+        return SubsetSampledMechanism(mechanism, gamma)

@@ -1,0 +1,186 @@
+"""Group privacy and the change of neighbouring relation.
+
+``GroupPrivacy()(mechanism, k)`` — guarantees for datasets joined by at most
+k steps of the mechanism's own relation (k-fold neighbours; the result's
+relation is ``relations.group_relation(relation, k)``, e.g. "2-fold
+add/remove", so it composes only with mechanisms for the same relation).
+The steps may mix directions (remove x, add y), so for k ≥ 2 each direction
+carries a pair dominating both orders (``relations.py``). Rule by rule:
+
+* additive noise (Gaussian, GDP, Laplace, binomial, discrete Gaussian and
+  Laplace): a query of sensitivity Δ moves by at most kΔ over k steps
+  (triangle inequality), in either direction; the noise laws are
+  log-concave, so a shift s ∈ [−kΔ, kΔ] is dominated by the shift kΔ and its
+  reverse (monotone likelihood ratio: the threshold tests are optimal and
+  their power grows with |s|). The mechanism is the same one with
+  sensitivity kΔ (μ-GDP: kμ); tight (the query may move by exactly kΔ).
+  Real products kΔ are rounded up by 2 ulp. The binomial pair is not
+  symmetric, so for k ≥ 2 (and under replace-one) both directions carry the
+  symmetric pair of the two orders (``relations.symmetric_hull_pair``).
+* randomized response and ``PureDPMechanism``, i.e. any pure ε-DP
+  mechanism: it is f_ε-DP with f_ε(x) = max(0, 1 − e^ε x, e^{−ε}(1 − x)),
+  hence [1 − g^{∘k}]-DP for groups of k with g = 1 − f_ε (Dong, Roth & Su
+  2022, Thm 2.14: a test of level x has power ≤ g(x) at the next dataset of
+  the chain, so ≤ g^{∘k}(x) after k steps). That trade-off is attained by a
+  chain of ε-DP laws (Q = U[0,1], P_j with CDF g^{∘j}), so it is tight for
+  the class of ε-DP mechanisms; it is the pair of ``pure_dp_group_pair``
+  and it lies strictly inside randomized response with log-odds kε (the
+  folklore "kε-DP"), which is sound but loose for every δ > 0.
+* compositions: each part separately (the k-fold neighbours of the whole
+  are k-fold neighbours of every part, and pairs compose).
+
+Anything else (subsampled mechanisms, say) raises ``RepresentationUnavailable``:
+group privacy of a subsampled mechanism is not the subsampling of the group
+mechanism, and a generic conversion would have to be derived.
+
+``ToReplaceOne()(mechanism)`` — an add/remove mechanism as a replace-one
+one: replacing x by y is removing x then adding y, two add/remove steps, so
+this is group privacy with k = 2 and the relation set to replace-one
+(sound for the rules above; for counting queries, whose replace-one
+sensitivity is still 1, it is loose — build the mechanism with
+``relation="replace-one"`` instead). The converse has no sound general
+rule: a replace-one guarantee says nothing about a mechanism that reveals
+|D|, so no ``ToAddRemove`` is offered.
+"""
+import math
+
+import numpy as np
+
+from .. import validation as v
+from ..errors import RepresentationUnavailable
+from ..mechanism import Mechanism
+from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism, RandomizedResponse)
+from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, PureDPMechanism
+from ..pld.pairs import DiscretePair
+from ..pld.accountant import PairComposition
+from ..rdp.curve import RDPCurve, discrete_pair_rdp
+from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relation, with_relation
+from .composition import ComposedMechanism, Transformer, _check_mechanism
+
+_U = np.finfo(float).eps
+
+
+def _up(x, ulps):
+    return x * (1 + ulps * _U)
+
+
+def pure_dp_group_pair(eps, k):
+    """The tight pair of k-fold neighbours of an ε-DP mechanism (module docstring).
+
+    With c = 1/(1 + e^ε) the CDF g^{∘k} of P on [0, 1] has slope e^{(k−2i)ε}
+    on [c e^{−(k−i)ε}, c e^{−(k−i−1)ε}) for i = 0..k (end points 0 and 1),
+    since an orbit x, g(x), … grows by e^ε while below c and stays above c
+    once there. Outcome i (loss (k − 2i)ε) thus has Q-mass
+        q_0 = c e^{−(k−1)ε},  q_i = c e^{−(k−i)ε}(e^ε − 1) (0 < i < k),  q_k = 1 − c,
+    and P-mass p_i = e^{(k−2i)ε} q_i = q_{k−i} (the pair is symmetric); k = 1
+    is randomized response. Built in logs; callers round ε up."""
+    eps = float(eps)
+    i = np.arange(k + 1, dtype=float)
+    log_c = -np.logaddexp(0.0, eps)
+    log_q = log_c - (k - i) * eps + math.log(math.expm1(eps))
+    log_q[0] = log_c - (k - 1) * eps
+    log_q[k] = -np.logaddexp(0.0, -eps)
+    log_p = log_q + (k - 2 * i) * eps
+    return DiscretePair(log_p, log_q, lattice=eps, name=f"pure-dp-group(eps={eps!r},k={k})")
+
+
+class _PurePairMechanism(Mechanism):
+    """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``."""
+
+    def __init__(self, eps, k):
+        super().__init__("PureDPGroup", {"eps": eps, "k": k})
+        object.__setattr__(self, "pair", pure_dp_group_pair(eps, k))
+
+    def _pairs(self):
+        return PairComposition.single(self.pair, self.pair)
+
+    def _rdp(self):
+        # symmetric pair: the one order's Rényi divergence is the other's
+        return RDPCurve(((discrete_pair_rdp(self.pair._log_p, self.pair._log_q, self.pair.key()), 1),))
+
+
+def _equivalent(m, k, both):
+    """A mechanism whose pairs and RDP for one step are ``m``'s for ≤ k steps;
+    ``both``: the steps may go either way (each pair must cover both orders)."""
+    kind = type(m)
+    if kind is GroupMechanism:
+        return _equivalent(m.equivalent, k, both)
+    if kind is _PurePairMechanism:
+        return _PurePairMechanism(m.params["eps"], m.params["k"] * k)
+    if kind is GDPMechanism:
+        return GDPMechanism(_up(m.mu * k, 2))
+    if kind is GaussianMechanism:
+        return GaussianMechanism(m.sigma, _up(m.sensitivity * k, 2))
+    if kind is LaplaceMechanism:
+        return LaplaceMechanism(m.b, _up(m.sensitivity * k, 2))
+    if kind is DiscreteGaussianMechanism:
+        return DiscreteGaussianMechanism(m.sigma, m.sensitivity * k)
+    if kind is DiscreteLaplaceMechanism:
+        return DiscreteLaplaceMechanism(m.t, m.sensitivity * k)
+    if kind is BinomialMechanism:
+        # the replace-one binomial carries the symmetric pair; wrapped so that every
+        # equivalent is add/remove and a composition of them can be built
+        wide = BinomialMechanism(m.n, m.p, m.sensitivity * k, relation=REPLACE_ONE if both else ADD_REMOVE)
+        return _Delegate(wide.name, wide.params, ADD_REMOVE, wide) if both else wide
+    if kind is RandomizedResponse:
+        # ε = log(p/(1−p)) rounded up: a larger ε only weakens the bound
+        return _PurePairMechanism(_up(float(math.log(m.p) - math.log1p(-m.p)), 4), k)
+    if kind is PureDPMechanism:
+        return _PurePairMechanism(m.eps, k)
+    if kind is ComposedMechanism:
+        return ComposedMechanism([(_equivalent(part, k, both), c) for part, c in m.parts])
+    raise RepresentationUnavailable(
+        f"group privacy of {m.name} ({kind.__name__}) is not supported: only additive-noise "
+        f"mechanisms, pure-DP ones (randomized response, PureDP) and their compositions "
+        f"have a sound, tight rule")
+
+
+class _Delegate(Mechanism):
+    """A mechanism whose representations are those of ``equivalent``."""
+
+    def __init__(self, name, params, relation, equivalent):
+        super().__init__(name, params, relation)
+        object.__setattr__(self, "equivalent", equivalent)
+
+    def _pairs(self):
+        return self.equivalent.optional("pairs")
+
+    def _rdp(self):
+        return self.equivalent.optional("rdp")
+
+
+class GroupMechanism(_Delegate):
+    """``base`` seen through ≤ k steps of its relation, reported under
+    ``relation``; its representations are those of ``equivalent``."""
+
+    def __init__(self, base, k, relation):
+        both = relation != ADD_REMOVE  # ≥ 2 add/remove steps, or a symmetric relation
+        equivalent = base if (k == 1 and relation == base.relation) else _equivalent(base, k, both)
+        params = {**{f"{base.name}:{key}": val for key, val in base.params.items()}, f"{base.name}:Group": k}
+        super().__init__(f"Group:{base.name}", *with_relation(params, relation), equivalent)
+        object.__setattr__(self, "base", base)
+        object.__setattr__(self, "k", k)
+
+
+class GroupPrivacy(Transformer):
+    """``GroupPrivacy()(mechanism, k)``: the guarantee for datasets joined by
+    at most k steps of the mechanism's relation."""
+
+    name = "Group"
+
+    def __call__(self, mechanism, k):
+        mechanism = _check_mechanism("mechanism", mechanism)
+        k = v.count("k", k)
+        return GroupMechanism(mechanism, k, group_relation(mechanism.relation, k))
+
+
+class ToReplaceOne(Transformer):
+    """``ToReplaceOne()(mechanism)``: an add/remove mechanism's guarantee for
+    replace-one neighbours (group privacy of 2, module docstring)."""
+
+    name = "ToReplaceOne"
+
+    def __call__(self, mechanism):
+        mechanism = require_relation("mechanism", _check_mechanism("mechanism", mechanism), ADD_REMOVE,
+                                     "it is converted to replace-one")
+        return GroupMechanism(mechanism, 2, REPLACE_ONE)
