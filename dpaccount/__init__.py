@@ -7,14 +7,29 @@
 """
 from .errors import AccuracyNotReached, DPAccountError, GridTooLarge, RepresentationUnavailable
 from .mechanism import Bounds, Mechanism
-from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism, RandomizedResponse)
-from .mechanisms.discrete import (ApproxDPMechanism, ContinuousMechanism, DiscreteGaussianMechanism, DiscreteLaplaceMechanism, DiscreteMechanism, ExponentialMechanism, PureDPMechanism)
+from .mechanisms.discrete import (
+    ApproxDPMechanism,
+    DiscreteGaussianMechanism,
+    DiscreteLaplaceMechanism,
+    ExponentialMechanism,
+    PureDPMechanism,
+)
+from .mechanisms.standard import (
+    BinomialMechanism,
+    GaussianMechanism,
+    GDPMechanism,
+    LaplaceMechanism,
+    RandomizedResponse,
+)
+from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
+from .odometer import PrivacyOdometer
+from .relations import ADD_REMOVE, REPLACE_ONE, Relation
+from .transformers.base import Transformer
+from .transformers.composition import Composition
 from .transformers.discretise import Discretise
 from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
-from .pld.odometer import PrivacyOdometer
-from .relations import ADD_REMOVE, REPLACE_ONE, Relation
-from .pld.subset_sampling import SubsetSampling
-from .transformers.composition import Composition, PoissonSampling, Transformer
+from .transformers.poisson_sampling import PoissonSampling
+from .transformers.subset_sampling import SubsetSampling
 
 __version__ = "0.1.0"
 
@@ -26,3 +41,9 @@ __all__ = [
     "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge",
 ]
+
+
+def __dir__():
+    """The public API only: subpackages stay importable (``dpaccount.pld``)
+    but are not listed as if they were part of it (PEP 562)."""
+    return sorted(__all__ + ["__version__"])

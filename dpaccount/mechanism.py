@@ -11,15 +11,15 @@ Queries dispatch on ``method=``; without it they take the tightest method
 that applies, in this order:
 
 1. ``"analytic"`` — exact closed form: every pair is Gaussian, so the
-   mechanism is μ-GDP (``gdp.py``), or each direction is a single pair
-   whose hockey-stick curve is known exactly (``pairs.py``,
-   ``subsampled_pairs.py``; ε by ``hockey_stick.py``);
+   mechanism is μ-GDP (``converters/gdp.py``), or each direction is a single pair
+   whose hockey-stick curve is known exactly (``pld/pairs.py``,
+   ``pld/poisson_sampling.py``; ε by ``converters/hockey_stick.py``);
 2. ``"pld"``      — the certified privacy-loss-distribution grid
-   (``pld_accountant.py``), a rigorous upper bound;
-3. ``"rdp"``      — the RDP conversion (``rdp_conversion.py``), an upper bound.
+   (``pld/accountant.py``), a rigorous upper bound;
+3. ``"rdp"``      — the RDP conversion (``converters/rdp_to_dp.py``), an upper bound.
 
 ``method="cf"`` (never the default, not in ``available_methods``) inverts the
-characteristic function (``cf_method.py``): value + error *estimate*, not a
+characteristic function (``cf/queries.py``): value + error *estimate*, not a
 certificate; its ``*_bounds`` are [value − err, value + err], not certified.
 
 Every answer is a rigorous upper bound on ε (or δ): the worst case over the
@@ -32,13 +32,13 @@ from typing import NamedTuple
 import numpy as np
 
 from . import validation as v
-from .errors import AccuracyNotReached, GridTooLarge, RepresentationUnavailable
-from .converters.gdp import delta_gdp, epsilon_gdp
 from .cf.queries import cf_bounds, cf_query
+from .converters.gdp import delta_gdp, epsilon_gdp
 from .converters.hockey_stick import hockey_stick_to_epsilon
+from .converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
+from .errors import AccuracyNotReached, GridTooLarge, RepresentationUnavailable
 from .pld.accountant import DIRECTIONS, composed_grid, plan_joint_step
 from .pld.apriori import apriori_plan
-from .converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
 from .relations import ADD_REMOVE, check_relation
 
 METHODS = ("analytic", "pld", "rdp", "cf")
@@ -183,7 +183,7 @@ class Mechanism:
         """The certified ``PLDGrid`` of one direction ('remove' or 'add').
 
         One grid serves both queries, so that δ(ε(δ₀)) ≤ δ₀ holds exactly. It
-        is planned with ρ = 0.1·accuracy (``pld_accountant.py``): measured,
+        is planned with ρ = 0.1·accuracy (``pld/accountant.py``): measured,
         that leaves ε ~4e-5 and δ ~4e-4 relative above the exact values at
         the default accuracy 1e-3. Mass beyond the window (≤ ``tail``) is
         counted at +∞."""
@@ -199,7 +199,7 @@ class Mechanism:
     def apriori_plan(self, eps, eta, direction="remove"):
         """The grid Koskela & Honkela's a priori analysis (Thm 9, Remarks 10
         and 12) asks for so that δ(ε) errs by at most 2η: a ``GridPlan`` with
-        the step, window, size and both error terms (``pld_apriori.py``). The
+        the step, window, size and both error terms (``pld/apriori.py``). The
         accountant itself plans coarser grids and certifies them a posteriori."""
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
@@ -314,7 +314,7 @@ class Mechanism:
         method = self._choose(method)
         if method == "rdp":
             raise RepresentationUnavailable("RDP gives no lower bound; use method='pld' or 'analytic'")
-        if method == "cf":  # an estimated interval, not a certified one (cf_method.py)
+        if method == "cf":  # an estimated interval, not a certified one (cf/queries.py)
             return Bounds(*cf_bounds(self, values, scalar, query), method)
         ask = values if not scalar else float(values.ravel()[0])
         if method == "analytic":
@@ -360,7 +360,7 @@ class Mechanism:
         """ε(δ) with a certified interval: ``Bounds(lower, upper, method, step)``.
 
         ``upper`` comes from the pessimistic grid (as ``get_approxDP``), ``lower``
-        from the optimistic one (``discretise_optimistic.py``): the exact ε lies
+        from the optimistic one (``pld/discretise_optimistic.py``): the exact ε lies
         in between. The grid is refined until upper − lower ≤ accuracy·upper,
         else ``AccuracyNotReached`` says what could be reached."""
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))

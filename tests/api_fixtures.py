@@ -1,20 +1,21 @@
 """Shared mechanisms and helpers of the public-API tests (test_api_*.py)."""
 import math
 import re
-import warnings
-from collections.abc import Mapping, MutableMapping
 from functools import lru_cache
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, settings
 
-import dpaccount
-from dpaccount import (BinomialMechanism, Composition, DPAccountError, GaussianMechanism,
-                       GDPMechanism, LaplaceMechanism, Mechanism, PoissonSampling,
-                       RandomizedResponse, RepresentationUnavailable)
-
+from dpaccount import (
+    BinomialMechanism,
+    Composition,
+    GaussianMechanism,
+    GDPMechanism,
+    LaplaceMechanism,
+    PoissonSampling,
+    RandomizedResponse,
+)
 
 METHOD_ORDER = ("analytic", "pld", "rdp")
 NAN, INF = float("nan"), float("inf")

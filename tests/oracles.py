@@ -1,10 +1,15 @@
-"""Independent exact values (mpmath at 50 digits) for the numerical tests.
+"""Independent exact values (mpmath) for the numerical tests.
 
-Nothing here imports dpaccount: each oracle is written from the formula.
+Nothing here imports dpaccount: each oracle is written from the formula. The
+working precision is set per test by the ``mp_precision`` fixture
+(conftest.py: 50 digits unless a test is marked ``mp_dps(n)``), never here.
 """
+import os
+
 import mpmath as mp
 
-mp.mp.dps = 50
+# the shared reference cases (exact answers), beside the project's root when present
+SHARED_REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "reference")
 
 
 def gdp_delta(eps, mu):

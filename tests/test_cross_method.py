@@ -14,10 +14,8 @@ k ∈ {1, 10, 100} times:
 The brackets are certified (pld, analytic) and cf's width is its own claim,
 so a failure means one of the methods is wrong or over-claims its accuracy.
 """
-import math
 from functools import lru_cache
 
-import numpy as np
 import pytest
 
 import dpaccount as dpa
@@ -34,7 +32,7 @@ BASES = {
                                         dpa.GaussianMechanism(sigma=8.0)], [2, 1, 3]),
 }
 KS = (1, 10, 100)
-CF_REFUSED = {"poisson-laplace"}  # cf_method.py: too slow to invert, says so
+CF_REFUSED = {"poisson-laplace"}  # cf/queries.py: too slow to invert, says so
 
 
 def _cf(m, name, query, value):

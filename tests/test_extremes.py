@@ -4,10 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from oracles import gdp_epsilon, rr_composed_delta
 from scipy import special, stats
 
 import dpaccount as dpa
-from oracles import gdp_epsilon, rr_composed_delta
 
 
 @pytest.mark.parametrize("delta", [1e-100, 1e-200, 1e-250])

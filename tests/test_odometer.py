@@ -2,11 +2,10 @@
 import math
 import warnings
 
-import numpy as np
 import pytest
+from oracles import gdp_delta
 
 import dpaccount as dpa
-from oracles import gdp_delta
 
 
 def test_gaussian_steps_match_the_closed_form():

@@ -10,10 +10,11 @@ import json
 import os
 
 import pytest
+from oracles import SHARED_REFERENCE
 
 import dpaccount as dpa
 
-CASES = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "reference", "cases.json")
+CASES = os.path.join(SHARED_REFERENCE, "cases.json")
 
 
 def _build(spec):

@@ -9,14 +9,29 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from dpaccount.mechanisms.discrete import DiscreteGaussianMechanism
+from dpaccount.mechanisms.standard import (
+    BinomialMechanism,
+    GaussianMechanism,
+    GDPMechanism,
+    LaplaceMechanism,
+    RandomizedResponse,
+)
+from dpaccount.pld.pairs import DiscretePair
+from dpaccount.pld.symmetric_hull import symmetric_hull_pair
+from dpaccount.relations import (
+    ADD_REMOVE,
+    REPLACE_ONE,
+    GroupRelation,
+    Relation,
+    check_relation,
+    group_relation,
+)
+from dpaccount.transformers.composition import Composition
 from dpaccount.transformers.discretise import Discretise
 from dpaccount.transformers.group_privacy import GroupPrivacy, ToReplaceOne
-from dpaccount.mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism, RandomizedResponse)
-from dpaccount.mechanisms.discrete import DiscreteGaussianMechanism, PureDPMechanism
-from dpaccount.pld.pairs import DiscretePair
-from dpaccount.relations import (ADD_REMOVE, REPLACE_ONE, GroupRelation, Relation, check_relation, group_relation, symmetric_hull_pair)
-from dpaccount.pld.subset_sampling import SubsetSampling
-from dpaccount.transformers.composition import Composition, PoissonSampling
+from dpaccount.transformers.poisson_sampling import PoissonSampling
+from dpaccount.transformers.subset_sampling import SubsetSampling
 
 ZOO = [lambda r: GaussianMechanism(1.0, relation=r), lambda r: GDPMechanism(0.5, relation=r),
        lambda r: LaplaceMechanism(1.0, relation=r), lambda r: RandomizedResponse(0.7, relation=r),

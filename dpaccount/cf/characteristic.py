@@ -9,7 +9,7 @@ We work with the moment generating function on a vertical line,
 
     M(s) = E_P[e^{sL}; L finite],   s = c + it,   φ(t) = M(it),
 
-because the inversion (``cf_accountant.py``) runs on the line Re s = c at a
+because the inversion (``cf/inversion.py``) runs on the line Re s = c at a
 saddle point. M is finite for −1 ≤ c ≤ 0 for every pair (Hölder:
 M(c) ≤ P(L finite)^{1+c} Q(L finite)^{−c}) and, for the pairs below, for all
 c > 0 too (their Rényi divergences are finite). The mass at L = ±∞ is kept
@@ -28,7 +28,7 @@ p_i, exact) and a *continuous* part:
   log-sum-exp).
 * ``PoissonRemovePair(base, q)`` / ``PoissonAddPair(base, q)``: with
   g(ℓ) = log(1 − q + q e^ℓ) the losses are g(L) (remove) and −g(−L) (add)
-  (``subsampled_pairs.py``), so
+  (``pld/poisson_sampling.py``), so
       remove: M(s) = E_Q[e^{(1+s) g(L)}],    add: M(s) = E_P[e^{−s g(−L)}],
   over the *base* pair. The base atoms map exactly; the base's continuous
   part (Gaussian or Laplace) is integrated by composite 16-point

@@ -2,7 +2,7 @@
 
 A direction of a composition is a tuple of (pair, count) (``PairComposition``); its privacy loss
 under P has the finite-part moment generating function
-M(s) = Π_j M_j(s)^{k_j} (``characteristic.py``; the integer powers make any
+M(s) = Π_j M_j(s)^{k_j} (``cf/characteristic.py``; the integer powers make any
 branch of log M_j valid) and P(L = +∞) = 1 − Π_j (1 − p_inf_j)^{k_j}.
 
 Inversion (Zhu, Dong & Wang, AISTATS 2022, Lévy's formula; here in the
@@ -50,7 +50,17 @@ import numpy as np
 from scipy import optimize
 
 from .. import validation as v
-from .characteristic import (atoms, clogsumexp, laplace_decay, lattice, log_mgf, log_mgf_atoms, log_mgf_continuous, loss_sup, quadrature_size)
+from .characteristic import (
+    atoms,
+    clogsumexp,
+    laplace_decay,
+    lattice,
+    log_mgf,
+    log_mgf_atoms,
+    log_mgf_continuous,
+    loss_sup,
+    quadrature_size,
+)
 
 _U = np.finfo(float).eps
 _MAX_POINTS = 2 ** 22

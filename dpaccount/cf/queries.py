@@ -1,7 +1,7 @@
 """``method="cf"``: the characteristic-function accountant behind the queries.
 
 Each direction of the mechanism's dominating pairs (``PairComposition``) is
-inverted by ``cf_accountant.py`` (Zhu, Dong & Wang, AISTATS 2022): δ(ε)
+inverted by ``cf/inversion.py`` (Zhu, Dong & Wang, AISTATS 2022): δ(ε)
 comes with an error *estimate*, not a certificate, so the answers here are
 the value plus its estimate (the pessimistic side):
 
@@ -11,7 +11,7 @@ the value plus its estimate (the pessimistic side):
   estimated interval, NOT a certified one (contrast the pld method).
 
 ``method="cf"`` is never chosen by default. Pairs without a characteristic
-function (``characteristic.py`` lists those it has) raise
+function (``cf/characteristic.py`` lists those it has) raise
 ``RepresentationUnavailable``, and so does Poisson subsampling of a base
 with both atoms and a density (Laplace, logistic): its M(c+it) − atoms
 decays only like 1/t and each evaluation is a quadrature, so the inversion
@@ -19,10 +19,10 @@ takes minutes; use the pld method there.
 """
 import numpy as np
 
-from .inversion import cf_to_delta, epsilon_root
-from .characteristic import atoms, log_mgf_continuous
 from ..errors import RepresentationUnavailable
 from ..pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from .characteristic import atoms, log_mgf_continuous
+from .inversion import cf_to_delta, epsilon_root
 
 
 def _slow(pair):

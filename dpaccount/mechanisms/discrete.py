@@ -1,8 +1,8 @@
-"""The discrete and user-defined mechanisms, each with its tight pairs and RDP.
+"""Discrete-noise mechanisms and mechanisms known by a guarantee, each with its tight pairs and RDP.
 
 Neighbouring relation: add/remove one record. The remove direction is
 dominated by (law with the record, law without), the add direction by the
-reverse pair (``pairs_zoo.py`` builds the pairs).
+reverse pair (``pld/pairs_zoo.py`` builds the pairs).
 
 * ``DiscreteGaussianMechanism(sigma, sensitivity)`` — Canonne, Kamath &
   Steinke 2020; RDP ε(α) ≤ αΔ²/(2σ²) (their Prop. 5 / Cor. 9, Δ integer).
@@ -15,24 +15,21 @@ reverse pair (``pairs_zoo.py`` builds the pairs).
 * ``ExponentialMechanism(eps)`` — selection ∝ exp(ε u/2), sensitivity-1
   utility: ε-bounded range, dominated by the logistic pair (Dong, Durfee &
   Rogers 2020; Zhu, Dong & Wang 2022) and RDP of that pair.
-* ``DiscreteMechanism(p_probs, q_probs)`` — a user-given finite pair.
-* ``ContinuousMechanism(p_dist, q_dist)`` — two continuous laws with a
-  strictly increasing privacy loss (``MonotoneLossPair``); pairs only.
-"""
-import math
 
-import numpy as np
+User-given pairs (``DiscreteMechanism``, ``ContinuousMechanism``) are in
+``user_defined.py``; they share ``PairMechanism``.
+"""
+
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.pairs import DiscretePair
-from ..pld.pairs_zoo import (MonotoneLossPair, LogisticPair, discrete_gaussian_pair, discrete_laplace_pair, leaky_rr_pair)
 from ..pld.accountant import PairComposition
+from ..pld.pairs_zoo import LogisticPair, discrete_gaussian_pair, discrete_laplace_pair, leaky_rr_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp
 from ..rdp.zoo import logistic_rdp, max_rdp
 
 
-class _PairMechanism(Mechanism):
+class PairMechanism(Mechanism):
     """A mechanism given by one remove pair (``self._pair()``); add = reverse."""
 
     def _setup(self, name, **params):
@@ -56,7 +53,7 @@ class _PairMechanism(Mechanism):
         return RDPCurve(((max_rdp(fwd, back), 1),))
 
 
-class DiscreteGaussianMechanism(_PairMechanism):
+class DiscreteGaussianMechanism(PairMechanism):
     """Adds discrete Gaussian noise N_Z(0, σ²) to an integer query of
     sensitivity Δ (Canonne, Kamath & Steinke 2020)."""
 
@@ -72,7 +69,7 @@ class DiscreteGaussianMechanism(_PairMechanism):
         return RDPCurve(((gaussian_rdp(self.sensitivity / self.sigma), 1),))
 
 
-class DiscreteLaplaceMechanism(_PairMechanism):
+class DiscreteLaplaceMechanism(PairMechanism):
     """Adds discrete Laplace noise, P(x) ∝ exp(−|x|/t) on the integers (scale
     t), to an integer query of sensitivity Δ: pure ε₀-DP with ε₀ = Δ/t."""
 
@@ -87,7 +84,7 @@ class DiscreteLaplaceMechanism(_PairMechanism):
         return self._exact_rdp()
 
 
-class ApproxDPMechanism(_PairMechanism):
+class ApproxDPMechanism(PairMechanism):
     """Any (ε, δ)-DP mechanism, through the pair that dominates them all
     (Kairouz, Oh & Viswanath 2015, Thm 2.1). RDP: none when δ > 0 (P has
     mass where Q has none)."""
@@ -111,7 +108,7 @@ class PureDPMechanism(ApproxDPMechanism):
         object.__setattr__(self, "delta", 0.0)
 
 
-class ExponentialMechanism(_PairMechanism):
+class ExponentialMechanism(PairMechanism):
     """The exponential mechanism (McSherry & Talwar 2007) choosing y with
     probability ∝ exp(ε u(D, y)/2) for a utility of sensitivity 1.
 
@@ -120,7 +117,7 @@ class ExponentialMechanism(_PairMechanism):
     dominated by ``LogisticPair(eps)`` (Dong, Durfee & Rogers 2020, Lemma
     3.2, maximised over their t; "dominated by two logistic distributions",
     Zhu, Dong & Wang 2022 talk), tight for one use and below the ε-DP
-    randomized-response pair. RDP: that pair's closed form (``rdp_zoo.py``).
+    randomized-response pair. RDP: that pair's closed form (``rdp/zoo.py``).
     """
 
     def __init__(self, eps):
@@ -135,60 +132,3 @@ class ExponentialMechanism(_PairMechanism):
 
     def _rdp(self):
         return RDPCurve(((logistic_rdp(self.eps), 1),))
-
-
-def _prob_vector(name, values):
-    """A finite, non-negative vector summing to 1 within 1e-9, as a float array."""
-    if isinstance(values, (str, bytes)) or np.ndim(values) != 1:
-        raise TypeError(f"{name} must be a 1-d sequence of probabilities, got {values!r}")
-    arr = np.asarray(values)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise TypeError(f"{name} must contain real numbers, got {values!r}")
-    arr = arr.astype(float)
-    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        raise ValueError(f"{name} must be non-empty, finite and non-negative, got {values!r}")
-    total = math.fsum(arr)
-    if abs(total - 1.0) > 1e-9:
-        raise ValueError(f"{name} must sum to 1 (within 1e-9), got sum {total!r} for {values!r}")
-    return arr, total
-
-
-class DiscreteMechanism(_PairMechanism):
-    """A user-given finite pair: outcome i has probability p_probs[i] with the
-    record and q_probs[i] without. Both are renormalised (in log space, by
-    their exactly rounded sum); p-mass where q = 0 is loss +∞ (``p_inf``)."""
-
-    def __init__(self, p_probs, q_probs, name=None):
-        p, p_sum = _prob_vector("p_probs", p_probs)
-        q, q_sum = _prob_vector("q_probs", q_probs)
-        if len(p) != len(q):
-            raise ValueError(f"p_probs and q_probs differ in length: {len(p)} != {len(q)}")
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a string, got {name!r}")
-        label = name or "Discrete"
-        super().__init__(label, {"p_probs": tuple(p.tolist()), "q_probs": tuple(q.tolist())})
-        with np.errstate(divide="ignore"):
-            log_p, log_q = np.log(p) - math.log(p_sum), np.log(q) - math.log(q_sum)
-        object.__setattr__(self, "_logs", (log_p, log_q))
-
-    def _pair(self):
-        return DiscretePair(*self._logs, name=f"user:{self.name}")
-
-    def _rdp(self):
-        return self._exact_rdp()
-
-
-class ContinuousMechanism(_PairMechanism):
-    """A user mechanism with continuous laws P (with the record) and Q
-    (without) whose privacy loss log p(x)/q(x) increases strictly in x (see
-    ``MonotoneLossPair``: scipy.stats frozen continuous distributions)."""
-
-    def __init__(self, p_dist, q_dist, name=None):
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a string, got {name!r}")
-        pair = MonotoneLossPair(p_dist, q_dist)  # validates
-        super().__init__(name or "Continuous", {"p_dist": p_dist, "q_dist": q_dist})
-        object.__setattr__(self, "_remove_pair", pair)
-
-    def _pair(self):
-        return self._remove_pair

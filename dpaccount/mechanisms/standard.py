@@ -18,15 +18,16 @@ response), the symmetric hull of the two shifts for the binomial.
   (Agarwal et al. 2018); no finite RDP (P has mass where Q has none).
   Under replace-one the count moves either way, and a composition may see
   different orders in different parts, so both directions carry the
-  symmetric pair above max(H(P||Q), H(Q||P)) (``relations.symmetric_hull_pair``).
+  symmetric pair above max(H(P||Q), H(Q||P)) (``pld/symmetric_hull.symmetric_hull_pair``).
 """
 from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
-from ..pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
 from ..pld.accountant import PairComposition
+from ..pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
+from ..pld.symmetric_hull import symmetric_hull_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp, laplace_rdp, randomized_response_rdp
-from ..relations import REPLACE_ONE, symmetric_hull_pair, with_relation
+from ..relations import REPLACE_ONE, with_relation
 
 
 class GaussianMechanism(Mechanism):

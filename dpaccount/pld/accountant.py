@@ -24,16 +24,15 @@ dominating pairs compose by taking products).
    lattice more than 4× finer than the planned step (a frozen grid from
    ``Discretise``) is ignored: pinning h to it would only cost points.
 3. Every pair is discretised on [lo, hi], its tails beyond being below
-   ``tail/K`` (``discretise.py``), then all are composed (``pld_compose.py``).
+   ``tail/K`` (``pld/discretise.py``), then all are composed (``pld/compose.py``).
 """
 import math
 from dataclasses import dataclass
 
-
-from .discretise import loss_moments, loss_range, pair_to_grid
 from ..errors import GridTooLarge
-from .pairs import GaussianPair
 from .compose import MAX_GRID, compose, saddle_tilt
+from .discretise import loss_moments, loss_range, pair_to_grid
+from .pairs import GaussianPair
 
 DIRECTIONS = ("remove", "add")
 
@@ -118,7 +117,7 @@ def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt
 
     With ``tilt_at`` (a loss level) the composition is also run exponentially
     tilted towards that level and combined with ``base`` (the untilted grid)
-    bin by bin (``pld_compose.compose``): small δ near that level become
+    bin by bin (``pld/compose.compose``): small δ near that level become
     accurate to ~1e-15 of themselves instead of ~1e-15 of the peak."""
     pairs = _merge_gaussians(pairs)
     total_k = sum(k for _, k in pairs)

@@ -17,7 +17,7 @@ be chosen so that the error of δ(ε) is provably below a target η:
   Gaussian pairs merge into one exact pair first (one rounding).
 
 The cumulant generating functions come from a coarse pessimistic pilot grid
-(``discretise.py``). That is sound: the pilot's pair dominates every finer
+(``pld/discretise.py``). That is sound: the pilot's pair dominates every finer
 Connect-the-Dots grid and the exact pair, and α⁺(λ) = log E_Q[(dP/dQ)^{1+λ}]
 and α⁻(λ) = log E_Q[(dP/dQ)^{1−λ}] (λ ≥ 1) are f-divergences with convex f,
 which can only grow under domination (data processing). The Connect-the-Dots
@@ -33,9 +33,9 @@ posteriori instead). The default accountant therefore does not use them;
 import math
 from typing import NamedTuple
 
-from .discretise import loss_range, pair_to_grid
 from .accountant import _merge_gaussians, plan_step
 from .compose import _MGF, _minimise_over_lambda, _quantile
+from .discretise import loss_range, pair_to_grid
 
 
 class GridPlan(NamedTuple):

@@ -30,8 +30,8 @@ import math
 
 import numpy as np
 
-from .discretise_optimistic import pair_to_lower_grid
 from ..errors import AccuracyNotReached
+from .discretise_optimistic import pair_to_lower_grid
 from .grid import PLDGrid
 
 _U = np.finfo(float).eps

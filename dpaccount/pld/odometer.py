@@ -1,6 +1,7 @@
-"""An online accountant: steps one at a time, δ(ε) after each in O(n).
+"""Online composition on a fixed grid: steps one at a time, δ(ε) after each in O(n).
 
-``PrivacyOdometer`` keeps, per direction, the spectrum of the composed
+The engine of ``PrivacyOdometer`` (``dpaccount/odometer.py``):
+``OnlineDirection`` keeps the spectrum of one direction's composed
 privacy-loss grid (Koskela & Honkela 2021, Sec. 6). A step multiplies it by
 the (cached) spectrum of the step's grid: O(n). A query never inverts the
 transform: by Plancherel (Lemma 14)
@@ -10,7 +11,7 @@ transform: by Plancherel (Lemma 14)
 so δ(ε) is one O(n) dot product with the transform W of the hockey-stick
 weights, cached per ε. ε(δ) bisects on such evaluations.
 
-Soundness is that of the batch accountant (``pld_compose.py``): every step
+Soundness is that of the batch accountant (``pld/compose.py``): every step
 is a pessimistic Connect-the-Dots grid; circular aliasing only adds mass,
 except the mass above the window, which a Chernoff bound (from the grids'
 exact moment-generating functions, tracked per step) sends to +∞; the
@@ -20,24 +21,20 @@ composition you expect. Going beyond it stays sound, only looser (the
 Chernoff term grows), and a warning says so.
 """
 import math
-import warnings
 
 import numpy as np
 from scipy import fft as sfft
 
-from .. import validation as v
-from .discretise import loss_range, pair_to_grid
-from ..mechanism import Mechanism
 from .accountant import DIRECTIONS, _merge_gaussians, plan_step
 from .compose import MAX_GRID, chernoff_window
-from ..converters.hockey_stick import hockey_stick_to_epsilon
+from .discretise import loss_range, pair_to_grid
 
 _U = np.finfo(float).eps
 _LAMBDAS = np.geomspace(1e-2, 1e3, 31)
 _DEAD = 1e-250  # a frequency whose coefficient bound falls below this is dropped
 
 
-class _Direction:
+class OnlineDirection:
     """The running composition of one direction on a fixed circular grid.
 
     Spectra are kept for absolute grid indices modulo n (each step's spectrum
@@ -163,63 +160,23 @@ class _Direction:
         return math.exp(min(float(np.min(self.log_mgf - _LAMBDAS * top)), 0.0))
 
 
-class PrivacyOdometer:
-    """Online privacy accounting: ``step(mechanism)`` then ``get_approx_delta(eps)``
-    or ``get_approxDP(delta)`` at any time; every answer is an upper bound.
-
-    ``horizon`` is the longest composition you plan (a ``Mechanism``, e.g.
-    ``Composition()([sgd_step], [T])``); it fixes the grid. Steps may be any
-    mechanisms with dominating pairs, in any order and mix."""
-
-    def __init__(self, horizon, accuracy=1e-3, tail=1e-30):
-        if not isinstance(horizon, Mechanism):
-            raise TypeError(f"horizon must be a dpaccount Mechanism, got {horizon!r}")
-        accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
-        tail = v.in_interval("tail", tail, 0.0, 1e-6)
-        pairs = horizon.pairs
-        # steps arrive one by one: plan for every one of them rounded (no merging of Gaussians)
-        step = max(plan_step(pairs.direction(d), 0.1 * accuracy, tail) for d in DIRECTIONS)
-        self._dirs = {}
-        for d in DIRECTIONS:
-            merged = _merge_gaussians(pairs.direction(d)) if len(pairs.direction(d)) > 1 else pairs.direction(d)
-            total_k = sum(k for _, k in merged)
-            items = []
-            for p, k in merged:
-                lo, hi = loss_range(p, tail / total_k)
-                items.append((pair_to_grid(p, step, math.floor(lo / step), math.ceil(hi / step)), k))
-            ja, jb, _, _ = chernoff_window(items, tail)
-            size = sfft.next_fast_len(jb - ja + 1, real=True)
-            if size > MAX_GRID:
-                raise ValueError(f"the horizon needs {size} grid points, more than the cap {MAX_GRID}")
-            self._dirs[d] = _Direction(step, ja, size, tail / total_k)
-        self._steps, self._horizon_tail = 0, tail
-
-    @property
-    def steps(self):
-        """How many steps have been taken."""
-        return self._steps
-
-    def step(self, mechanism, count=1):
-        """Compose ``mechanism`` (``count`` times) into the running total."""
-        if not isinstance(mechanism, Mechanism):
-            raise TypeError(f"mechanism must be a dpaccount Mechanism, got {mechanism!r}")
-        count = v.count("count", count)
-        pairs = mechanism.pairs
-        for d in DIRECTIONS:
-            for pair, k in pairs.direction(d):
-                self._dirs[d].add(pair, k * count)
-        self._steps += count
-        if max(s.above_window() for s in self._dirs.values()) > 1e3 * self._horizon_tail:
-            warnings.warn("the odometer has gone past its horizon: answers stay upper bounds but "
-                          "loosen; plan a longer horizon", RuntimeWarning, stacklevel=2)
-        return self
-
-    def get_approx_delta(self, eps):
-        """δ(ε) of everything composed so far (an upper bound)."""
-        eps = v.in_interval("eps", eps, 0.0, math.inf, lo_open=False)
-        return max(s.delta(eps) for s in self._dirs.values())
-
-    def get_approxDP(self, delta):
-        """ε(δ) of everything composed so far (an upper bound), by bisection."""
-        delta = v.in_interval("delta", delta, 0.0, 1.0)
-        return hockey_stick_to_epsilon(self.get_approx_delta, delta, iterations=60)
+def plan_directions(pairs, accuracy, tail):
+    """One ``OnlineDirection`` per direction, on the grid (step and window)
+    that the ``PairComposition`` ``pairs`` of the longest planned composition
+    needs at ``accuracy``, with at most ``tail`` of its mass above the window."""
+    # steps arrive one by one: plan for every one of them rounded (no merging of Gaussians)
+    step = max(plan_step(pairs.direction(d), 0.1 * accuracy, tail) for d in DIRECTIONS)
+    dirs = {}
+    for d in DIRECTIONS:
+        merged = _merge_gaussians(pairs.direction(d)) if len(pairs.direction(d)) > 1 else pairs.direction(d)
+        total_k = sum(k for _, k in merged)
+        items = []
+        for p, k in merged:
+            lo, hi = loss_range(p, tail / total_k)
+            items.append((pair_to_grid(p, step, math.floor(lo / step), math.ceil(hi / step)), k))
+        ja, jb, _, _ = chernoff_window(items, tail)
+        size = sfft.next_fast_len(jb - ja + 1, real=True)
+        if size > MAX_GRID:
+            raise ValueError(f"the horizon needs {size} grid points, more than the cap {MAX_GRID}")
+        dirs[d] = OnlineDirection(step, ja, size, tail / total_k)
+    return dirs

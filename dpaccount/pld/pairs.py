@@ -7,7 +7,7 @@ described through the privacy loss L = log(dP/dQ):
 
 * ``masses(edges)`` — the P- and Q-probabilities of L in the cells
   (−∞, e₀], (e₀, e₁], …, (e_{n−1}, ∞) (finite L only). This is all the
-  discretisers (``discretise.py``) need, and each cell is computed directly,
+  discretisers (``pld/discretise.py``) need, and each cell is computed directly,
   never as a difference of two numbers close to 1, so a cell is accurate to
   a few ulps *relative to itself*.
 * ``p_inf`` — P(L = +∞), the mass where Q vanishes; ``q_ninf`` — Q(L = −∞),
@@ -21,7 +21,7 @@ described through the privacy loss L = log(dP/dQ):
   ``anchor`` — a spacing whose divisors make good grid steps (the atoms of a
   pair that also has a continuous part), else None.
 * ``gaussian_mu`` — μ if the pair *is* (N(μ,1), N(0,1)); compositions of such
-  pairs are again Gaussian (``gdp.py``).
+  pairs are again Gaussian (``converters/gdp.py``).
 
 Hockey-stick identities used throughout (all exact):
   H_α(P||Q) = P(L > log α) − α Q(L > log α),

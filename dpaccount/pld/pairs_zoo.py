@@ -1,7 +1,7 @@
 """Dominating pairs of the discrete and user-defined mechanisms.
 
 Each pair is (P, Q) = (law with the record, law without), seen through the
-privacy loss L = log dP/dQ (``pairs.py`` explains the protocol).
+privacy loss L = log dP/dQ (``pld/pairs.py`` explains the protocol).
 
 * ``discrete_gaussian_pair(sigma, sensitivity)`` — (N_Z(Δ, σ²), N_Z(0, σ²)),
   the discrete Gaussian of Canonne, Kamath & Steinke (NeurIPS 2020, Def. 1):

@@ -1,6 +1,7 @@
 """Sampling without replacement (fixed-size batches) under replace-one neighbours.
 
-``SubsetSampling()(mechanism, gamma)``: the dataset has n records, a batch of
+The pair of ``SubsetSampling()(mechanism, gamma)`` (``transformers/subset_sampling.py``):
+the dataset has n records, a batch of
 m = γn of them is drawn uniformly without replacement, and ``mechanism`` (a
 replace-one mechanism on datasets of size m) runs on the batch. Neighbours
 of the subsampled mechanism are again replace-one.
@@ -33,7 +34,7 @@ replace-one neighbours) γ·H_B(log(1 + (e^ε − 1)/γ)) = H_A(ε) bounds every
 ordered pair of the subsampled mechanism for ε ≥ 0, and the swap identity
 applied to (D', D) gives the mirrored bound for ε < 0: the construction
 above only uses B's curve for ε ≥ 0. B is the pair itself when both
-directions are the same pair, else ``relations.symmetric_hull_pair`` of the
+directions are the same pair, else ``pld/symmetric_hull.symmetric_hull_pair`` of the
 two (finite pairs; its curve is the larger of theirs for ε ≥ 0). Where B is
 not symmetric enough for z ≥ 0 (e.g. a pessimistic grid of ``Discretise``),
 it is replaced by the symmetric hull of B and B reversed, whose ε ≥ 0 curve
@@ -44,20 +45,14 @@ Mechanisms for add/remove (or k-fold) neighbours are refused, not
 converted: their replace-one sensitivity is unknown (``ToReplaceOne`` gives
 the sound, sometimes loose, conversion).
 
-RDP: Wang, Balle & Kasiviswanathan 2019, Thm 9 (``rdp_subset.py``).
+RDP: Wang, Balle & Kasiviswanathan 2019, Thm 9 (``rdp/subset_sampling.py``).
 """
 import numpy as np
 
-from .. import validation as v
 from ..errors import RepresentationUnavailable
-from ..mechanism import Mechanism
 from .pairs import DominatingPair
-from .accountant import PairComposition
-from ..rdp.curve import RDPCurve, RDPFunction
-from ..rdp.subset_sampling import pure_epsilon, subset_rdp_bound
-from ..relations import REPLACE_ONE, require_relation, symmetric_hull_pair
 from .poisson_sampling import PoissonRemovePair
-from ..transformers.composition import Transformer, _check_mechanism
+from .symmetric_hull import symmetric_hull_pair
 
 _U = np.finfo(float).eps
 _ZERO = 1e-12  # |ℓ| this small is the atom at L = 0 (the tolerance of pairs._at)
@@ -167,7 +162,7 @@ def replace_one_pair(pairs):
 
 
 def _hull(first, second):
-    """``relations.symmetric_hull_pair`` of two finite pairs, else RepresentationUnavailable."""
+    """``pld/symmetric_hull.symmetric_hull_pair`` of two finite pairs, else RepresentationUnavailable."""
     if not (hasattr(first, "atoms") and hasattr(second, "atoms")):
         raise RepresentationUnavailable(
             f"subset sampling needs one symmetric pair dominating both orders of a replace-one "
@@ -189,42 +184,3 @@ def subset_sampled_pair(base, gamma):
         return SubsetSampledPair(base, gamma)
     except ValueError:
         return SubsetSampledPair(_hull(base, base.reverse()), gamma)
-
-
-class SubsetSampledMechanism(Mechanism):
-    """``base`` run on a batch of γn records drawn without replacement."""
-
-    def __init__(self, base, gamma):
-        super().__init__(f"SubsetSample:{base.name}",
-                         {**{f"{base.name}:{k}": val for k, val in base.params.items()},
-                          f"{base.name}:SubsetSample": gamma}, relation=REPLACE_ONE)
-        object.__setattr__(self, "base", base)
-        object.__setattr__(self, "gamma", gamma)
-
-    def _pairs(self):
-        pair = subset_sampled_pair(replace_one_pair(self.base.pairs), self.gamma)
-        return PairComposition.single(pair, pair)
-
-    def _rdp(self):
-        curve, pairs = self.base.optional("rdp"), self.base.optional("pairs")
-        if curve is None:
-            return None
-        eps_inf = np.inf if pairs is None else pure_epsilon(pairs)
-        gamma = self.gamma
-        fn = RDPFunction(("subset-wbk", gamma, eps_inf, curve.terms),
-                         lambda alpha: subset_rdp_bound(gamma, curve, alpha, eps_inf))
-        return RDPCurve(((fn, 1),))
-
-
-class SubsetSampling(Transformer):
-    """``SubsetSampling()(mechanism, gamma)``: amplification by sampling a
-    fixed fraction γ = m/n of the records without replacement (replace-one)."""
-
-    name = "SubsetSample"
-
-    def __call__(self, mechanism, gamma):
-        require_relation("mechanism", _check_mechanism("mechanism", mechanism), REPLACE_ONE,
-                         "sampling without replacement is analysed for replace-one neighbours; "
-                         "use PoissonSampling for add/remove, or ToReplaceOne() first")
-        gamma = v.probability("gamma", gamma, lo_open=True)
-        return SubsetSampledMechanism(mechanism, gamma)

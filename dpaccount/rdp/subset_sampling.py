@@ -12,7 +12,7 @@ neighbours, then drawing the batch without replacement from n records,
 ε(∞) the base's pure-DP level (∞ if it has none, then each min{2, ·} is 2).
 Every term is positive, so the sum is taken in log space (log-binomials by
 gammaln) and ε' = log1p(Σ)/(α−1), rounded up (the rounding bound of
-``rdp_subsampled._segment_lse`` plus 8 ulp).
+``rdp/poisson_sampling._segment_lse`` plus 8 ulp).
 
 Also ε'(α) ≤ ε(α): the batches of D and D' can be coupled so that each pair
 is equal or replace-one neighbours, and e^{(α−1)D_α} is jointly convex; and
@@ -22,7 +22,7 @@ replacement, Balle, Barthe & Gaboardi 2018, Thm 9). The bound is the least of th
 Fractional α: λ(α) = (α−1)ε'(α) of the subsampled mechanism is convex in α
 (a log-moment-generating function) with λ(1) = 0, so the linear
 interpolation of the integer bounds of λ between ⌊α⌋ and ⌈α⌉ (and between
-1 and 2) bounds it from above — the rule ``rdp_subsampled.py`` uses for the
+1 and 2) bounds it from above — the rule ``rdp/poisson_sampling.py`` uses for the
 Poisson bound.
 """
 import math
@@ -39,7 +39,7 @@ def pure_epsilon(pairs):
     """ε(∞): the largest privacy loss of a ``PairComposition`` over both
     directions (k-fold use adds k times the loss), or ``inf``. A finite pair
     without mass at +∞ has its largest atom as level, raised by 16 ulp (a
-    computed loss errs by ≤ 8 ulp of itself, ``pairs.DiscretePair``); another
+    computed loss errs by ≤ 8 ulp of itself, ``pld/pairs.DiscretePair``); another
     pair its ``anchor`` (Laplace), accepted only where its hockey-stick curve,
     rounded up, is exactly 0 there. Either way L ≤ ε P-almost surely, so no
     neighbouring pair the pair dominates exceeds it."""

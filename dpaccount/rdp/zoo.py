@@ -5,7 +5,7 @@
 
       ε(α) = 1/(α−1) · log( sinh((2α−1)ε/2) / ((2α−1) sinh(ε/2)) ).
 
-  The pair dominates every ε-bounded-range mechanism (``pairs_zoo.py``) and
+  The pair dominates every ε-bounded-range mechanism (``pld/pairs_zoo.py``) and
   Rényi divergence cannot grow under post-processing, so this is an RDP
   bound for all of them (e.g. the exponential mechanism); it is below the
   randomized-response curve of ε-DP.

@@ -26,9 +26,9 @@ import numpy as np
 
 from .. import validation as v
 from ..mechanism import DEFAULT_ACCURACY, Mechanism
-from ..pld.pairs import DiscretePair
 from ..pld.accountant import DIRECTIONS, PairComposition
-from .composition import Transformer, _check_mechanism
+from ..pld.pairs import DiscretePair
+from .base import Transformer, check_mechanism
 
 
 def grid_to_pair(grid, name):
@@ -42,7 +42,7 @@ def grid_to_pair(grid, name):
     if grid.p_inf > 0:
         log_p, log_q = np.append(log_p, np.log(grid.p_inf)), np.append(log_q, -np.inf)
     # the grid's step is a lattice hint: the next stage keeps it where it is not far finer
-    # than that stage needs (``pld_accountant.plan_step``)
+    # than that stage needs (``pld/accountant.plan_step``)
     return DiscretePair(log_p, log_q, lattice=grid.step, name=name)
 
 
@@ -74,6 +74,6 @@ class Discretise(Transformer):
     name = "Discretise"
 
     def __call__(self, mechanism, accuracy=DEFAULT_ACCURACY):
-        mechanism = _check_mechanism("mechanism", mechanism)
+        mechanism = check_mechanism("mechanism", mechanism)
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
         return DiscretisedMechanism(mechanism, accuracy)

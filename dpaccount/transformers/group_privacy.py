@@ -16,7 +16,7 @@ carries a pair dominating both orders (``relations.py``). Rule by rule:
   sensitivity kΔ (μ-GDP: kμ); tight (the query may move by exactly kΔ).
   Real products kΔ are rounded up by 2 ulp. The binomial pair is not
   symmetric, so for k ≥ 2 (and under replace-one) both directions carry the
-  symmetric pair of the two orders (``relations.symmetric_hull_pair``).
+  symmetric pair of the two orders (``pld/symmetric_hull.symmetric_hull_pair``).
 * randomized response and ``PureDPMechanism``, i.e. any pure ε-DP
   mechanism: it is f_ε-DP with f_ε(x) = max(0, 1 − e^ε x, e^{−ε}(1 − x)),
   hence [1 − g^{∘k}]-DP for groups of k with g = 1 − f_ε (Dong, Roth & Su
@@ -49,13 +49,20 @@ import numpy as np
 from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
-from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism, RandomizedResponse)
 from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, PureDPMechanism
-from ..pld.pairs import DiscretePair
+from ..mechanisms.standard import (
+    BinomialMechanism,
+    GaussianMechanism,
+    GDPMechanism,
+    LaplaceMechanism,
+    RandomizedResponse,
+)
 from ..pld.accountant import PairComposition
+from ..pld.pairs import DiscretePair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp
 from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relation, with_relation
-from .composition import ComposedMechanism, Transformer, _check_mechanism
+from .base import Transformer, check_mechanism
+from .composition import ComposedMechanism
 
 _U = np.finfo(float).eps
 
@@ -169,7 +176,7 @@ class GroupPrivacy(Transformer):
     name = "Group"
 
     def __call__(self, mechanism, k):
-        mechanism = _check_mechanism("mechanism", mechanism)
+        mechanism = check_mechanism("mechanism", mechanism)
         k = v.count("k", k)
         return GroupMechanism(mechanism, k, group_relation(mechanism.relation, k))
 
@@ -181,6 +188,6 @@ class ToReplaceOne(Transformer):
     name = "ToReplaceOne"
 
     def __call__(self, mechanism):
-        mechanism = require_relation("mechanism", _check_mechanism("mechanism", mechanism), ADD_REMOVE,
+        mechanism = require_relation("mechanism", check_mechanism("mechanism", mechanism), ADD_REMOVE,
                                      "it is converted to replace-one")
         return GroupMechanism(mechanism, 2, REPLACE_ONE)

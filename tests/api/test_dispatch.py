@@ -1,22 +1,22 @@
 """Public API: method dispatch (analytic / pld / rdp) and vectorised queries."""
 import math
-import re
-import warnings
-from collections.abc import Mapping, MutableMapping
-from functools import lru_cache
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-import dpaccount
-from dpaccount import (BinomialMechanism, Composition, DPAccountError, GaussianMechanism,
-                       GDPMechanism, LaplaceMechanism, Mechanism, PoissonSampling,
-                       RandomizedResponse, RepresentationUnavailable)
-
 from api_fixtures import *  # noqa: F401,F403  (shared mechanisms and helpers)
 
+import dpaccount
+from dpaccount import (
+    BinomialMechanism,
+    Composition,
+    DPAccountError,
+    GaussianMechanism,
+    GDPMechanism,
+    LaplaceMechanism,
+    PoissonSampling,
+    RandomizedResponse,
+    RepresentationUnavailable,
+)
 
 # ==========================================================================
 # 4. Method dispatch

@@ -1,22 +1,24 @@
 """Public API: monotonicity and consistency properties; library code never prints or warns."""
 import math
-import re
 import warnings
-from collections.abc import Mapping, MutableMapping
-from functools import lru_cache
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from api_fixtures import *  # noqa: F401,F403  (shared mechanisms and helpers)
+from hypothesis import given
 from hypothesis import strategies as st
 
 import dpaccount
-from dpaccount import (BinomialMechanism, Composition, DPAccountError, GaussianMechanism,
-                       GDPMechanism, LaplaceMechanism, Mechanism, PoissonSampling,
-                       RandomizedResponse, RepresentationUnavailable)
-
-from api_fixtures import *  # noqa: F401,F403  (shared mechanisms and helpers)
-
+from dpaccount import (
+    BinomialMechanism,
+    Composition,
+    GaussianMechanism,
+    GDPMechanism,
+    LaplaceMechanism,
+    PoissonSampling,
+    RandomizedResponse,
+    RepresentationUnavailable,
+)
 
 # ==========================================================================
 # 6. Properties

@@ -1,4 +1,4 @@
-"""The characteristic-function accountant (characteristic.py, cf_accountant.py,
+"""The characteristic-function accountant (cf/characteristic.py, cf/inversion.py,
 method="cf"), each number against an independent exact value:
 
 * M(s) = E_P[e^{sL}] of every pair with a CF against mpmath quadrature / sums
@@ -17,25 +17,22 @@ import os
 
 import mpmath as mp
 import numpy as np
+import oracles
 import pytest
+from oracles import SHARED_REFERENCE
 
 import dpaccount as dpa
-from dpaccount.cf.inversion import cf_to_delta, cf_to_epsilon, composed_log_phi
 from dpaccount.cf.characteristic import log_mgf, log_phi
-from dpaccount.mechanisms.discrete import ContinuousMechanism, ExponentialMechanism
+from dpaccount.cf.inversion import cf_to_delta, cf_to_epsilon, composed_log_phi
+from dpaccount.mechanisms.discrete import ExponentialMechanism
+from dpaccount.mechanisms.user_defined import ContinuousMechanism
+from dpaccount.pld.accountant import PairComposition
 from dpaccount.pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
 from dpaccount.pld.pairs_zoo import LogisticPair
-from dpaccount.pld.accountant import PairComposition
 from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
 
-import oracles
-
-
-@pytest.fixture(autouse=True)
-def _precision():
-    """17 digits for the quadrature oracles here, without touching other modules' precision."""
-    with mp.workdps(17):
-        yield
+# 17 digits for the quadrature oracles here (conftest.mp_precision), the others keep 50
+pytestmark = pytest.mark.mp_dps(17)
 
 
 S_POINTS = [complex(-0.5, 0.0), complex(-0.3, 2.5), complex(0.7, 6.0), complex(2.0, 1.0)]
@@ -260,7 +257,7 @@ def test_mechanisms_without_a_characteristic_function_say_so():
 
 # ------------------------------------------------------ reference cases ----
 
-_REF = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "reference")
+_REF = SHARED_REFERENCE
 
 
 def _checker():

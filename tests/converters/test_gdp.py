@@ -1,10 +1,10 @@
 """GDP closed forms against the mpmath oracle."""
 import numpy as np
 import pytest
+from oracles import gdp_delta, gdp_epsilon
 
 import dpaccount as dpa
 from dpaccount.converters.gdp import delta_gdp, epsilon_gdp
-from oracles import gdp_delta, gdp_epsilon
 
 
 @pytest.mark.parametrize("mu", [0.05, 0.3, 1.0, 4.0, 31.6])

@@ -11,15 +11,22 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from oracles import gdp_delta, hockey_stick_quad, rr_composed_delta
 from scipy import stats
 from scipy.signal import fftconvolve
 
+from dpaccount.mechanisms.discrete import (
+    ApproxDPMechanism,
+    DiscreteGaussianMechanism,
+    DiscreteLaplaceMechanism,
+    ExponentialMechanism,
+    PureDPMechanism,
+)
 from dpaccount.mechanisms.standard import BinomialMechanism
-from dpaccount.mechanisms.discrete import (ApproxDPMechanism, ContinuousMechanism, DiscreteGaussianMechanism, DiscreteLaplaceMechanism, DiscreteMechanism, ExponentialMechanism, PureDPMechanism)
+from dpaccount.mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from dpaccount.pld.pairs import GaussianPair
 from dpaccount.pld.pairs_zoo import LogisticPair, MonotoneLossPair, discrete_gaussian_pair
 from dpaccount.transformers.composition import Composition
-from oracles import gdp_delta, hockey_stick_quad, rr_composed_delta
 
 EPS = [0.0, 0.3, 1.0, 2.0]
 

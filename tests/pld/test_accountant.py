@@ -8,15 +8,14 @@ import itertools
 import math
 
 import mpmath as mp
-import numpy as np
 import pytest
+from oracles import gdp_delta, gdp_epsilon, rr_composed_delta, subsampled_gaussian_remove_delta
 
 import dpaccount as dpa
+from dpaccount.pld.compose import compose
 from dpaccount.pld.discretise import loss_range, pair_to_grid
 from dpaccount.pld.pairs import GaussianPair, binomial_pair
-from dpaccount.pld.compose import compose
 from dpaccount.pld.poisson_sampling import PoissonRemovePair
-from oracles import gdp_delta, gdp_epsilon, rr_composed_delta, subsampled_gaussian_remove_delta
 
 
 def _grid(pair, step, pessimistic=True, tail=1e-30):

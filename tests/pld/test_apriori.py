@@ -5,11 +5,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from dpaccount.pld.pairs import DiscretePair, GaussianPair
 from dpaccount.pld.accountant import composed_grid
 from dpaccount.pld.apriori import apriori_plan
+from dpaccount.pld.pairs import DiscretePair, GaussianPair
 
 
 def _exact_delta(p, q, k, eps):

@@ -38,7 +38,7 @@ def test_grids_bracket_the_exact_curve(name, log_step):
     pess = pair_to_grid(pair, step, jlo, jhi)
     opt = pair_to_grid(pair, step, jlo, jhi, pessimistic=False)
     eps = np.concatenate((np.linspace(lo - 1, hi + 1, 701), pess.losses[:: max(1, len(pess.probs) // 300)]))
-    # the exact curve, itself bracketed by its rounding (pairs.py)
+    # the exact curve, itself bracketed by its rounding (pld/pairs.py)
     assert np.all(opt.delta(eps) <= pair.delta(eps, upper=True))
     assert np.all(pess.delta(eps) >= pair.delta(eps, upper=False))
     # the optimistic P-mass never exceeds 1 (off-grid kinks moved down may

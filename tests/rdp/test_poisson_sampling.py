@@ -6,7 +6,8 @@ import warnings
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpaccount.rdp.poisson_sampling import subsampled_gaussian_rdp, subsampled_rdp_bound
 

@@ -8,11 +8,10 @@ import math
 
 import numpy as np
 import pytest
-
-from dpaccount import (Composition, Discretise, GaussianMechanism, PoissonSampling, RandomizedResponse)
-from dpaccount.transformers.discretise import grid_to_pair
-
 from oracles import gdp_delta, gdp_epsilon, rr_composed_delta
+
+from dpaccount import Composition, Discretise, GaussianMechanism, PoissonSampling, RandomizedResponse
+from dpaccount.transformers.discretise import grid_to_pair
 
 
 def _check_upper(value, exact, rel):

@@ -7,34 +7,49 @@ an explicit chain of ε-DP laws built here in mpmath (each step verified to be
 ε-DP, the end points attaining the bound), and shown to lie strictly inside
 randomized response with log-odds kε (sound but loose).
 """
-import itertools
 import math
 
 import mpmath as mp
 import numpy as np
 import pytest
+from oracles import gdp_delta, rr_composed_delta
 from scipy import stats
 
 from dpaccount.errors import RepresentationUnavailable
-from dpaccount.transformers.group_privacy import GroupPrivacy, ToReplaceOne
-from dpaccount.mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism, RandomizedResponse)
-from dpaccount.mechanisms.discrete import (DiscreteGaussianMechanism, DiscreteLaplaceMechanism, ExponentialMechanism, PureDPMechanism)
+from dpaccount.mechanisms.discrete import (
+    DiscreteGaussianMechanism,
+    DiscreteLaplaceMechanism,
+    ExponentialMechanism,
+    PureDPMechanism,
+)
+from dpaccount.mechanisms.standard import (
+    BinomialMechanism,
+    GaussianMechanism,
+    GDPMechanism,
+    LaplaceMechanism,
+    RandomizedResponse,
+)
 from dpaccount.relations import REPLACE_ONE
-from dpaccount.pld.subset_sampling import SubsetSampling
-from dpaccount.transformers.composition import Composition, PoissonSampling
-
-from oracles import rr_composed_delta
+from dpaccount.transformers.composition import Composition
+from dpaccount.transformers.group_privacy import GroupPrivacy, ToReplaceOne
+from dpaccount.transformers.poisson_sampling import PoissonSampling
+from dpaccount.transformers.subset_sampling import SubsetSampling
 
 EPS = [0.0, 0.1, 0.5, 1.0, 2.0, 3.0]
 DELTAS = [1e-2, 1e-5]
 
 
-def same_answers(ours, theirs, rel=1e-12, methods=None):
-    """Equal answers (ours never below) by every method of ``theirs``."""
+def same_answers(ours, theirs, rel=1e-12, methods=None, exact=None):
+    """Equal answers by every method of ``theirs``, within ``rel``: two routes to
+    one number (e.g. a grid for μ = 3·0.4 against one for μ = 1.2) differ by
+    the rounding of their inputs and of libm, which is CPU-dependent, so they
+    are compared two-sided. The safe direction is asserted only against the
+    ``exact`` δ(ε) (mpmath), where one is given."""
     for method in methods or theirs.available_methods():
         a, b = ours.get_approx_delta(EPS, method=method), theirs.get_approx_delta(EPS, method=method)
-        assert np.all(a >= b * (1 - 1e-15)), method
         np.testing.assert_allclose(a, b, rtol=rel, atol=1e-15)
+        if exact is not None:
+            assert all(x >= exact(e) for x, e in zip(a, EPS)), method
         np.testing.assert_allclose(ours.get_approxDP(DELTAS, method=method),
                                    theirs.get_approxDP(DELTAS, method=method), rtol=rel)
 
@@ -50,7 +65,8 @@ def test_gaussian_is_sensitivity_k(k):
 
 @pytest.mark.parametrize("k", [2, 3])
 def test_gdp_laplace_and_discrete_noise_scale_their_sensitivity(k):
-    same_answers(GroupPrivacy()(GDPMechanism(0.4), k), GDPMechanism(0.4 * k))
+    same_answers(GroupPrivacy()(GDPMechanism(0.4), k), GDPMechanism(0.4 * k),
+                 exact=lambda e: float(gdp_delta(e, mp.mpf(0.4) * k)))
     same_answers(GroupPrivacy()(LaplaceMechanism(2.0, 0.5), k), LaplaceMechanism(2.0, 0.5 * k),
                  methods=["analytic", "rdp"])
     same_answers(GroupPrivacy()(DiscreteLaplaceMechanism(1.5), k), DiscreteLaplaceMechanism(1.5, k),

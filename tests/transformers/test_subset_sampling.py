@@ -19,14 +19,13 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from oracles import bisect_decreasing, gdp_delta
 from scipy import stats
 
 from dpaccount.errors import RepresentationUnavailable
 from dpaccount.mechanisms.standard import BinomialMechanism, GaussianMechanism, RandomizedResponse
-from dpaccount.pld.subset_sampling import SubsetSampling
-from dpaccount.transformers.composition import Composition, PoissonSampling
-
-from oracles import bisect_decreasing, gdp_delta
+from dpaccount.transformers.composition import Composition
+from dpaccount.transformers.subset_sampling import SubsetSampling
 
 EPS = [0.0, 0.05, 0.2, 0.5, 1.0, 2.0]
 P_RR = 0.8

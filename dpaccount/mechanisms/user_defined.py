@@ -1,0 +1,74 @@
+"""Mechanisms the user defines by their laws, each with its tight pair.
+
+Neighbouring relation: add/remove one record; the remove direction is the
+pair (law with the record, law without), the add direction its reverse.
+
+* ``DiscreteMechanism(p_probs, q_probs)`` — a user-given finite pair; exact RDP.
+* ``ContinuousMechanism(p_dist, q_dist)`` — two continuous laws with a
+  strictly increasing privacy loss (``pld/pairs_zoo.MonotoneLossPair``);
+  pairs only.
+"""
+import math
+
+import numpy as np
+
+from ..pld.pairs import DiscretePair
+from ..pld.pairs_zoo import MonotoneLossPair
+from .discrete import PairMechanism
+
+
+def _prob_vector(name, values):
+    """A finite, non-negative vector summing to 1 within 1e-9, as a float array."""
+    if isinstance(values, (str, bytes)) or np.ndim(values) != 1:
+        raise TypeError(f"{name} must be a 1-d sequence of probabilities, got {values!r}")
+    arr = np.asarray(values)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must contain real numbers, got {values!r}")
+    arr = arr.astype(float)
+    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name} must be non-empty, finite and non-negative, got {values!r}")
+    total = math.fsum(arr)
+    if abs(total - 1.0) > 1e-9:
+        raise ValueError(f"{name} must sum to 1 (within 1e-9), got sum {total!r} for {values!r}")
+    return arr, total
+
+
+class DiscreteMechanism(PairMechanism):
+    """A user-given finite pair: outcome i has probability p_probs[i] with the
+    record and q_probs[i] without. Both are renormalised (in log space, by
+    their exactly rounded sum); p-mass where q = 0 is loss +∞ (``p_inf``)."""
+
+    def __init__(self, p_probs, q_probs, name=None):
+        p, p_sum = _prob_vector("p_probs", p_probs)
+        q, q_sum = _prob_vector("q_probs", q_probs)
+        if len(p) != len(q):
+            raise ValueError(f"p_probs and q_probs differ in length: {len(p)} != {len(q)}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a string, got {name!r}")
+        label = name or "Discrete"
+        super().__init__(label, {"p_probs": tuple(p.tolist()), "q_probs": tuple(q.tolist())})
+        with np.errstate(divide="ignore"):
+            log_p, log_q = np.log(p) - math.log(p_sum), np.log(q) - math.log(q_sum)
+        object.__setattr__(self, "_logs", (log_p, log_q))
+
+    def _pair(self):
+        return DiscretePair(*self._logs, name=f"user:{self.name}")
+
+    def _rdp(self):
+        return self._exact_rdp()
+
+
+class ContinuousMechanism(PairMechanism):
+    """A user mechanism with continuous laws P (with the record) and Q
+    (without) whose privacy loss log p(x)/q(x) increases strictly in x (see
+    ``MonotoneLossPair``: scipy.stats frozen continuous distributions)."""
+
+    def __init__(self, p_dist, q_dist, name=None):
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a string, got {name!r}")
+        pair = MonotoneLossPair(p_dist, q_dist)  # validates
+        super().__init__(name or "Continuous", {"p_dist": p_dist, "q_dist": q_dist})
+        object.__setattr__(self, "_remove_pair", pair)
+
+    def _pair(self):
+        return self._remove_pair

@@ -1,0 +1,100 @@
+"""The symmetric pair of two finite pairs: one pair dominating both, for replace-one.
+
+Under replace-one (``relations.py``) each of a mechanism's pairs must dominate
+every ordered neighbouring pair, both orders; ``symmetric_hull_pair`` builds
+the tightest symmetric finite pair whose hockey-stick curve lies above two
+given ones for ε ≥ 0 (Dong, Roth & Su 2022, §2.2: the trade-off
+min(T(first), T(second))**). Used by the replace-one mechanisms and by subset
+sampling.
+"""
+import math
+
+import numpy as np
+
+from .pairs import DiscretePair
+
+_U = np.finfo(float).eps
+
+
+def _lower_hull(x, y):
+    """Indices of the lower convex hull of points sorted by x (monotone chain)."""
+    keep = []
+    for i in range(len(x)):
+        while len(keep) >= 2:
+            j, k = keep[-2], keep[-1]
+            if (y[k] - y[j]) * (x[i] - x[j]) >= (y[i] - y[j]) * (x[k] - x[j]):
+                keep.pop()  # k lies on or above the chord j–i
+            else:
+                break
+        keep.append(i)
+    return keep
+
+
+def symmetric_hull_pair(first, second):
+    """A symmetric finite pair S whose curve dominates both finite pairs for ε ≥ 0.
+
+    Under replace-one, a pair dominating every ordered neighbouring pair for
+    ε ≥ 0 dominates for ε < 0 too once symmetrised (swap identity applied to
+    (D', D)); with ``second`` = reverse(``first``) (binomial) this S is the
+    tight replace-one pair, min(T(first), T(second))** (Dong, Roth & Su
+    2022, §2.2), up to the rounding pad below, and S × S × … stays sound under
+    composition, where per-direction products would miss mixed orders.
+
+    In x = e^ε ≥ 1 the target M(x) = max(H_first, H_second) is convex and piecewise
+    linear, its kinks at the atoms and at the crossings of the two curves.
+    At those points M is evaluated rounded up, made non-increasing (suffix
+    maximum) and replaced by its lower convex hull: a convex combination of
+    points above the convex M stays above it, so the hull does. Its kinks
+    X_k become atoms ℓ_k = log X_k with Q-mass q_k = the slope jump and
+    P-mass X_k q_k; the hull's last value is the mass at +∞ (the float
+    error of rebuilding the curve is covered as the code says); the mirror image gives
+    ℓ < 0 and −∞, and the rest goes to L = 0 (ValueError if the masses
+    exceed 1: no symmetric pair lies above both curves)."""
+    kinks = np.unique(np.concatenate(([0.0], first.atoms[0], second.atoms[0])))
+    kinks = kinks[kinks >= 0]
+    if kinks[-1] > 700:
+        raise ValueError(f"losses up to {kinks[-1]:.4g} leave the float range of e^loss")
+    d = first.delta(kinks) - second.delta(kinks)
+    cross = np.flatnonzero(d[:-1] * d[1:] < 0)
+    x = np.exp(kinks)
+    xc = x[cross] + d[cross] / (d[cross] - d[cross + 1]) * (x[cross + 1] - x[cross])
+    x = np.sort(np.concatenate((x, xc)))
+    # points closer than 1e-9 relative only add rounding noise to the slopes;
+    # dropping any point leaves the hull a chord of M over a longer span (still above)
+    x = x[np.concatenate(([True], x[1:] > x[:-1] * (1 + 1e-9)))]
+    ell = np.log(x)
+    v = np.maximum(first.delta(ell), second.delta(ell))          # rounded up
+    v = np.maximum.accumulate(v[::-1])[::-1]                      # non-increasing
+    hull = _lower_hull(x, v)
+    X, V = x[hull], v[hull]
+    s = np.append(np.diff(V) / np.diff(X), 0.0)                   # slopes, then flat
+    q = np.maximum(np.diff(s), 0.0)                               # slope jumps at X_1..X_K
+    Xk = X[1:]
+    p = Xk * q
+    # Rebuilding the curve from the float q_k errs by ≤ ``slack``, and so does
+    # storing each mass m as log m (exp∘log errs by u(1 + |log m|)m ≤ u(m + 1/e));
+    # with a total mass above 1 (float) the masses are scaled down, erring by the
+    # excess. For ε ≥ 0 all of it is covered by mixing in η of the fully revealing
+    # pair (+∞ under P, −∞ under Q), which lifts the curve by η(1 − H) ≥ η(1 − V_0)
+    # = 2·slack. For ε < 0 (x = e^ε < 1) that lift is ≥ ηx(1 − V_0), and 2·slack
+    # extra at L = 0 under both laws (no effect for ε ≥ 0) adds 2·slack·(1 − x):
+    # together ≥ 2·slack again. Total masses may then exceed 1 by ~slack, which
+    # only raises every δ (the product formula holds for non-negative measures).
+    top = float(V[-1])
+    total = p.sum() + q.sum() + top
+    if total > 1 + 1e-9 or V[0] > 1 - 1e-6:
+        raise ValueError(f"no symmetric pair dominates {first!r} and {second!r} for eps >= 0 "
+                         f"(masses sum to {total!r}, total variation {V[0]!r})")
+    slack = (16 * _U * (np.sum((np.abs(s[:-1]) + np.abs(s[1:])) * Xk) + p.sum() + 1.0)
+             + (2 * len(p) + 3) * _U + max(total - 1, 0.0))
+    eta = 2 * slack / (1 - V[0])
+    keep = (1 - eta) / max(total, 1.0)
+    p, q, top = p * keep, q * keep, top * keep + eta
+    zero = max(1.0 - top - p.sum() - q.sum(), 0.0) + 2 * slack
+    with np.errstate(divide="ignore"):
+        lq, lp = np.log(q), np.log(p)  # not log q + log X_k: that errs by u·log X_k relative
+        # ±∞: outcomes Q (resp. P) never takes; their exact mass is passed on as p_inf, q_ninf
+        log_p = np.concatenate((lp, lq, [math.log(top), -np.inf, math.log(zero)]))
+        log_q = np.concatenate((lq, lp, [-np.inf, math.log(top), math.log(zero)]))
+    return DiscretePair(log_p, log_q, name=f"replace-one-hull({first.key()!r}, {second.key()!r})",
+                        p_inf=top, q_ninf=top)
