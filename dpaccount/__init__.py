@@ -7,20 +7,10 @@
 """
 from .errors import AccuracyNotReached, DPAccountError, GridTooLarge, RepresentationUnavailable
 from .mechanism import Bounds, Mechanism
-from .mechanisms.discrete import (
-    ApproxDPMechanism,
-    DiscreteGaussianMechanism,
-    DiscreteLaplaceMechanism,
-    ExponentialMechanism,
-    PureDPMechanism,
-)
-from .mechanisms.standard import (
-    BinomialMechanism,
-    GaussianMechanism,
-    GDPMechanism,
-    LaplaceMechanism,
-    RandomizedResponse,
-)
+from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, DiscreteLaplaceMechanism,
+                                  ExponentialMechanism, PureDPMechanism)
+from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
+                                  RandomizedResponse)
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation

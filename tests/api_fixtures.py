@@ -7,15 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
-from dpaccount import (
-    BinomialMechanism,
-    Composition,
-    GaussianMechanism,
-    GDPMechanism,
-    LaplaceMechanism,
-    PoissonSampling,
-    RandomizedResponse,
-)
+from dpaccount import (BinomialMechanism, Composition, GaussianMechanism, GDPMechanism, LaplaceMechanism,
+                       PoissonSampling, RandomizedResponse)
 
 METHOD_ORDER = ("analytic", "pld", "rdp")
 NAN, INF = float("nan"), float("inf")

@@ -10,23 +10,12 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpaccount.mechanisms.discrete import DiscreteGaussianMechanism
-from dpaccount.mechanisms.standard import (
-    BinomialMechanism,
-    GaussianMechanism,
-    GDPMechanism,
-    LaplaceMechanism,
-    RandomizedResponse,
-)
+from dpaccount.mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism,
+                                           LaplaceMechanism, RandomizedResponse)
 from dpaccount.pld.pairs import DiscretePair
 from dpaccount.pld.symmetric_hull import symmetric_hull_pair
-from dpaccount.relations import (
-    ADD_REMOVE,
-    REPLACE_ONE,
-    GroupRelation,
-    Relation,
-    check_relation,
-    group_relation,
-)
+from dpaccount.relations import (ADD_REMOVE, REPLACE_ONE, GroupRelation, Relation, check_relation,
+                                 group_relation)
 from dpaccount.transformers.composition import Composition
 from dpaccount.transformers.discretise import Discretise
 from dpaccount.transformers.group_privacy import GroupPrivacy, ToReplaceOne

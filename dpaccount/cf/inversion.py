@@ -50,17 +50,8 @@ import numpy as np
 from scipy import optimize
 
 from .. import validation as v
-from .characteristic import (
-    atoms,
-    clogsumexp,
-    laplace_decay,
-    lattice,
-    log_mgf,
-    log_mgf_atoms,
-    log_mgf_continuous,
-    loss_sup,
-    quadrature_size,
-)
+from .characteristic import (atoms, clogsumexp, laplace_decay, lattice, log_mgf, log_mgf_atoms,
+                             log_mgf_continuous, loss_sup, quadrature_size)
 
 _U = np.finfo(float).eps
 _MAX_POINTS = 2 ** 22

@@ -50,13 +50,8 @@ from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
 from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, PureDPMechanism
-from ..mechanisms.standard import (
-    BinomialMechanism,
-    GaussianMechanism,
-    GDPMechanism,
-    LaplaceMechanism,
-    RandomizedResponse,
-)
+from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
+                                   RandomizedResponse)
 from ..pld.accountant import PairComposition
 from ..pld.pairs import DiscretePair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp

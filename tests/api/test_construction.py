@@ -5,16 +5,8 @@ import numpy as np
 import pytest
 from api_fixtures import *  # noqa: F401,F403  (shared mechanisms and helpers)
 
-from dpaccount import (
-    BinomialMechanism,
-    Composition,
-    GaussianMechanism,
-    GDPMechanism,
-    LaplaceMechanism,
-    Mechanism,
-    PoissonSampling,
-    RandomizedResponse,
-)
+from dpaccount import (BinomialMechanism, Composition, GaussianMechanism, GDPMechanism, LaplaceMechanism,
+                       Mechanism, PoissonSampling, RandomizedResponse)
 
 # ==========================================================================
 # 1. Construction & names

@@ -6,17 +6,8 @@ import pytest
 from api_fixtures import *  # noqa: F401,F403  (shared mechanisms and helpers)
 
 import dpaccount
-from dpaccount import (
-    BinomialMechanism,
-    Composition,
-    DPAccountError,
-    GaussianMechanism,
-    GDPMechanism,
-    LaplaceMechanism,
-    PoissonSampling,
-    RandomizedResponse,
-    RepresentationUnavailable,
-)
+from dpaccount import (BinomialMechanism, Composition, DPAccountError, GaussianMechanism, GDPMechanism,
+                       LaplaceMechanism, PoissonSampling, RandomizedResponse, RepresentationUnavailable)
 
 # ==========================================================================
 # 4. Method dispatch

@@ -9,16 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dpaccount
-from dpaccount import (
-    BinomialMechanism,
-    Composition,
-    GaussianMechanism,
-    GDPMechanism,
-    LaplaceMechanism,
-    PoissonSampling,
-    RandomizedResponse,
-    RepresentationUnavailable,
-)
+from dpaccount import (BinomialMechanism, Composition, GaussianMechanism, GDPMechanism, LaplaceMechanism,
+                       PoissonSampling, RandomizedResponse, RepresentationUnavailable)
 
 # ==========================================================================
 # 6. Properties

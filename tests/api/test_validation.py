@@ -4,15 +4,8 @@ import numpy as np
 import pytest
 from api_fixtures import *  # noqa: F401,F403  (shared mechanisms and helpers)
 
-from dpaccount import (
-    BinomialMechanism,
-    Composition,
-    GaussianMechanism,
-    GDPMechanism,
-    LaplaceMechanism,
-    PoissonSampling,
-    RandomizedResponse,
-)
+from dpaccount import (BinomialMechanism, Composition, GaussianMechanism, GDPMechanism, LaplaceMechanism,
+                       PoissonSampling, RandomizedResponse)
 
 # ==========================================================================
 # 3. Invalid input: ValueError / TypeError naming the parameter and the value

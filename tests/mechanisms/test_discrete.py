@@ -15,13 +15,8 @@ from oracles import gdp_delta, hockey_stick_quad, rr_composed_delta
 from scipy import stats
 from scipy.signal import fftconvolve
 
-from dpaccount.mechanisms.discrete import (
-    ApproxDPMechanism,
-    DiscreteGaussianMechanism,
-    DiscreteLaplaceMechanism,
-    ExponentialMechanism,
-    PureDPMechanism,
-)
+from dpaccount.mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism,
+                                           DiscreteLaplaceMechanism, ExponentialMechanism, PureDPMechanism)
 from dpaccount.mechanisms.standard import BinomialMechanism
 from dpaccount.mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from dpaccount.pld.pairs import GaussianPair

@@ -4,13 +4,8 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from oracles import (
-    discrete_delta,
-    gdp_delta,
-    laplace_delta_quad,
-    subsampled_gaussian_add_delta,
-    subsampled_gaussian_remove_delta,
-)
+from oracles import (discrete_delta, gdp_delta, laplace_delta_quad, subsampled_gaussian_add_delta,
+                     subsampled_gaussian_remove_delta)
 
 from dpaccount.pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
 from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair

@@ -16,19 +16,10 @@ from oracles import gdp_delta, rr_composed_delta
 from scipy import stats
 
 from dpaccount.errors import RepresentationUnavailable
-from dpaccount.mechanisms.discrete import (
-    DiscreteGaussianMechanism,
-    DiscreteLaplaceMechanism,
-    ExponentialMechanism,
-    PureDPMechanism,
-)
-from dpaccount.mechanisms.standard import (
-    BinomialMechanism,
-    GaussianMechanism,
-    GDPMechanism,
-    LaplaceMechanism,
-    RandomizedResponse,
-)
+from dpaccount.mechanisms.discrete import (DiscreteGaussianMechanism, DiscreteLaplaceMechanism,
+                                           ExponentialMechanism, PureDPMechanism)
+from dpaccount.mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism,
+                                           LaplaceMechanism, RandomizedResponse)
 from dpaccount.relations import REPLACE_ONE
 from dpaccount.transformers.composition import Composition
 from dpaccount.transformers.group_privacy import GroupPrivacy, ToReplaceOne
