@@ -173,7 +173,7 @@ def _version(mod):
 
 
 TOOLS = [
-    ("dpaccount", run_dpaccount, f"default method, accuracy={dpaccount.mechanism.DEFAULT_ACCURACY:g}"),
+    ("dpaccount", run_dpaccount, f"default method, accuracy={dpaccount.queries.DEFAULT_ACCURACY:g}"),
     ("dp_accounting", run_dp_accounting, "PLDAccountant, value_discretization_interval=1e-4 (default)"),
     ("prv_accountant", run_prv, f"eps_error={PRV_EPS_ERROR}"),
 ]

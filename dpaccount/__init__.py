@@ -6,7 +6,10 @@
     2.38...
 """
 from .errors import AccuracyNotReached, DPAccountError, GridTooLarge, RepresentationUnavailable
-from .mechanism import Bounds, Mechanism
+from .mechanism import Mechanism
+from .pld.cache import clear_cache, set_cache_limit
+from .pld.profile import PrivacyProfile
+from .queries import Bounds
 from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, DiscreteLaplaceMechanism,
                                   ExponentialMechanism, PureDPMechanism)
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
@@ -24,7 +27,8 @@ from .transformers.subset_sampling import SubsetSampling
 __version__ = "0.1.0"
 
 __all__ = [
-    "Mechanism", "Bounds", "Transformer", "Composition", "PoissonSampling", "PrivacyOdometer",
+    "Mechanism", "Bounds", "PrivacyProfile", "set_cache_limit", "clear_cache",
+    "Transformer", "Composition", "PoissonSampling", "PrivacyOdometer",
     "Discretise", "SubsetSampling", "GroupPrivacy", "ToReplaceOne", "Relation", "ADD_REMOVE", "REPLACE_ONE",
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",

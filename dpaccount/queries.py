@@ -1,21 +1,15 @@
-"""``Mechanism``: one object, several representations, one set of queries.
+"""The queries of a ``Mechanism`` and their ``method=`` dispatch, in one place.
 
-A mechanism is an immutable value: its typed parameters are fixed at
-construction, ``name`` and ``params`` are built from them (autodp style), and
-its representations are computed lazily, once, and cached:
-
-* ``pairs``  — ``PairComposition``: dominating pairs per direction (tight);
-* ``rdp``    — ``RDPCurve``: ε(α) (lossy for (ε, δ), but composes anywhere).
-
-Queries dispatch on ``method=``; without it they take the tightest method
-that applies, in this order:
+``QueryDispatch`` is the half of ``Mechanism`` (``mechanism.py``) that asks
+questions of its representations. Without ``method=`` a query takes the
+tightest method that applies, in this order:
 
 1. ``"analytic"`` — exact closed form: every pair is Gaussian, so the
-   mechanism is μ-GDP (``converters/gdp.py``), or each direction is a single pair
-   whose hockey-stick curve is known exactly (``pld/pairs.py``,
+   mechanism is μ-GDP (``converters/gdp.py``), or each direction is a single
+   pair whose hockey-stick curve is known exactly (``pld/pairs.py``,
    ``pld/poisson_sampling.py``; ε by ``converters/hockey_stick.py``);
-2. ``"pld"``      — the certified privacy-loss-distribution grid
-   (``pld/accountant.py``), a rigorous upper bound;
+2. ``"pld"``      — the certified privacy profile (``pld/profile.py``): a
+   few composed grids shared by every query, a rigorous upper bound;
 3. ``"rdp"``      — the RDP conversion (``converters/rdp_to_dp.py``), an upper bound.
 
 ``method="cf"`` (never the default, not in ``available_methods``) inverts the
@@ -23,10 +17,10 @@ characteristic function (``cf/queries.py``): value + error *estimate*, not a
 certificate; its ``*_bounds`` are [value − err, value + err], not certified.
 
 Every answer is a rigorous upper bound on ε (or δ): the worst case over the
-add and remove directions.
+add and remove directions. Arrays of queries cost little more than one: the
+profile's grids are built once per accuracy and kept (within a memory
+budget, ``pld/cache.py``) for every later query of an equal mechanism.
 """
-import math
-from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
@@ -37,27 +31,13 @@ from .converters.gdp import delta_gdp, epsilon_gdp
 from .converters.hockey_stick import hockey_stick_to_epsilon
 from .converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
 from .errors import AccuracyNotReached, GridTooLarge, RepresentationUnavailable
-from .pld.accountant import DIRECTIONS, composed_grid, plan_joint_step
+from .pld.accountant import DIRECTIONS
 from .pld.apriori import apriori_plan
-from .relations import ADD_REMOVE, check_relation
+from .pld.profile import PrivacyProfile
 
 METHODS = ("analytic", "pld", "rdp", "cf")
 DEFAULT_ACCURACY = 1e-3
 _ROUNDS = 5  # grid refinements a *_bounds query tries before AccuracyNotReached
-
-
-def _p_inf(pairs):
-    """P(L = +∞) of a composition of (pair, count): 1 − Π (1 − p_inf)^k."""
-    return -math.expm1(sum(k * math.log1p(-min(p.p_inf, 1.0)) if p.p_inf < 1 else -math.inf
-                           for p, k in pairs)) if all(p.p_inf < 1 for p, _ in pairs) else 1.0
-
-
-def _tail_for(delta):
-    """Window tail for a query at δ: what leaves the window goes to +∞, so it
-    is kept below 1e-6·δ (and at most 1e-30, so that one grid serves most δ)."""
-    if delta >= 1e-24:
-        return 1e-30
-    return 10.0 ** math.floor(math.log10(max(delta, 1e-300)) - 6)
 
 
 class Bounds(NamedTuple):
@@ -70,63 +50,9 @@ class Bounds(NamedTuple):
     step: object = None
 
 
-class Mechanism:
-    """Base class. Subclasses pass ``name`` and ``params`` and override
-    ``_pairs`` and/or ``_rdp`` to return a representation (or None)."""
-
-    def __init__(self, name, params, relation=None):
-        object.__setattr__(self, "_name", str(name))
-        object.__setattr__(self, "_params", MappingProxyType(dict(params)))
-        object.__setattr__(self, "_cache", {})
-        # -- neighbouring relation (relations.py): add/remove unless a subclass says otherwise
-        object.__setattr__(self, "_relation", ADD_REMOVE if relation is None
-                           else check_relation("relation", relation))
-
-    relation = property(lambda self: self._relation,
-                        doc="The neighbouring relation (``relations.Relation``) the guarantees are about.")
-
-    def __setattr__(self, key, value):
-        raise AttributeError(f"{type(self).__name__} is immutable; build a new mechanism instead")
-
-    def __delattr__(self, key):
-        raise AttributeError(f"{type(self).__name__} is immutable; cannot delete {key!r}")
-
-    def __repr__(self):
-        inner = ", ".join(f"{k}={val!r}" for k, val in self._params.items())
-        return f"<{type(self).__name__} {self._name} ({inner})>"
-
-    name = property(lambda self: self._name, doc="autodp-style structured name")
-    params = property(lambda self: self._params, doc="read-only view of the parameters")
-
-    # -- representations -------------------------------------------------
-    def _pairs(self):
-        return None
-
-    def _rdp(self):
-        return None
-
-    def _cached(self, key, build):
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]
-
-    def _representation(self, key, build, label):
-        rep = self._cached(key, build)
-        if rep is None:
-            raise RepresentationUnavailable(f"{self._name} has no {label} representation")
-        return rep
-
-    pairs = property(lambda self: self._representation("pairs", self._pairs, "dominating-pair"),
-                     doc="The dominating pairs (``PairComposition``) or RepresentationUnavailable.")
-    rdp = property(lambda self: self._representation("rdp", self._rdp, "Rényi-DP"),
-                   doc="The RDP curve (``RDPCurve``) or RepresentationUnavailable.")
-
-    def optional(self, attr):
-        """The representation ``attr`` ("pairs" or "rdp"), or None where it is unavailable."""
-        try:
-            return getattr(self, attr)
-        except RepresentationUnavailable:
-            return None
+class QueryDispatch:
+    """The queries of ``Mechanism`` (which supplies ``pairs``, ``rdp``,
+    ``optional`` and the per-instance ``_cached``)."""
 
     # -- method dispatch ---------------------------------------------------
     def available_methods(self):
@@ -179,22 +105,26 @@ class Mechanism:
                                             f"available: {self.available_methods()}")
         return method
 
-    def pld(self, direction="remove", accuracy=DEFAULT_ACCURACY, pessimistic=True, tail=1e-30):
-        """The certified ``PLDGrid`` of one direction ('remove' or 'add').
+    def privacy_profile(self, accuracy=DEFAULT_ACCURACY):
+        """The certified privacy profile (``pld.profile.PrivacyProfile``) at
+        ``accuracy``: ``.delta(eps)``, ``.epsilon(delta)`` (upper bounds),
+        ``.delta_lower``/``.epsilon_lower`` and ``.certificate()``, for arrays
+        of queries from grids composed once (shared by equal mechanisms).
 
-        One grid serves both queries, so that δ(ε(δ₀)) ≤ δ₀ holds exactly. It
-        is planned with ρ = 0.1·accuracy (``pld/accountant.py``): measured,
-        that leaves ε ~4e-5 and δ ~4e-4 relative above the exact values at
-        the default accuracy 1e-3. Mass beyond the window (≤ ``tail``) is
-        counted at +∞."""
+        Its grids are planned with ρ = 0.1·accuracy (``pld/accountant.py``):
+        measured, that leaves ε ~4e-5 and δ ~4e-4 relative above the exact
+        values at the default accuracy 1e-3."""
+        accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
+        return self._cached(("profile", accuracy), lambda: PrivacyProfile(self.pairs, accuracy))
+
+    def pld(self, direction="remove", accuracy=DEFAULT_ACCURACY, pessimistic=True, tail=1e-30):
+        """The certified ``PLDGrid`` of one direction ('remove' or 'add'), as the
+        privacy profile at ``accuracy`` composes it; mass beyond the window
+        (≤ ``tail``) is counted at +∞."""
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-        accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
-        key = ("pld", direction, accuracy, pessimistic, tail)
-        step = self._cached(("step", accuracy, tail),
-                            lambda: plan_joint_step(self.pairs, 0.1 * accuracy, tail))
-        return self._cached(key, lambda: composed_grid(self.pairs.direction(direction), rho=0.1 * accuracy,
-                                                       tail=tail, pessimistic=pessimistic, step=step))
+        tail = v.in_interval("tail", tail, 0.0, 1e-6)
+        return self.privacy_profile(accuracy).grid(direction, tail, pessimistic)
 
     def apriori_plan(self, eps, eta, direction="remove"):
         """The grid Koskela & Honkela's a priori analysis (Thm 9, Remarks 10
@@ -206,64 +136,6 @@ class Mechanism:
         eps = v.in_interval("eps", eps, 0.0, np.inf, lo_open=False)
         eta = v.in_interval("eta", eta, 0.0, 1.0)
         return apriori_plan(self.pairs.direction(direction), eps, eta)
-
-    def _tilted(self, direction, accuracy, pessimistic, tail, level):
-        """The grid of ``pld`` combined with one tilted towards ``level``."""
-        base = self.pld(direction, accuracy, pessimistic, tail)
-        j = int(math.floor(level / base.step))
-        key = ("pld-tilted", direction, accuracy, pessimistic, tail, j)
-        return self._cached(key, lambda: composed_grid(
-            self.pairs.direction(direction), rho=0.1 * accuracy, tail=tail, pessimistic=pessimistic,
-            step=base.step, tilt_at=j * base.step, base=base))
-
-    def _pld_epsilon(self, delta, accuracy, pessimistic=True, level=None):
-        """ε(δ) over both directions from the certified grids. Where the
-        transform-noise bound could move δ by more than ``accuracy`` of itself
-        (ε then moves by ~accuracy/10: δ falls ~10× faster than ε rises),
-        the answer is recomputed on a grid tilted towards the answer's ε."""
-        tail = _tail_for(delta)
-        worst = 0.0
-        for d in DIRECTIONS:
-            grid = self.pld(d, accuracy, pessimistic, tail)
-            eps = grid.epsilon(delta)
-            at = eps if level is None else level
-            floor = grid.noise * len(grid.probs)  # the most the noise bound can add to any δ
-            if floor > accuracy * delta and np.isfinite(at) and grid.noise_effect(at) <= accuracy * delta:
-                at = grid.epsilon(min(1e4 * floor, 0.5))  # answer beyond the noise: start lower
-            if np.isfinite(at) and floor > accuracy * delta:
-                for _ in range(6):  # re-centre the tilt on the answer until it settles
-                    eps = self._tilted(d, accuracy, pessimistic, tail, at).epsilon(delta)
-                    if level is not None or abs(eps - at) < 4 * grid.step or not np.isfinite(eps):
-                        break
-                    at = eps
-            if pessimistic and eps == math.inf and _p_inf(self.pairs.direction(d)) < delta:
-                raise AccuracyNotReached(
-                    f"delta={delta!r} is below what the privacy-loss grid resolves (its window "
-                    f"stops where probabilities leave the float range, ~1e-280); the exact ε is "
-                    f"finite. Use a larger delta or method='analytic'/'rdp' where available.")
-            worst = max(worst, eps)
-        return worst
-
-    def _pld_delta(self, eps, accuracy, pessimistic=True):
-        """δ(ε) over both directions (tilted where the noise bound could move
-        δ by more than a tenth of ``accuracy``)."""
-        worst = 0.0
-        for d in DIRECTIONS:
-            tail, true_inf = self._cache.get(("delta-tail", d, accuracy, eps), 1e-30), _p_inf(self.pairs.direction(d))
-            for _ in range(3):  # smaller tails while the window's tail dominates δ
-                grid = self.pld(d, accuracy, pessimistic, tail)
-                delta = grid.delta(eps)
-                if grid.noise_effect(eps) > 0.1 * accuracy * delta:
-                    delta = self._tilted(d, accuracy, pessimistic, tail, eps).delta(eps)
-                if tail <= 1e-6 * delta or not pessimistic or delta <= 0:
-                    break
-                # what the grid's own bins (and the true mass at +∞) say δ is
-                scale = max(delta - grid.p_inf + true_inf, 0.0)
-                tail = _tail_for(max(scale, 1e-280))
-            if pessimistic:  # the lower bound of the same query uses the same window
-                self._cache[("delta-tail", d, accuracy, eps)] = tail
-            worst = max(worst, delta)
-        return worst
 
     # -- queries -------------------------------------------------------------
     def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY):
@@ -277,7 +149,7 @@ class Mechanism:
         if method == "analytic":
             out = np.array([self._analytic_epsilon(float(d)) for d in deltas.ravel()])
         elif method == "pld":
-            out = np.array([self._pld_epsilon(float(d), accuracy) for d in deltas.ravel()])
+            out = self.privacy_profile(accuracy).epsilon(deltas)
         elif method == "cf":
             out = cf_query(self, deltas, "get_approxDP")
         else:
@@ -296,7 +168,7 @@ class Mechanism:
         if method == "analytic":
             out = self._analytic_delta(epss.ravel())
         elif method == "pld":
-            out = np.array([self._pld_delta(float(e), accuracy) for e in epss.ravel()])
+            out = self.privacy_profile(accuracy).delta(epss)
         elif method == "cf":
             out = cf_query(self, epss, "get_approx_delta")
         else:
@@ -329,11 +201,8 @@ class Mechanism:
         for _ in range(_ROUNDS):
             try:
                 upper = np.ravel(getattr(self, query)(ask, method=method, accuracy=level))
-                if query == "get_approxDP":
-                    lows = [self._pld_epsilon(float(d), level, pessimistic=False, level=u)
-                            for d, u in zip(values.ravel(), upper)]
-                else:
-                    lows = [self._pld_delta(float(e), level, pessimistic=False) for e in values.ravel()]
+                profile = self.privacy_profile(level)
+                lows = (profile.epsilon_lower if query == "get_approxDP" else profile.delta_lower)(values.ravel())
             except GridTooLarge as exc:
                 if best is None:
                     raise
@@ -341,7 +210,7 @@ class Mechanism:
                     f"certified interval [{best[0].min():.6g}, {best[1].max():.6g}] is wider than the "
                     f"accuracy {accuracy!r} asked for, and a finer grid is too large ({exc})") from exc
             lower = np.minimum(np.array(lows), upper)
-            best = (lower, upper, self.pld("remove", level).step)
+            best = (lower, upper, profile.step)
             with np.errstate(invalid="ignore", divide="ignore"):
                 width = np.where(upper == lower, 0.0, np.where(upper > 0, (upper - lower) / upper, 0.0))
             if np.all(width <= accuracy):

@@ -54,6 +54,9 @@ class GroupRelation:
     def __setattr__(self, key, value):
         raise AttributeError("GroupRelation is immutable")
 
+    def __reduce__(self):
+        return GroupRelation, (self.base, self.k)
+
     def __eq__(self, other):
         return isinstance(other, GroupRelation) and (self.base, self.k) == (other.base, other.k)
 

@@ -72,3 +72,7 @@ class ContinuousMechanism(PairMechanism):
 
     def _pair(self):
         return self._remove_pair
+
+    def _identity(self):
+        """Laws compare by family and parameters (``MonotoneLossPair.key``), not identity."""
+        return (self.relation, self._remove_pair.key())

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from ..errors import GridTooLarge
 from .compose import MAX_GRID, compose, saddle_tilt
+from .cache import GRIDS
 from .discretise import loss_moments, loss_range, pair_to_grid
 from .pairs import GaussianPair
 
@@ -130,6 +131,7 @@ def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt
         if jhi - jlo + 1 > MAX_GRID:
             raise GridTooLarge(f"discretising {p!r} at step {step:.3g} needs {jhi - jlo + 1} points; "
                                f"the cap is {MAX_GRID}")
-        items.append((pair_to_grid(p, step, jlo, jhi, pessimistic), k))
+        items.append((GRIDS.get(("pair", p, step, jlo, jhi, pessimistic),
+                                lambda: pair_to_grid(p, step, jlo, jhi, pessimistic)), k))
     tilt = saddle_tilt(items, tilt_at) if tilt_at is not None else 0.0
     return compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base)

@@ -87,6 +87,12 @@ def chernoff_window(items, tail):
     return ja, jb, (tail if ja > lo else 0.0), (tail if jb < hi else 0.0)
 
 
+def _mass_above(items, level):
+    """Chernoff: P(S > level) ≤ exp(min_λ Σ k Λ(λ) − λ·level), rounded up."""
+    mgf = _MGF(items)
+    return min(1.0, math.exp(_minimise_over_lambda(lambda lam: mgf(lam) - lam * level)) * (1 + 16 * _U))
+
+
 def saddle_tilt(items, level):
     """The tilt λ ≥ 0 minimising the Chernoff exponent Σ k Λ(λ) − λ·level: the
     exponentially tilted composition is centred near ``level``."""
@@ -139,10 +145,15 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None):
         if pessimistic:
             probs[0] += below
     else:
-        ja, probs = _tilted(items, ja, jb, tail, tilt, pessimistic, base)
+        top = jb
+        ja, probs, noise_bins = _tilted(items, ja, jb, tail, tilt, pessimistic, base)
+        if ja + len(probs) - 1 > top:  # the tilted window reaches higher: bound the mass above its top
+            above = min(above, _mass_above(items, (ja + len(probs) - 1) * step))
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
             probs[0] += below
+        return PLDGrid(step=step, offset=ja, probs=probs, p_inf=min(1.0, p_inf + extra_inf) if pessimistic
+                       else p_inf, pessimistic=pessimistic, noise=float(noise_bins.max()), noise_bins=noise_bins)
     p_inf_total = min(1.0, p_inf + extra_inf) if pessimistic else p_inf
     return PLDGrid(step=step, offset=ja, probs=probs, p_inf=p_inf_total, pessimistic=pessimistic,
                    noise=noise)
@@ -178,7 +189,9 @@ def _tilted(items, ja, jb, tail, tilt, pessimistic, base):
     if base is not None and base.offset >= new_a and base.offset + len(base.probs) - 1 <= new_b:
         part = slice(base.offset - new_a, base.offset - new_a + len(base.probs))
         probs[part] = np.minimum(probs[part], base.probs) if pessimistic else np.maximum(probs[part], base.probs)
-    return new_a, probs
+        err = err.copy()
+        err[part] = np.minimum(err[part], base.noise)  # the bin kept is the one with the smaller error
+    return new_a, probs, err
 
 
 def _truncate(probs, offset, ja, jb, pessimistic):
@@ -261,14 +274,14 @@ def _fft(items, ja, n, tilt=0.0):
         for z, (_, k) in zip(spectra, chunk):
             z = z[active]
             log_mag = np.log(np.minimum(np.abs(z) + eta, 1.0 + eta))
-            with np.errstate(under="ignore"):
-                spec[active] *= z ** k    # binary powering: ~2·log2(k) roundings
             log_bound[active] += k * log_mag
             log_max[active] = np.maximum(log_max[active], log_mag)
-            dead = log_bound[active] < -745.0
+            dead = log_bound[active] < -745.0  # dying now: not worth powering
             if dead.any():
                 spec[active[dead]] = 0.0
-                active = active[~dead]
+                z, active = z[~dead], active[~dead]
+            with np.errstate(under="ignore"):
+                spec[active] *= z ** k    # binary powering: ~2·log2(k) roundings
     out = sfft.irfft(spec, size, workers=-1)
     # error of each product coefficient, then of the inverse transform
     coef_err = total_k * (eta + 4 * _U) * np.exp(log_bound - log_max)

@@ -37,17 +37,31 @@ class PLDGrid:
     p_inf: float
     pessimistic: bool = True
     noise: float = 0.0  # per-bin bound of the transform noise included in probs
+    # per-bin noise bounds where they differ by bin (tilted grids), else None
+    noise_bins: np.ndarray = field(default=None, repr=False)
 
     def noise_effect(self, eps):
         """An upper bound on how much the included noise bound raises δ(ε):
-        noise × the number of grid points above ε."""
-        above = (self.offset + len(self.probs)) - (np.floor(np.asarray(eps) / self.step) + 1)
-        return self.noise * np.clip(above, 0, len(self.probs))
+        the noise of the grid points above ε (weights 1 − e^{ε−ε_j} ≤ 1)."""
+        first = np.clip(np.floor(np.asarray(eps) / self.step).astype(np.int64) + 1 - self.offset,
+                        0, len(self.probs))
+        if self.noise_bins is None:
+            return self.noise * (len(self.probs) - first)
+        return self._noise_above[first]
+
+    @cached_property
+    def _noise_above(self):
+        """Σ_{i ≥ j} noise_i for each j, and 0 past the end."""
+        return np.append(np.cumsum(self.noise_bins[::-1])[::-1], 0.0)
 
     def __post_init__(self):
         probs = np.array(self.probs, dtype=float)
         probs.setflags(write=False)
         object.__setattr__(self, "probs", probs)
+        if self.noise_bins is not None:
+            bins = np.array(self.noise_bins, dtype=float)
+            bins.setflags(write=False)
+            object.__setattr__(self, "noise_bins", bins)
 
     @property
     def losses(self):

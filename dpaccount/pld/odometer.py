@@ -28,6 +28,7 @@ from scipy import fft as sfft
 from .accountant import DIRECTIONS, _merge_gaussians, plan_step
 from .compose import MAX_GRID, chernoff_window
 from .discretise import loss_range, pair_to_grid
+from .grid import PLDGrid
 
 _U = np.finfo(float).eps
 _LAMBDAS = np.geomspace(1e-2, 1e3, 31)
@@ -136,6 +137,34 @@ class OnlineDirection:
             self._weights[eps] = ((fold * w_hat).view(float), fold * np.abs(w_hat), float(w.sum()))
         return self._weights[eps]
 
+    def _bin_error(self):
+        """Per-bin bound of the spectrum's noise (as in ``pld/compose._fft``):
+        K(η + 4u)·bound/peak for the products' errors, η·bound for the last
+        transform, then what the dead frequencies may add."""
+        m = self.m
+        return ((self.total_k * (self.eta + 4 * _U) * self._fold_dot(self.bound[:m], self.inv_peak[:m])
+                 + self.eta * self._fold_dot(self.bound[:m], self._ones[:m])) / self.size
+                + self._dead_allowance())
+
+    def _p_inf(self):
+        """1 − Π (1 − p_inf)^k of the steps so far, rounded up."""
+        if self.log_finite == -math.inf:
+            return 1.0
+        return min(1.0, -math.expm1(self.log_finite) * (1 + 16 * _U))
+
+    def grid(self):
+        """The composed ``PLDGrid`` so far (one inverse transform, O(n log n)):
+        every bin raised by the noise bound, the mass above the window and
+        P(L = ∞) at +∞, as the batch accountant certifies its grids."""
+        n, m = self.size, self.m
+        full = np.zeros(n // 2 + 1, dtype=complex)
+        full[:m] = self.spec[:m]
+        values = np.roll(sfft.irfft(full, n), -(self.ja % n))
+        err = self._bin_error()
+        p_inf = min(1.0, self._p_inf() + self.above_window())
+        return PLDGrid(step=self.step, offset=self.ja, probs=np.maximum(values + err, 0.0), p_inf=p_inf,
+                       noise=err)
+
     def delta(self, eps):
         """An upper bound on δ(ε) of the composition so far."""
         n, m = self.size, self.m
@@ -145,14 +174,10 @@ class OnlineDirection:
         spec, bound = self.spec[:m], self.bound[:m]
         # Plancherel: Σ_j p_j w_j = (1/n) Σ_k c_k Re(P_k conj(W_k)), one real dot product
         value = float(spec.view(float) @ w_pairs[:2 * m]) / n
-        # per-bin noise of the spectrum (as in pld_compose._fft): K(η + 4u)·bound/peak
-        # for the products' errors, η·bound for the last transform, then what the
-        # dead frequencies may add; then the rounding of the dot product itself
-        bin_err = (self.total_k * (self.eta + 4 * _U) * self._fold_dot(bound, self.inv_peak[:m])
-                   + self.eta * self._fold_dot(bound, self._ones[:m])) / n + self._dead_allowance()
+        # the spectrum's per-bin noise, then the rounding of the dot product itself
         dot_err = self.eta * float(bound @ w_abs[:m]) / n
-        p_inf = min(1.0, -math.expm1(self.log_finite) * (1 + 16 * _U)) if self.log_finite > -math.inf else 1.0
-        return min(1.0, max(value, 0.0) + bin_err * weight_sum + dot_err + self.above_window() + p_inf)
+        return min(1.0, max(value, 0.0) + self._bin_error() * weight_sum + dot_err + self.above_window()
+                   + self._p_inf())
 
     def above_window(self):
         """Chernoff bound on the composed mass above the window (sent to +∞)."""

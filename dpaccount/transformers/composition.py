@@ -3,6 +3,8 @@
 Pairs multiply (Zhu, Dong & Wang 2022, Thm 10), RDP adds (Mironov 2017). All
 parts must share one neighbouring relation (``relations.py``).
 """
+import itertools
+
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..pld.accountant import PairComposition
@@ -16,18 +18,20 @@ class ComposedMechanism(Mechanism):
 
     def __init__(self, parts):
         merged = {}
-        for m, k in parts:
+        for m, k in parts:  # equal mechanisms (==, by value) merge
             merged[m] = merged.get(m, 0) + k
         parts = tuple(merged.items())
-        name = "Compose:{" + ", ".join(f"{m.name}: {k}" for m, k in parts) + "}"
-        params = {}
-        names = [m.name for m, _ in parts]
-        for i, (m, _) in enumerate(parts):
-            prefix = m.name if names.count(m.name) == 1 else f"{m.name}#{i}"
-            for key, val in m.params.items():
-                params[f"{prefix}:{key}"] = val
-        super().__init__(name, params, relation=common_relation(m for m, _ in parts))
+        super().__init__(_name(parts), _params(parts), relation=common_relation(m for m, _ in parts))
         object.__setattr__(self, "parts", parts)
+
+    def _identity(self):
+        return (self.relation, self.parts)
+
+    def __repr__(self):
+        shown = ", ".join(f"{_short(m)}×{k}" for m, k in self.parts[:3])
+        more = f", … (+{len(self.parts) - 3} more)" if len(self.parts) > 3 else ""
+        steps = sum(k for _, k in self.parts)
+        return f"<{type(self).__name__} {self.name}: {len(self.parts)} parts, {steps} steps: {shown}{more}>"
 
     def _pairs(self):
         reps = [(m.optional("pairs"), k) for m, k in self.parts]
@@ -43,6 +47,34 @@ class ComposedMechanism(Mechanism):
                 return None
             terms.extend((fn, c * k) for fn, c in curve.terms)
         return RDPCurve(tuple(terms))
+
+
+def _name(parts):
+    """autodp style, ``Compose:{A: 3, B: 2}``; a run of parts with the same name
+    (a schedule of σ, say) is summarised as ``Name ×runs: steps``."""
+    chunks = []
+    for name, run in itertools.groupby(parts, key=lambda part: part[0].name):
+        run = list(run)
+        steps = sum(k for _, k in run)
+        chunks.append(f"{name}: {steps}" if len(run) == 1 else f"{name} ×{len(run)}: {steps}")
+    return "Compose:{" + ", ".join(chunks) + "}"
+
+
+def _params(parts):
+    """Plain keys: one part's own keys and its ``count``; several parts (or a
+    part that has a ``count`` of its own) as ``parts[i].key`` and ``parts[i].count``."""
+    if len(parts) == 1 and "count" not in parts[0][0].params:
+        (m, k), = parts
+        return {**m.params, "count": k}
+    out = {}
+    for i, (m, k) in enumerate(parts):
+        out.update({f"parts[{i}].{key}": val for key, val in m.params.items()})
+        out[f"parts[{i}].count"] = k
+    return out
+
+
+def _short(m):
+    return f"{m.name}(" + ", ".join(f"{key}={val!r}" for key, val in m.params.items()) + ")"
 
 
 class Composition(Transformer):

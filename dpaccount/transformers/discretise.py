@@ -25,7 +25,8 @@ The result keeps the mechanism's RDP (still valid: same mechanism).
 import numpy as np
 
 from .. import validation as v
-from ..mechanism import DEFAULT_ACCURACY, Mechanism
+from ..mechanism import Mechanism
+from ..queries import DEFAULT_ACCURACY
 from ..pld.accountant import DIRECTIONS, PairComposition
 from ..pld.pairs import DiscretePair
 from .base import Transformer, check_mechanism
@@ -55,6 +56,9 @@ class DiscretisedMechanism(Mechanism):
                           "Discretise:accuracy": accuracy}, relation=base.relation)
         object.__setattr__(self, "base", base)
         object.__setattr__(self, "accuracy", accuracy)
+
+    def _identity(self):
+        return (self.base, self.accuracy)
 
     def _pairs(self):
         if self.base.optional("pairs") is None:

@@ -144,6 +144,9 @@ class _Delegate(Mechanism):
         super().__init__(name, params, relation)
         object.__setattr__(self, "equivalent", equivalent)
 
+    def _identity(self):
+        return (self.relation, tuple(self.params.items()), self.equivalent)
+
     def _pairs(self):
         return self.equivalent.optional("pairs")
 
@@ -162,6 +165,9 @@ class GroupMechanism(_Delegate):
         super().__init__(f"Group:{base.name}", *with_relation(params, relation), equivalent)
         object.__setattr__(self, "base", base)
         object.__setattr__(self, "k", k)
+
+    def _identity(self):
+        return (self.relation, self.base, self.k)
 
 
 class GroupPrivacy(Transformer):

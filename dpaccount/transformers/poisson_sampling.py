@@ -16,15 +16,24 @@ from ..relations import ADD_REMOVE, require_relation
 from .base import Transformer, check_mechanism
 
 
+def sampled_params(base_params, key, rate):
+    """The base's keys, plain, and the rate under ``key``; ``base.``-prefixed
+    keys where the base already has that key (sampling a sampled mechanism)."""
+    if key in base_params:
+        return {**{f"base.{k}": val for k, val in base_params.items()}, key: rate}
+    return {**base_params, key: rate}
+
+
 class PoissonSampledMechanism(Mechanism):
     """``base`` run on a Poisson subsample: each record kept with probability q."""
 
     def __init__(self, base, q):
-        super().__init__(f"PoissonSample:{base.name}",
-                         {**{f"{base.name}:{k}": val for k, val in base.params.items()},
-                          f"{base.name}:PoissonSample": q})
+        super().__init__(f"PoissonSample:{base.name}", sampled_params(base.params, "q", q))
         object.__setattr__(self, "base", base)
         object.__setattr__(self, "q", q)
+
+    def _identity(self):
+        return (self.base, self.q)
 
     def _pairs(self):
         if self.q == 0.0:  # nothing of the record is ever used: P = Q in both directions

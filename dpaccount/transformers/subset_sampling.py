@@ -15,17 +15,20 @@ from ..rdp.curve import RDPCurve, RDPFunction
 from ..rdp.subset_sampling import pure_epsilon, subset_rdp_bound
 from ..relations import REPLACE_ONE, require_relation
 from .base import Transformer, check_mechanism
+from .poisson_sampling import sampled_params
 
 
 class SubsetSampledMechanism(Mechanism):
     """``base`` run on a batch of γn records drawn without replacement."""
 
     def __init__(self, base, gamma):
-        super().__init__(f"SubsetSample:{base.name}",
-                         {**{f"{base.name}:{k}": val for k, val in base.params.items()},
-                          f"{base.name}:SubsetSample": gamma}, relation=REPLACE_ONE)
+        super().__init__(f"SubsetSample:{base.name}", sampled_params(base.params, "gamma", gamma),
+                         relation=REPLACE_ONE)
         object.__setattr__(self, "base", base)
         object.__setattr__(self, "gamma", gamma)
+
+    def _identity(self):
+        return (self.base, self.gamma)
 
     def _pairs(self):
         pair = subset_sampled_pair(replace_one_pair(self.base.pairs), self.gamma)

@@ -1,0 +1,105 @@
+"""Many questions of one mechanism: arrays of ε and δ on DP-SGD, and the odometer.
+
+DP-SGD (σ = 1.1, q = 256/60000, T = 14063). Each dpaccount case runs in a
+fresh child process (so its peak RSS is its own, and no grid is cached from
+an earlier case); dp_accounting answers the same 1,000 ε in this process
+after composing once (its PLD accountant, value_discretization_interval 1e-4).
+
+    python benchmarks/bench_profile.py            # all cases
+    python benchmarks/bench_profile.py --quick    # skip the odometer
+"""
+import argparse
+import multiprocessing as mp
+import os
+import resource
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import dpaccount as dpa  # noqa: E402
+
+SIGMA, Q, T = 1.1, 256 / 60000, 14063
+EPS = np.linspace(0.0, 20.0, 1000)
+DELTAS = np.logspace(-14, -2, 100)
+
+
+def dpsgd():
+    return dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=SIGMA), Q)], [T])
+
+
+def _case(name):
+    m = dpsgd()
+    start = time.perf_counter()
+    if name == "one ε at δ=1e-5":
+        out = m.get_approxDP(1e-5)
+    elif name == "1,000 δ(ε), ε in [0, 20]":
+        out = m.get_approx_delta(EPS)
+    else:
+        out = m.get_approxDP(DELTAS)
+    seconds = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MB (Linux: kB)
+    return seconds, rss, out
+
+
+def _run_child(name):
+    with mp.get_context("spawn").Pool(1) as pool:
+        return pool.apply(_case, (name,))
+
+
+def _dp_accounting_1000_eps():
+    try:
+        from dp_accounting import dp_event, pld
+    except ImportError:
+        return None
+    start = time.perf_counter()
+    acc = pld.PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dp_event.PoissonSampledDpEvent(Q, dp_event.GaussianDpEvent(SIGMA)), T)
+    out = [acc.get_delta(float(e)) for e in EPS]
+    return time.perf_counter() - start, np.array(out)
+
+
+def _odometer(steps=T - 1):
+    step = dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=SIGMA), Q)
+    odo = dpa.PrivacyOdometer(dpsgd())
+    odo.step(step, steps)
+    times = []
+    for d in (1e-5, 1e-6, 1e-7):
+        start = time.perf_counter()
+        eps = odo.get_approxDP(d)
+        times.append(time.perf_counter() - start)
+    return steps, times, eps
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    print(f"DP-SGD σ={SIGMA}, q={Q:.6g}, T={T}; each dpaccount case in a fresh process\n")
+    print(f"{'case':32s} {'time':>9s} {'peak RSS':>10s}  answer")
+    rows = {}
+    for name in ("one ε at δ=1e-5", "1,000 δ(ε), ε in [0, 20]", "100 ε(δ), δ in [1e-14, 1e-2]"):
+        seconds, rss, out = _run_child(name)
+        rows[name] = seconds
+        shown = f"{out:.6g}" if np.ndim(out) == 0 else f"[{out[0]:.4g} … {out[-1]:.4g}]"
+        print(f"{name:32s} {seconds:8.3f}s {rss:8.0f}MB  {shown}")
+    one = rows["one ε at δ=1e-5"]
+    print(f"\n1,000 δ(ε) cost {rows['1,000 δ(ε), ε in [0, 20]'] / one:.1f}× one query; "
+          f"100 ε(δ) {rows['100 ε(δ), δ in [1e-14, 1e-2]'] / one:.1f}×")
+    peer = _dp_accounting_1000_eps()
+    if peer is None:
+        print("dp_accounting: not installed (pip install -e .[peers])")
+    else:
+        seconds, out = peer
+        print(f"dp_accounting, the same 1,000 ε (compose once, then query): {seconds:.3f}s "
+              f"(its δ at ε=20: {out[-1]:.3g}; below ~1e-15 its float grid cannot resolve δ)")
+    if not args.quick:
+        steps, times, eps = _odometer()
+        print(f"\nodometer after {steps} steps: ε(δ) query {1e3 * np.median(times):.1f} ms (median of 3), "
+              f"ε(1e-7) = {eps:.6g}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""``Mechanism``: one immutable value, several representations, one set of queries.
+
+A mechanism is a value: its typed parameters are fixed at construction,
+``name`` and ``params`` are built from them (autodp style), two mechanisms
+are equal (and hash equal) when they have the same type, relation and
+parameters (so equal parts of a composition merge), and a mechanism pickles
+(for process pools) without its caches. Its representations are computed
+lazily, once, and cached:
+
+* ``pairs`` — ``PairComposition``: dominating pairs per direction (tight);
+* ``rdp``   — ``RDPCurve``: ε(α) (lossy for (ε, δ), but composes anywhere).
+
+The queries (``get_approxDP``, ``get_approx_delta``, ``get_RDP``, the
+``*_bounds`` and ``privacy_profile``) and their ``method=`` dispatch are in
+``queries.py``.
+"""
+from types import MappingProxyType
+
+from .errors import RepresentationUnavailable
+from .queries import QueryDispatch
+from .relations import ADD_REMOVE, check_relation
+
+
+class Mechanism(QueryDispatch):
+    """Base class. Subclasses pass ``name`` and ``params`` and override
+    ``_pairs`` and/or ``_rdp`` to return a representation (or None).
+
+    Equality is by ``_identity()``: type, relation and parameters by default;
+    transformers' results override it with their structure (base mechanism,
+    rate, parts)."""
+
+    def __init__(self, name, params, relation=None):
+        object.__setattr__(self, "_name", str(name))
+        object.__setattr__(self, "_params", MappingProxyType(dict(params)))
+        object.__setattr__(self, "_cache", {})
+        # -- neighbouring relation (relations.py): add/remove unless a subclass says otherwise
+        object.__setattr__(self, "_relation", ADD_REMOVE if relation is None
+                           else check_relation("relation", relation))
+
+    relation = property(lambda self: self._relation,
+                        doc="The neighbouring relation (``relations.Relation``) the guarantees are about.")
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"{type(self).__name__} is immutable; build a new mechanism instead")
+
+    def __delattr__(self, key):
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot delete {key!r}")
+
+    def __repr__(self):
+        inner = ", ".join(f"{k}={val!r}" for k, val in self._params.items())
+        return f"<{type(self).__name__} {self._name} ({inner})>"
+
+    name = property(lambda self: self._name, doc="autodp-style structured name")
+    params = property(lambda self: self._params, doc="read-only view of the parameters")
+
+    # -- a value -------------------------------------------------------------
+    def _identity(self):
+        return (self._relation, tuple(self._params.items()))
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self):
+        if "hash" not in self._cache:
+            self._cache["hash"] = hash((type(self).__qualname__, self._identity()))
+        return self._cache["hash"]
+
+    def __getstate__(self):
+        """Pickle the parameters and attributes, not the caches (representations
+        may hold closures; they are rebuilt on demand)."""
+        state = {k: val for k, val in self.__dict__.items() if k != "_cache"}
+        state["_params"] = dict(self._params)
+        return state
+
+    def __setstate__(self, state):
+        for key, val in state.items():
+            object.__setattr__(self, key, MappingProxyType(val) if key == "_params" else val)
+        object.__setattr__(self, "_cache", {})
+
+    # -- representations -------------------------------------------------
+    def _pairs(self):
+        return None
+
+    def _rdp(self):
+        return None
+
+    def _cached(self, key, build):
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    def _representation(self, key, build, label):
+        rep = self._cached(key, build)
+        if rep is None:
+            raise RepresentationUnavailable(f"{self._name} has no {label} representation")
+        return rep
+
+    pairs = property(lambda self: self._representation("pairs", self._pairs, "dominating-pair"),
+                     doc="The dominating pairs (``PairComposition``) or RepresentationUnavailable.")
+    rdp = property(lambda self: self._representation("rdp", self._rdp, "Rényi-DP"),
+                   doc="The RDP curve (``RDPCurve``) or RepresentationUnavailable.")
+
+    def optional(self, attr):
+        """The representation ``attr`` ("pairs" or "rdp"), or None where it is unavailable."""
+        try:
+            return getattr(self, attr)
+        except RepresentationUnavailable:
+            return None
