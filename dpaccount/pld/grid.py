@@ -43,8 +43,9 @@ class PLDGrid:
     def noise_effect(self, eps):
         """An upper bound on how much the included noise bound raises δ(ε):
         the noise of the grid points above ε (weights 1 − e^{ε−ε_j} ≤ 1)."""
-        first = np.clip(np.floor(np.asarray(eps) / self.step).astype(np.int64) + 1 - self.offset,
-                        0, len(self.probs))
+        # clipped as floats first: ε = ∞ (or huge) must not go through an integer cast
+        first = np.clip(np.floor(np.asarray(eps, dtype=float) / self.step) + 1 - self.offset,
+                        0, len(self.probs)).astype(np.int64)
         if self.noise_bins is None:
             return self.noise * (len(self.probs) - first)
         return self._noise_above[first]
