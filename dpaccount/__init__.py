@@ -5,6 +5,7 @@
     >>> sgd.get_approxDP(1e-5)   # doctest: +ELLIPSIS
     2.38...
 """
+from .calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
 from .errors import AccuracyNotReached, DPAccountError, GridTooLarge, RepresentationUnavailable
 from .mechanism import Mechanism
 from .pld.cache import clear_cache, set_cache_limit
@@ -29,6 +30,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Mechanism", "Bounds", "PrivacyProfile", "set_cache_limit", "clear_cache",
     "Transformer", "Composition", "PoissonSampling", "PrivacyOdometer",
+    "calibrate", "dpsgd_noise_multiplier", "dpsgd_max_steps", "dpsgd_max_sample_rate",
     "Discretise", "SubsetSampling", "GroupPrivacy", "ToReplaceOne", "Relation", "ADD_REMOVE", "REPLACE_ONE",
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",

@@ -1,0 +1,315 @@
+"""Calibration: the parameter of a monotone family that meets a privacy budget, never over it.
+
+``calibrate(make, eps=, delta=, bounds=(lo, hi))`` returns x in [lo, hi] such
+that the **certified upper bound** of ``make(x)`` (the default query, as
+``get_approxDP`` answers it) meets the budget, and x lies within ``tol``
+(relative) of the boundary x* on the safe side: the least noise, the most
+steps, the largest sampling rate. Every x returned has itself been evaluated
+and found to meet the budget; a point that cannot be evaluated (its grid too
+large, say) counts as not meeting it, which only moves the answer to the
+safe side.
+
+Targets (exactly one):
+
+* ``eps`` and ``delta`` — (ε, δ)-DP: ε(δ) ≤ eps (by the profile's consistency
+  this also gives δ(eps) ≤ delta); ``query="delta"`` checks δ(eps) ≤ delta instead;
+* ``mu`` — μ-GDP (``Mechanism.mu_GDP``, from the f-DP issue);
+* ``fpr`` and ``fnr`` — the point (α, β) of the trade-off curve: β(α) ≥ fnr
+  (``Mechanism.get_fDP``).
+
+Monotonicity is the caller's promise (the budget is met on one side of x*
+only); its direction is detected from the two ends of ``bounds`` or declared
+with ``increasing=`` (True: the privacy loss grows with x, as with steps or
+sampling rate; False: it falls, as with noise). Search: the ends, then a
+safeguarded Illinois (regula falsi) iteration on log ε against log x, which
+keeps a bracket [feasible, infeasible] and halves it whenever interpolation
+stalls. The DP-SGD helpers start from a bracket of closed forms (the RDP
+bound, an upper bound on ε, and the central-limit μ of Bu, Dong, Long & Su
+2019, an approximation used only as a first guess), so a noise calibration
+to tol = 1e-3 takes ~5–8 certified evaluations.
+"""
+import math
+import numbers
+
+from scipy import optimize
+
+from . import validation as v
+from .converters.gdp import delta_gdp
+from .errors import DPAccountError
+from .mechanism import Mechanism
+from .mechanisms.standard import GaussianMechanism
+from .queries import DEFAULT_ACCURACY
+from .transformers.composition import Composition
+from .transformers.poisson_sampling import PoissonSampling
+
+
+class _Budget:
+    """The budget as g(m) = log(value/limit) ≤ 0 where it is met."""
+
+    def __init__(self, eps, delta, mu, fpr, fnr, query, accuracy, method=None):
+        given = {k for k, val in dict(eps=eps, delta=delta, mu=mu, fpr=fpr, fnr=fnr).items() if val is not None}
+        if given == {"eps", "delta"}:
+            self.eps = v.in_interval("eps", eps, 0.0, math.inf)
+            self.delta = v.in_interval("delta", delta, 0.0, 1.0)
+            if query not in ("epsilon", "delta"):
+                raise ValueError(f"query must be 'epsilon' or 'delta', got {query!r}")
+            self.kind = query
+        elif given == {"mu"}:
+            self.mu, self.kind = v.in_interval("mu", mu, 0.0, math.inf), "mu"
+        elif given == {"fpr", "fnr"}:
+            self.fpr, self.fnr = v.probability("fpr", fpr), v.probability("fnr", fnr)
+            self.kind = "fdp"
+        else:
+            raise ValueError(f"give one target: eps and delta, mu, or fpr and fnr; got {sorted(given)}")
+        self.accuracy, self.method = accuracy, method
+
+    def gap(self, m):
+        """log(certified value / limit): ≤ 0 where the budget is met."""
+        if self.kind == "epsilon":
+            return _log_ratio(m.get_approxDP(self.delta, method=self.method, accuracy=self.accuracy), self.eps)
+        if self.kind == "delta":
+            return _log_ratio(m.get_approx_delta(self.eps, method=self.method, accuracy=self.accuracy),
+                              self.delta)
+        missing = "mu_GDP" if self.kind == "mu" else "get_fDP"
+        if not hasattr(m, missing):
+            raise NotImplementedError(f"calibrating to a {'μ-GDP' if self.kind == 'mu' else 'trade-off'} "
+                                      f"target needs Mechanism.{missing} (the f-DP accountant)")
+        if self.kind == "mu":
+            return _log_ratio(m.mu_GDP(), self.mu)
+        return _log_ratio(self.fnr, m.get_fDP(self.fpr))  # β(α) ≥ fnr ⇔ fnr/β ≤ 1
+
+    def describe(self, gap):
+        if self.kind == "epsilon":
+            what, limit = f"ε at δ={self.delta:g}", self.eps
+        elif self.kind == "delta":
+            what, limit = f"δ at ε={self.eps:g}", self.delta
+        elif self.kind == "mu":
+            what, limit = "μ", self.mu
+        else:
+            what, limit = f"fnr/β({self.fpr:g})", 1.0
+        if not math.isfinite(gap):
+            return f"{what} could not be certified finite"
+        return f"{what} = {limit * math.exp(gap):.6g} (budget {limit:g})"
+
+
+def _log_ratio(value, limit):
+    if value <= 0:
+        return -math.inf
+    if not math.isfinite(value) or limit <= 0:
+        return math.inf
+    return math.log(value) - math.log(limit)
+
+
+class _Search:
+    """Evaluations of g(make(x)), counted, reported, failures as +∞ (not met)."""
+
+    def __init__(self, make, budget, integer, progress):
+        self.make, self.budget, self.integer, self.progress = make, budget, integer, progress
+        self.evaluations = 0
+        self.memo = {}
+
+    def __call__(self, x):
+        x = int(round(x)) if self.integer else float(x)
+        if x in self.memo:
+            return self.memo[x]
+        m = self.make(x)
+        if not isinstance(m, Mechanism):
+            raise TypeError(f"make_mechanism({x!r}) must return a dpaccount Mechanism, got {m!r}")
+        try:
+            gap = self.budget.gap(m)
+        except DPAccountError:
+            gap = math.inf  # cannot be certified: treated as over budget (the safe side)
+        self.evaluations += 1
+        self.memo[x] = gap
+        if self.progress is not None:
+            self.progress(self.evaluations, x, gap)
+        return gap
+
+
+def calibrate(make_mechanism, *, eps=None, delta=None, mu=None, fpr=None, fnr=None, bounds, tol=1e-3,
+              increasing=None, integer=False, query="epsilon", method=None, accuracy=DEFAULT_ACCURACY,
+              guess=None, progress=None, max_evaluations=64):
+    """The x in ``bounds`` closest to the budget's boundary on the safe side.
+
+    ``make_mechanism(x)`` builds the mechanism for parameter x (a σ, a number of
+    steps, a sampling rate, or anything a schedule is built from); the budget
+    (module docstring) is met by the certified upper bound of the returned x
+    (``method``: default the mechanism's default query), and the boundary lies
+    within ``tol``·x of it (``integer=True``: within max(1, tol·x)). ``guess``,
+    optional: points to try first (each is checked; with ``increasing`` given
+    and a guess on each side, the ends of ``bounds`` are never evaluated).
+    ``progress(i, x, gap)`` is called after each evaluation (gap =
+    log(value/limit), ≤ 0 where the budget is met).
+
+    Raises ValueError, saying what the best end of ``bounds`` achieves, when
+    no x in ``bounds`` meets the budget."""
+    if not callable(make_mechanism):
+        raise TypeError(f"make_mechanism must be callable, got {make_mechanism!r}")
+    lo, hi = _bounds(bounds, integer)
+    tol = v.in_interval("tol", tol, 0.0, 1.0)
+    if increasing is not None and not isinstance(increasing, bool):
+        raise TypeError(f"increasing must be True, False or None, got {increasing!r}")
+    accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
+    g = _Search(make_mechanism, _Budget(eps, delta, mu, fpr, fnr, query, accuracy, method), integer, progress)
+    if increasing is None:
+        at_lo, at_hi = g(lo), g(hi)
+        if at_lo == at_hi:
+            raise ValueError(f"the privacy of make_mechanism does not change between bounds={bounds!r} "
+                             f"(or cannot be certified at either end); declare increasing= or widen them")
+        increasing = at_lo < at_hi
+    best, worst = (lo, hi) if increasing else (hi, lo)
+    points = [min(max(x, lo), hi) for x in (guess or ())]
+    met = [x for x in points if g(x) <= 0]
+    not_met = [x for x in points if g(x) > 0]
+    if not met:
+        x = _certifiable(g, best, min(not_met, key=lambda y: abs(y - best)) if not_met else worst, integer)
+        if g(x) > 0:
+            raise ValueError(f"no value in bounds={bounds!r} meets the budget: at the best end "
+                             f"x={x!r}, {g.budget.describe(g(x))}")
+        met = [x]
+    if not not_met:
+        if g(worst) <= 0:
+            return worst  # the whole range meets the budget
+        not_met = [worst]
+    # the bracket: the met point nearest the boundary, then the nearest not-met point beyond it
+    a = max(met) if increasing else min(met)
+    beyond = [x for x in not_met if (x > a) == increasing]
+    if not beyond:  # the caller's promise of monotonicity is broken by these points
+        raise ValueError(f"make_mechanism is not monotone in x on bounds={bounds!r}: the budget is met "
+                         f"at {a!r} and missed at {sorted(not_met)!r} on the side it should hold")
+    b = min(beyond) if increasing else max(beyond)
+    return _secant(g, a, b, tol, integer, max_evaluations)
+
+
+def _certifiable(g, best, other, integer, tries=12):
+    """``best``, or where the best end cannot be certified at all (its grid too
+    large, say: g = ∞), the first point from it towards ``other`` (halving the
+    distance, in log x where x > 0) that can."""
+    x = best
+    for _ in range(tries):
+        if math.isfinite(g(x)):
+            return x
+        x = math.sqrt(x * other) if x > 0 and other > 0 else 0.5 * (x + other)
+        x = int(round(x)) if integer else x
+    return best
+
+
+def _bounds(bounds, integer):
+    if not (isinstance(bounds, (tuple, list)) and len(bounds) == 2):
+        raise TypeError(f"bounds must be a pair (lo, hi), got {bounds!r}")
+    lo, hi = (v.real(f"bounds[{i}]", b) for i, b in enumerate(bounds))
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"bounds must be finite with lo < hi, got {bounds!r}")
+    if integer:
+        lo, hi = math.ceil(lo), math.floor(hi)
+        if lo >= hi:
+            raise ValueError(f"bounds must hold two whole numbers, got {bounds!r}")
+    return lo, hi
+
+
+def _secant(g, met, not_met, tol, integer, max_evaluations):
+    """Shrink the bracket [met, not_met] (g ≤ 0 at met, > 0 at not_met) until
+    |not_met − met| ≤ tol·|met| (integers: ≤ max(1, tol·met)); return met.
+
+    Each round estimates the root y by regula falsi on (log x, g) (g is a log
+    ratio: nearly linear there) and evaluates just inside each side of it,
+    y ∓ 0.4·tol·y, so that a good estimate closes the bracket in two
+    evaluations; a round that fails to halve the bracket is followed by a
+    bisection, so the bracket at least halves every other round."""
+    logs = met > 0 and not_met > 0
+    t = math.log if logs else (lambda x: x)
+    t_inv = math.exp if logs else (lambda y: y)
+
+    def done():
+        return abs(not_met - met) <= (max(1.0, tol * abs(met)) if integer else tol * abs(met))
+
+    bisect = False
+    while not done() and g.evaluations < max_evaluations:
+        a, b, ga, gb = t(met), t(not_met), g(met), g(not_met)
+        if bisect or not (math.isfinite(ga) and math.isfinite(gb)) or gb == ga:
+            targets = [t_inv(0.5 * (a + b))]
+        else:
+            y = t_inv(a - ga * (b - a) / (gb - ga))
+            toward = 1.0 if not_met > met else -1.0
+            targets = [y * (1 - 0.4 * tol * toward), y * (1 + 0.4 * tol * toward)]
+        before = abs(not_met - met)
+        for x in targets:
+            if integer:
+                x = int(round(x))
+                if x in (met, not_met) and abs(not_met - met) > 1:
+                    x = (met + not_met) // 2
+            if not min(met, not_met) < x < max(met, not_met):
+                continue
+            if g(x) <= 0:
+                met = x
+            else:
+                not_met = x
+            if done():
+                break
+        bisect = abs(not_met - met) > 0.5 * before and not bisect
+    return met
+
+
+# -- DP-SGD, one call each -----------------------------------------------------
+
+def _dpsgd(sigma, q, steps):
+    return Composition()([PoissonSampling()(GaussianMechanism(sigma=sigma), q)], [steps])
+
+
+def _check_count(name, value):
+    if isinstance(value, bool) or not (isinstance(value, numbers.Integral)
+                                       or isinstance(value, float) and value.is_integer()):
+        raise TypeError(f"{name} must be a whole number, got {value!r}")
+    return v.count(name, int(value))
+
+
+def _clt_mu(eps, delta):
+    """The μ with δ_GDP(eps; μ) = delta (μ-GDP is (ε, δ(ε))-DP, Dong, Roth & Su Cor. 2.13)."""
+    f = lambda mu: float(delta_gdp(eps, mu)) - delta
+    lo, hi = 1e-2, 50.0
+    if not f(lo) < 0 < f(hi):
+        return None
+    return optimize.brentq(f, lo, hi, xtol=1e-12)
+
+
+def _guess(estimate, safe, integer):
+    """Starting points from a closed-form estimate x (checked, never trusted):
+    x·(1 + safe), on the side the budget should be met, then x itself (the
+    central-limit estimate is optimistic); none where x could not be formed."""
+    try:
+        x = estimate()
+    except (TypeError, ZeroDivisionError, OverflowError, ValueError):
+        return None
+    if not (x and math.isfinite(x) and x > 0):
+        return None
+    points = (x * (1 + safe), x)
+    return tuple(int(round(p)) for p in points) if integer else points
+
+
+def dpsgd_noise_multiplier(sample_rate, steps, eps, delta, *, bounds=(0.2, 100.0), tol=1e-3, **kw):
+    """The least noise multiplier σ with DP-SGD (Poisson rate ``sample_rate``,
+    ``steps`` steps) (eps, delta)-DP by the certified bound; within ``tol``·σ."""
+    q = v.in_interval("sample_rate", sample_rate, 0.0, 1.0, hi_open=False)
+    steps = _check_count("steps", steps)
+    # the central-limit estimate (Bu, Dong, Long & Su 2019, Thm 5): μ = q·sqrt(T(e^{1/σ²} − 1))
+    sigma = lambda: 1.0 / math.sqrt(math.log1p((_clt_mu(eps, delta) / q) ** 2 / steps))
+    return calibrate(lambda s: _dpsgd(s, q, steps), eps=eps, delta=delta, bounds=bounds, tol=tol,
+                     increasing=False, guess=_guess(sigma, 0.05, False), **kw)
+
+
+def dpsgd_max_steps(noise_multiplier, sample_rate, eps, delta, *, bounds=(1, 10 ** 7), tol=1e-3, **kw):
+    """The most DP-SGD steps that stay (eps, delta)-DP by the certified bound."""
+    sigma = v.positive("noise_multiplier", noise_multiplier)
+    q = v.in_interval("sample_rate", sample_rate, 0.0, 1.0, hi_open=False)
+    steps = lambda: (_clt_mu(eps, delta) / q) ** 2 / math.expm1(sigma ** -2)  # the CLT's estimate
+    return calibrate(lambda t: _dpsgd(sigma, q, t), eps=eps, delta=delta, bounds=bounds, tol=tol,
+                     increasing=True, integer=True, guess=_guess(steps, -0.15, True), **kw)
+
+
+def dpsgd_max_sample_rate(noise_multiplier, steps, eps, delta, *, bounds=(1e-6, 1.0), tol=1e-3, **kw):
+    """The largest Poisson sampling rate that keeps DP-SGD (eps, delta)-DP by the certified bound."""
+    sigma = v.positive("noise_multiplier", noise_multiplier)
+    steps = _check_count("steps", steps)
+    q = lambda: _clt_mu(eps, delta) / math.sqrt(steps * math.expm1(sigma ** -2))  # the CLT's estimate
+    return calibrate(lambda r: _dpsgd(sigma, r, steps), eps=eps, delta=delta, bounds=bounds, tol=tol,
+                     increasing=True, guess=_guess(q, -0.15, False), **kw)
