@@ -61,6 +61,13 @@ def count(name, value, minimum=1):
     return value
 
 
+def flag(name, value):
+    """A bool (numpy's included); anything else, 0 and 1 too, is refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r} ({type(value).__name__})")
+    return bool(value)
+
+
 def real_array(name, values, check):
     """Apply the scalar ``check(name, v)`` to each element of ``values``.
 

@@ -150,6 +150,19 @@ def test_symmetric_hull_equals_the_worse_order(a, b, zeros):
     check_hull(p, q, hull, tol=1e-10)  # the rounding pads grow with e^loss·u (seen: ≤ 4e-12)
 
 
+def test_hull_drops_kinks_left_by_rounding():
+    """Bin(1, θ) + {0, 1}: the worse order's curve is flat at max(θ, 1 − θ) for
+    ε ≥ 0, so the hull has no finite atom but 0 (it would otherwise keep
+    ~1e-15 masses where the two curves meet, and a grid planned from the loss
+    variance would become absurdly fine), and says every finite loss is on
+    any lattice."""
+    theta = 0.4344644014317443
+    p, q = np.array([0.0, 1 - theta, theta]), np.array([1 - theta, theta, 0.0])
+    hull = symmetric_hull_pair(make_pair(p, q), make_pair(q, p))
+    check_hull(p, q, hull, tol=1e-12)
+    assert list(hull.atoms[0]) == [0.0] and hull.lattice == 1.0
+
+
 def test_binomial_under_replace_one_is_the_hull_of_both_shifts():
     """Bin(n, θ) + count, shifts ±1: the replace-one pair's curve is the worse shift at every ε."""
     n, theta = 12, 0.3

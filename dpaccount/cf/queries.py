@@ -15,7 +15,10 @@ function (``cf/characteristic.py`` lists those it has) raise
 ``RepresentationUnavailable``, and so does Poisson subsampling of a base
 with both atoms and a density (Laplace, logistic): its M(c+it) − atoms
 decays only like 1/t and each evaluation is a quadrature, so the inversion
-takes minutes; use the pld method there.
+takes minutes; use the pld method there. A Poisson-subsampled Gaussian
+composed with atoms (randomized response, finite pairs) inverts with an
+honest but budget-bound estimate: ~1 % of δ, ~20 s per ε(δ)
+(``cf/inversion.py``, issue 20).
 """
 import numpy as np
 

@@ -14,11 +14,26 @@ response), the symmetric hull of the two shifts for the binomial.
 * ``GDPMechanism(mu)``: (N(μ, 1), N(0, 1)) (Dong, Roth & Su 2022).
 * ``LaplaceMechanism(b, sensitivity)``: (Lap(Δ, b), Lap(0, b)), ε₀ = Δ/b.
 * ``RandomizedResponse(p)``: ((p, 1−p), (1−p, p)), p ∈ (1/2, 1).
-* ``BinomialMechanism(n, p, sensitivity)``: (Δ + Bin(n, p), Bin(n, p))
-  (Agarwal et al. 2018); no finite RDP (P has mass where Q has none).
-  Under replace-one the count moves either way, and a composition may see
-  different orders in different parts, so both directions carry the
-  symmetric pair above max(H(P||Q), H(Q||P)) (``pld/symmetric_hull.symmetric_hull_pair``).
+* ``BinomialMechanism(n, p, sensitivity, monotone=False)``: shifts of
+  Bin(n, p) (Agarwal et al. 2018); no finite RDP (P has mass where Q has
+  none, in either order). The noise is asymmetric unless p = ½, so the sign
+  of the shift matters. Removing a record moves the query by some
+  d ∈ [−Δ, Δ]: the remove direction compares (d + Bin, Bin), the add
+  direction (Bin, d + Bin) ≅ (−d + Bin, Bin) (shift both laws). Both
+  directions must therefore dominate (Δ + Bin, Bin) *and* its reverse
+  (Bin, Δ + Bin) at every ε (ε < 0 included: ZDW 2022, Thm 10 composes
+  dominance at every ε); shifts 0 < |d| < Δ are covered by ±Δ because
+  Bin(n, p) is log-concave, so the shift family has a monotone likelihood
+  ratio and the power of its Neyman–Pearson tests grows with |d|
+  (Karlin–Rubin). The pair with the tight curve max(H(P||Q), H(Q||P)) at
+  every ε is the symmetric hull (``pld/symmetric_hull.symmetric_hull_pair``,
+  whose docstring shows why ε ≥ 0 suffices for a symmetric pair); each
+  direction carries it, as under replace-one, where the count moves either
+  way too (with p = ½ the pair (Δ + Bin, Bin) is its own reverse up to
+  relabelling and is kept under add/remove). Only a query that never decreases when a record
+  is added (a count, a sum of non-negative values: d ∈ [0, Δ]) may declare
+  ``monotone=True``, which keeps the one-sided pairs (Δ + Bin, Bin) for
+  remove and its reverse for add — tighter, and wrong for any other query.
 """
 from .. import validation as v
 from ..errors import RepresentationUnavailable
@@ -27,7 +42,7 @@ from ..pld.accountant import PairComposition
 from ..pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
 from ..pld.symmetric_hull import symmetric_hull_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp, laplace_rdp, randomized_response_rdp
-from ..relations import REPLACE_ONE, with_relation
+from ..relations import ADD_REMOVE, with_relation
 
 
 class GaussianMechanism(Mechanism):
@@ -97,27 +112,48 @@ class RandomizedResponse(Mechanism):
 
 class BinomialMechanism(Mechanism):
     """Adds Bin(n, p) noise to an integer query of sensitivity Δ
-    (Agarwal, Suresh, Yu, Kumar & McMahan 2018)."""
+    (Agarwal, Suresh, Yu, Kumar & McMahan 2018).
 
-    def __init__(self, n, p, sensitivity=1, relation=None):
+    By default the query may move either way by up to Δ when a record is
+    added or removed, and each direction carries a pair dominating both
+    shifts +Δ and −Δ at every ε (module docstring). ``monotone=True``
+    declares a query that can only grow when a record is added (a count):
+    then remove is dominated by (Δ + Bin, Bin) and add by (Bin, Δ + Bin),
+    which is tighter for p ≠ ½ and under-reports for any other query. Under
+    replace-one the count moves either way whatever the query, so
+    ``monotone`` is refused there."""
+
+    def __init__(self, n, p, sensitivity=1, relation=None, monotone=False):
         n = v.count("n", n)
         p = v.in_interval("p", p, 0.0, 1.0)
         sens = v.count("sensitivity", sensitivity)
-        super().__init__("Binomial", *with_relation({"n": n, "p": p, "sensitivity": sens}, relation))
+        monotone = v.flag("monotone", monotone)
+        params = {"n": n, "p": p, "sensitivity": sens, **({"monotone": True} if monotone else {})}
+        params, relation = with_relation(params, relation)
+        if monotone and relation != ADD_REMOVE:
+            raise ValueError(f"monotone=True is an add/remove notion (a replaced record moves the "
+                             f"query either way), got relation={str(relation)!r}")
+        super().__init__("Binomial", params, relation)
         object.__setattr__(self, "n", n)
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "sensitivity", sens)
+        object.__setattr__(self, "monotone", monotone)
 
     def _pairs(self):
         pair = binomial_pair(self.n, self.p, shift=self.sensitivity)
-        if self.relation == REPLACE_ONE:  # both orders in every direction (relations.py)
-            try:
-                hull = symmetric_hull_pair(pair, pair.reverse())
-            except ValueError as exc:  # losses beyond the float range of e^loss
-                raise RepresentationUnavailable(f"{self.name} under replace-one: {exc}") from exc
-            return PairComposition.single(hull, hull)
-        return PairComposition.single(pair, pair.reverse())
+        if self.monotone or (self.p == 0.5 and self.relation == ADD_REMOVE):
+            # p = ½: x ↦ n + Δ − x maps (Δ + Bin, Bin) onto (Bin, Δ + Bin), so the pair
+            # already dominates its reverse, at every ε
+            return PairComposition.single(pair, pair.reverse())
+        # both shifts in every direction (module docstring; under replace-one, relations.py)
+        try:
+            hull = symmetric_hull_pair(pair, pair.reverse())
+        except ValueError as exc:  # losses beyond the float range of e^loss
+            raise RepresentationUnavailable(f"{self.name}, both shifts ±{self.sensitivity}: {exc}") from exc
+        return PairComposition.single(hull, hull)
 
     def _rdp(self):
+        # +∞ at every order, in either order of the laws and for every shift ≠ 0 (each law
+        # has an outcome the other lacks), so one curve serves monotone or not
         pair = binomial_pair(self.n, self.p, shift=self.sensitivity)
         return RDPCurve(((discrete_pair_rdp(pair._log_p, pair._log_q, pair.key()), 1),))

@@ -121,8 +121,10 @@ def _equivalent(m, k, both):
         return DiscreteLaplaceMechanism(m.t, m.sensitivity * k)
     if kind is BinomialMechanism:
         # the replace-one binomial carries the symmetric pair; wrapped so that every
-        # equivalent is add/remove and a composition of them can be built
-        wide = BinomialMechanism(m.n, m.p, m.sensitivity * k, relation=REPLACE_ONE if both else ADD_REMOVE)
+        # equivalent is add/remove and a composition of them can be built (mixed steps
+        # move a monotone count either way too: ``monotone`` only survives one-way steps)
+        wide = (BinomialMechanism(m.n, m.p, m.sensitivity * k, relation=REPLACE_ONE) if both
+                else BinomialMechanism(m.n, m.p, m.sensitivity * k, monotone=m.monotone))
         return _Delegate(wide.name, wide.params, ADD_REMOVE, wide) if both else wide
     if kind is RandomizedResponse:
         # ε = log(p/(1−p)) rounded up: a larger ε only weakens the bound
