@@ -121,9 +121,18 @@ def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt
     bin by bin (``pld/compose.compose``): small δ near that level become
     accurate to ~1e-15 of themselves instead of ~1e-15 of the peak."""
     pairs = _merge_gaussians(pairs)
-    total_k = sum(k for _, k in pairs)
     if step is None:
         step = plan_step(pairs, rho, tail)
+    items = step_grids(pairs, step, tail, pessimistic)
+    tilt = saddle_tilt(items, tilt_at) if tilt_at is not None else 0.0
+    return compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base)
+
+
+def step_grids(pairs, step, tail, pessimistic=True):
+    """[(single-step grid, count), ...] of a direction (Gaussians merged first), each
+    pair discretised on its loss range with tails below tail/K (cached)."""
+    pairs = _merge_gaussians(pairs)
+    total_k = sum(k for _, k in pairs)
     items = []
     for p, k in pairs:
         lo, hi = loss_range(p, tail / total_k)
@@ -133,5 +142,4 @@ def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt
                                f"the cap is {MAX_GRID}")
         items.append((GRIDS.get(("pair", p, step, jlo, jhi, pessimistic),
                                 lambda: pair_to_grid(p, step, jlo, jhi, pessimistic)), k))
-    tilt = saddle_tilt(items, tilt_at) if tilt_at is not None else 0.0
-    return compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base)
+    return items

@@ -15,14 +15,16 @@ arrays of queries, from a handful of composed grids that every query shares
   δ by more than its share of the accuracy, the answer is read from a grid
   composed exponentially tilted (``compose.py``): accurate to ~1e-15 of
   itself over several standard deviations of the tilted law around its
-  centre. Tilt centres sit on a fixed lattice of ε (bands of width W = 6
-  standard deviations of the composed loss, tilted at the band's middle;
-  measured on DP-SGD, 3 to 8 SD need no fallback, 10 do), so a query's
-  grids depend on the query alone: an array of queries
+  centre. Tilt centres sit on a fixed lattice of ε that depends on the
+  mechanism alone (``_levels``: bands 4 standard deviations of the *tilted*
+  law wide, which widen as the tilt grows; each tilted a quarter of the way
+  up), so a query's grids depend on the query alone: an array of queries
   gets exactly the answers its elements get one by one. A query the band's
   grid cannot resolve (its per-bin noise bound, ``PLDGrid.noise_effect``,
   still too large) gets a grid tilted at its own answer, re-centred until it
-  settles, as a single query always did.
+  settles, as a single query always did. The direction that does not set
+  the answer (its base grid answers lower) is refined only until it is
+  below the other's answer, first on merged bands (three at a time).
 
 Every grid is pessimistic (or, for lower bounds, optimistic) on its own, so
 the smallest upper bound (largest lower bound) over the grids consulted is
@@ -34,13 +36,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import AccuracyNotReached
-from .accountant import DIRECTIONS, composed_grid, plan_joint_step
+from .accountant import DIRECTIONS, composed_grid, plan_joint_step, step_grids
 from .cache import GRIDS, GridCache
+from .compose import _MGF, saddle_tilt
 from .grid import PLDGrid
 
 TIERS = (1e-30, 1e-100, 1e-200, 1e-306)
-_BAND_SDS = 6.0       # band width W in standard deviations of the composed loss (measured: 3–8 work)
-_BAND_CENTRE = 0.5    # where in its band its grid is tilted (the middle: ±3 SD around the tilt)
+_BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted law
 _PLANS = GridCache(limit=4096, size_of=lambda _: 1)  # grid steps: small, counted not sized
 
 
@@ -88,7 +90,7 @@ class PrivacyProfile:
         self._rho = 0.1 * accuracy
         self.step = _PLANS.get((pairs, accuracy), lambda: plan_joint_step(pairs, self._rho, TIERS[0]))
         self._true_inf = {d: p_inf_of(pairs.direction(d)) for d in DIRECTIONS}
-        self._width = {}
+        self._width, self._mgf = {}, {}
 
     # -- grids -------------------------------------------------------------
     def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None):
@@ -112,23 +114,42 @@ class PrivacyProfile:
                                        g.pessimistic))
         return tuple(out)
 
-    def _band(self, direction):
-        """Band width W: a few standard deviations of the composed loss (base grid)."""
-        if direction not in self._width:
+    def _levels(self, direction, upto):
+        """The tilt centres of one direction, L_0 < L_1 < … reaching past ``upto``:
+        L_0 the composed mean, then L_{i+1} = L_i + W·sd(L_i), sd(L) the standard
+        deviation of the composition tilted to have mean L (from the exact
+        log-MGF of the single-step grids: K''(λ) at the saddle point λ of L).
+        Tilted laws widen with λ (a few large single-step losses carry them),
+        so the bands widen with them; they depend on the mechanism alone."""
+        levels = self._width.setdefault(direction, [])
+        if not levels:
             g = self.grid(direction)
             mass = g.probs.sum()
-            if mass > 0:
-                mean = float(g.probs @ g.losses) / mass
-                sd = math.sqrt(max(float(g.probs @ (g.losses - mean) ** 2) / mass, 0.0))
-            else:
-                sd = 0.0
-            self._width[direction] = max(_BAND_SDS * sd, 64 * self.step)
-        return self._width[direction]
+            levels.append(float(g.probs @ g.losses) / mass if mass > 0 else 0.0)
+        if upto > levels[-1] and direction not in self._mgf:
+            items = step_grids(self._pairs.direction(direction), self.step, TIERS[0])
+            self._mgf[direction] = (items, _MGF(items))
+        while upto > levels[-1] and len(levels) < 4096:
+            items, mgf = self._mgf[direction]
+            lam = saddle_tilt(items, levels[-1])
+            h = 1e-3 * max(lam, 1.0)
+            var = (mgf(lam + h) - 2 * mgf(lam) + mgf(lam - h)) / h ** 2
+            levels.append(levels[-1] + max(_BAND_SDS * math.sqrt(max(var, 0.0)), 64 * self.step))
+        return levels
 
-    def _band_tilt(self, direction, eps):
-        """Grid index of the tilt centre of the band holding each ε."""
-        w = self._band(direction)
-        return np.floor((np.floor(np.asarray(eps) / w) + _BAND_CENTRE) * w / self.step).astype(np.int64)
+    def _band_tilt(self, direction, eps, coarse=1):
+        """Grid index of the tilt centre of the band holding each ε: the middle
+        of [L_i, L_{i+1}); ``coarse`` = c > 1 merges c consecutive bands (a
+        cheaper first look, where only an upper bound below a ceiling is needed)."""
+        eps = np.asarray(eps, dtype=float)
+        finite = eps[np.isfinite(eps)]
+        levels = self._levels(direction, float(finite.max()) if finite.size else 0.0)
+        if len(levels) < 2:
+            levels = self._levels(direction, levels[-1] + self.step)
+        edges = np.asarray(levels[::coarse] if levels[::coarse][-1] == levels[-1] else levels[::coarse] + [levels[-1]])
+        i = np.clip(np.searchsorted(edges, eps, side="right") - 1, 0, len(edges) - 2)
+        centre = edges[i] + 0.25 * (edges[i + 1] - edges[i])  # tilted laws widen upwards
+        return np.floor(centre / self.step).astype(np.int64)
 
     # -- δ(ε) --------------------------------------------------------------
     def delta(self, eps):
@@ -205,6 +226,11 @@ class PrivacyProfile:
                 read(self.grid(direction, tail, pessimistic), at)
             else:
                 noisy[at] = True
+            if ceiling is not None and pessimistic:  # a first look on merged bands
+                idx = at[noisy[at]]
+                tilts = self._band_tilt(direction, eps[idx], coarse=3)
+                for j in np.unique(tilts):
+                    read(self.grid(direction, tail, pessimistic, int(j)), idx[tilts == j])
             idx = at[noisy[at]]
             tilts = self._band_tilt(direction, eps[idx])
             for j in np.unique(tilts):

@@ -75,8 +75,9 @@ def test_arrays_lie_in_the_single_query_certified_intervals():
     for d, e in zip(deltas, e_arr):
         b = m.get_approxDP_bounds(float(d))
         assert e == m.get_approxDP(float(d)) and b.lower <= e <= b.upper * (1 + 1e-3)
-    # the two queries of one profile are consistent: δ(ε(δ)) ≤ δ
-    assert np.all(m.get_approx_delta(e_arr) <= deltas)
+    # the two queries of one profile agree: δ(ε(δ)) ≤ δ up to the grids they were read
+    # from (each a certified upper bound; a tilted one may be the tighter at ε)
+    assert np.all(m.get_approx_delta(e_arr) <= deltas * (1 + 1e-9))
 
 
 def test_epsilon_arrays_against_the_exact_gaussian_composition():
