@@ -34,22 +34,14 @@ _DIRECT_LIMIT = 4096
 
 
 class _MGF:
-    """λ ↦ Σ_i k_i Λ_i(λ), Λ(λ) = log Σ_j p_j e^{λ ε_j} of the finite part (exact),
-    with each grid's log-masses and losses prepared once."""
+    """λ ↦ Σ_i k_i Λ_i(λ), Λ(λ) = log Σ_j p_j e^{λ ε_j} of the finite part (exact;
+    each grid memoises its own Λ, ``PLDGrid.log_mgf``)."""
 
     def __init__(self, items):
-        self._parts = []
-        for g, k in items:
-            live = g.probs > 0
-            self._parts.append((np.log(g.probs[live]), g.losses[live], k))
+        self._parts = items
 
     def __call__(self, lam):
-        total = 0.0
-        for logp, x, k in self._parts:
-            expo = logp + lam * x
-            top = expo.max()
-            total += k * (top + math.log(np.exp(expo - top).sum()))
-        return total
+        return sum(k * g.log_mgf(lam) for g, k in self._parts)
 
 
 def _minimise_over_lambda(f, argmin=False):

@@ -18,6 +18,7 @@ and D obeys D[m] = D[m+1] + (1 − e^{−h}) S̃[m+1] with S̃[m] = p_m + e^{−
 all terms non-negative. Sums of n non-negative terms carry a relative
 rounding error below n·u; it is added (pessimistic) or subtracted.
 """
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -63,6 +64,24 @@ class PLDGrid:
             bins = np.array(self.noise_bins, dtype=float)
             bins.setflags(write=False)
             object.__setattr__(self, "noise_bins", bins)
+
+    def log_mgf(self, lam):
+        """Λ(λ) = log Σ_j p_j e^{λ ε_j} of the finite part (memoised per λ: the
+        Chernoff and tilt searches ask the same grids at the same λ often)."""
+        memo = self.__dict__.setdefault("_mgf_memo", {})
+        if lam not in memo:
+            logp, x = self._live_log
+            expo = logp + lam * x
+            top = expo.max()
+            if len(memo) > 4096:
+                memo.clear()
+            memo[lam] = float(top + math.log(np.exp(expo - top).sum()))
+        return memo[lam]
+
+    @cached_property
+    def _live_log(self):
+        live = self.probs > 0
+        return np.log(self.probs[live]), self.losses[live]
 
     @property
     def losses(self):
