@@ -5,7 +5,8 @@
     >>> sgd.get_approxDP(1e-5)   # doctest: +ELLIPSIS
     2.38...
 """
-from .errors import AccuracyNotReached, DPAccountError, GridTooLarge, RepresentationUnavailable
+from .converters.clt import clt_mu
+from .errors import AccuracyNotReached, ApproximationWarning, DPAccountError, GridTooLarge, RepresentationUnavailable
 from .mechanism import Mechanism
 from .pld.cache import clear_cache, set_cache_limit
 from .pld.profile import PrivacyProfile
@@ -33,7 +34,8 @@ __all__ = [
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",
     "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
-    "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge",
+    "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning",
+    "clt_mu",
 ]
 
 
