@@ -114,20 +114,40 @@ def _evaluate(curves, alphas, lower):
     (each exact at its own kinks; see ``converters.fdp.profile_to_tradeoff``)."""
     points = np.unique(np.concatenate([k for _, k in curves]))
     if lower:
-        worst = np.max([d(points, True) for d, _ in curves], axis=0)
-        return profile_to_tradeoff(points, worst, alphas, lower=True)
+        vals = [d(points, True) for d, _ in curves]
+        cross = _crossings(points, vals)
+        if len(cross):
+            points = np.concatenate((points, cross))
+            vals = [np.concatenate((v, d(cross, True))) for v, (d, _) in zip(vals, curves)]
+        return profile_to_tradeoff(points, np.max(vals, axis=0), alphas, lower=True)
     return np.min([profile_to_tradeoff(points, d(points, False), alphas, lower=False)
                    for d, _ in curves], axis=0)
+
+
+def _crossings(points, vals):
+    """The ε where two curves cross between consecutive kinks (each is linear in
+    t = e^ε there, so their maximum has a kink where they cross): the
+    supremum of 1 − max_d δ_d − tα may sit there. Any ε is a valid candidate,
+    so the rounding of these points costs tightness only."""
+    t = np.exp(np.minimum(points, 700.0))
+    out = []
+    for i in range(len(vals)):
+        for j in range(i + 1, len(vals)):
+            diff = vals[i] - vals[j]
+            k = np.flatnonzero(diff[:-1] * diff[1:] < 0)
+            frac = diff[k] / (diff[k] - diff[k + 1])
+            out.append(np.log(t[k] + (t[k + 1] - t[k]) * frac))
+    return np.concatenate(out) if out else np.empty(0)
 
 
 def _finite_pairs(mechanism, alphas, lower):
     """Exact Neyman–Pearson curve of one finite pair per direction: δ_d is
     linear in e^ε between its atoms' losses, so those are all the kinks."""
-    items = []
-    for pair in mechanism._single_pairs():
-        losses = pair.atoms[0]
-        items.append((pair.delta, np.concatenate((losses, [0.0]))))
-    out = _evaluate(_curves(items, symmetric(mechanism)), np.ravel(alphas), lower)
+    pairs = list(mechanism._single_pairs())
+    if symmetric(mechanism):  # the reversed pairs exactly, not through the swap identity
+        pairs += [p.reverse() for p in pairs]
+    items = [(p.delta, np.append(p.atoms[0], 0.0)) for p in pairs]
+    out = _evaluate(items, np.ravel(alphas), lower)
     return np.reshape(out, np.shape(alphas))
 
 
@@ -156,7 +176,10 @@ def mu_gdp(mechanism, method, accuracy, tail):
     window = max([t for t in TIERS if t <= 0.1 * tail], default=TIERS[-1])
     grids = [profile.grid(d, window, pessimistic=True) for d in DIRECTIONS]
     top = max(g.offset + len(g.probs) for g in grids)
-    eps = np.arange(0, max(top, 1) + 1) * grids[0].step
+    lattice = np.arange(0, max(top, 1) + 1) * grids[0].step
+    # the grids are linear in e^ε between lattice points, and so between any finer points:
+    # a fine subdivision makes the tangent test of ``gdp_mu_from_profile`` tight on coarse lattices
+    eps = np.union1d(lattice, np.linspace(0.0, lattice[-1], int(lattice[-1] / 2e-3) + 2))
     delta = np.max([g.delta(eps) for g in grids], axis=0)
     return gdp_mu_from_profile(eps, delta, tail)
 
