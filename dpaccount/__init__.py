@@ -17,6 +17,7 @@ from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMecha
                                   RandomizedResponse)
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
+from .plots import plot_fDP, plot_privacy_profile, plot_rdp
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
 from .transformers.base import Transformer
 from .transformers.composition import Composition
@@ -35,7 +36,7 @@ __all__ = [
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",
     "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning",
-    "clt_mu",
+    "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
 ]
 
 
