@@ -61,7 +61,7 @@ def profile_to_tradeoff(eps, delta, alpha, lower=True):
     (c = 1 − δ, s = e^ε) sorted by slope; for each α the best line is where
     the increments (c_{k+1} − c_k)/(s_{k+1} − s_k) fall below α (the
     Neyman–Pearson threshold), found by bisection on their running minimum
-    and confirmed among its neighbours. Any line is a valid lower bound, so
+    (and maximum, from the right) and confirmed among its neighbours. Any line is a valid lower bound, so
     rounding in the search costs tightness, never soundness; each value is
     lowered by its own rounding (a few ulps of 1, δ_k and e^{ε_k} α).
 
@@ -84,13 +84,16 @@ def profile_to_tradeoff(eps, delta, alpha, lower=True):
         if len(e) > 1:
             with np.errstate(divide="ignore", invalid="ignore"):
                 inc = np.diff(cc) / np.diff(s)
-            inc = np.minimum.accumulate(np.nan_to_num(inc, nan=np.inf, posinf=np.inf, neginf=-np.inf))
-            # first k with inc[k] <= α: line k is optimal (slopes of g(t) change sign there)
-            k = np.searchsorted(-inc, -flat, side="left")
+            inc = np.nan_to_num(inc, nan=np.inf, posinf=np.inf, neginf=-np.inf)
+            # first k with inc[k] <= α: line k is optimal (slopes of g(t) change sign there). inc is
+            # non-increasing up to rounding, which is worst where e^ε is tiny (c = 1 − δ is noise
+            # there): made monotone from the left and from the right, both searched
+            starts = [np.searchsorted(-np.minimum.accumulate(inc), -flat, side="left"),
+                      np.searchsorted(-np.maximum.accumulate(inc[::-1])[::-1], -flat, side="left")]
         else:
-            k = np.zeros(flat.shape, np.int64)
+            starts = [np.zeros(flat.shape, np.int64)]
         best = np.full(flat.shape, -np.inf)
-        for shift in range(-3, 4):
+        for k, shift in ((k, shift) for k in starts for shift in range(-3, 4)):
             j = np.clip(k + shift, 0, len(e) - 1)
             val = cc[j] - s[j] * flat
             pad = 8 * _U * (1.0 + delta[ok][j] + s[j] * flat * (2.0 + np.abs(e[j])))
