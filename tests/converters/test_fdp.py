@@ -93,3 +93,17 @@ def test_gdp_mu_from_profile_recovers_mu_of_a_gaussian_profile():
     got = gdp_mu_from_profile(eps, delta, tail=1e-20)
     assert mu <= got <= mu * (1 + 1e-3)
     assert gdp_mu_from_profile(eps, delta, tail=0.0) == np.inf  # δ at the end is not ≤ the slack
+
+
+def test_search_finds_the_best_line_when_small_e_eps_is_noise():
+    """Where e^ε is tiny, c = 1 − δ is rounding noise and the increments are not
+    monotone; the search must still find the maximum (brute force over all lines)."""
+    rng = np.random.default_rng(1)
+    eps = np.linspace(-30, 12, 20001)
+    delta = np.array([float(gdp_delta(e, 2.0)) for e in eps])
+    delta = np.minimum(delta + np.abs(rng.normal(0, 1e-15, len(eps))), 1.0)
+    alphas = np.array([1e-6, 1e-3, 0.01, 0.1, 0.5, 0.9, 0.999])
+    got = profile_to_tradeoff(eps, delta, alphas)
+    brute = np.array([np.max(1 - delta - np.exp(eps) * a) for a in alphas])
+    assert np.all(got <= np.maximum(brute, 0) + 1e-15)
+    assert np.all(got >= brute - 1e-12)
