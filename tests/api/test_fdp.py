@@ -127,8 +127,16 @@ def dpsgd():
 def test_dpsgd_beta_at_one_percent(dpsgd):
     beta = dpsgd.get_fDP(0.01)
     assert abs(beta - 0.9602) < 1e-3
+    lo, hi = dpsgd.get_fDP_bounds(0.01)[:2]
+    assert lo == beta <= hi
+
+
+@pytest.mark.slow
+def test_dpsgd_beta_below_a_finer_certified_upper_bound(dpsgd):
+    """The default answer is below the upper end of a band ten times finer."""
+    beta = dpsgd.get_fDP(0.01)
     lo, hi = dpsgd.get_fDP_bounds(0.01, accuracy=1e-4)[:2]
-    assert beta <= hi and lo <= hi
+    assert beta <= hi and lo <= hi and hi - lo < 1e-4
 
 
 def test_dpsgd_against_riskcal(dpsgd):
