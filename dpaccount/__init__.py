@@ -6,7 +6,8 @@
     2.38...
 """
 from .calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
-from .errors import AccuracyNotReached, DPAccountError, GridTooLarge, RepresentationUnavailable
+from .converters.clt import clt_mu
+from .errors import AccuracyNotReached, ApproximationWarning, DPAccountError, GridTooLarge, RepresentationUnavailable
 from .mechanism import Mechanism
 from .pld.cache import clear_cache, set_cache_limit
 from .pld.profile import PrivacyProfile
@@ -17,6 +18,7 @@ from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMecha
                                   RandomizedResponse)
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
+from .plots import plot_fDP, plot_privacy_profile, plot_rdp
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
 from .transformers.base import Transformer
 from .transformers.composition import Composition
@@ -35,7 +37,8 @@ __all__ = [
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",
     "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
-    "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge",
+    "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning",
+    "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
 ]
 
 

@@ -13,9 +13,9 @@ Targets (exactly one):
 
 * ``eps`` and ``delta`` — (ε, δ)-DP: ε(δ) ≤ eps (by the profile's consistency
   this also gives δ(eps) ≤ delta); ``query="delta"`` checks δ(eps) ≤ delta instead;
-* ``mu`` — μ-GDP (``Mechanism.mu_GDP``, from the f-DP issue);
-* ``fpr`` and ``fnr`` — the point (α, β) of the trade-off curve: β(α) ≥ fnr
-  (``Mechanism.get_fDP``).
+* ``mu`` — μ-GDP by the certified ``Mechanism.mu_GDP``;
+* ``fpr`` and ``fnr`` — the point (α, β) of the trade-off curve: the certified
+  lower bound ``Mechanism.get_fDP(fpr)`` is at least fnr.
 
 Monotonicity is the caller's promise (the budget is met on one side of x*
 only); its direction is detected from the two ends of ``bounds`` or declared
@@ -70,13 +70,10 @@ class _Budget:
         if self.kind == "delta":
             return _log_ratio(m.get_approx_delta(self.eps, method=self.method, accuracy=self.accuracy),
                               self.delta)
-        missing = "mu_GDP" if self.kind == "mu" else "get_fDP"
-        if not hasattr(m, missing):
-            raise NotImplementedError(f"calibrating to a {'μ-GDP' if self.kind == 'mu' else 'trade-off'} "
-                                      f"target needs Mechanism.{missing} (the f-DP accountant)")
         if self.kind == "mu":
-            return _log_ratio(m.mu_GDP(), self.mu)
-        return _log_ratio(self.fnr, m.get_fDP(self.fpr))  # β(α) ≥ fnr ⇔ fnr/β ≤ 1
+            return _log_ratio(m.mu_GDP(method=self.method, accuracy=self.accuracy), self.mu)
+        # β(α) ≥ fnr ⇔ fnr/β ≤ 1 (get_fDP errs low: a certified lower bound on β)
+        return _log_ratio(self.fnr, m.get_fDP(self.fpr, method=self.method, accuracy=self.accuracy))
 
     def describe(self, gap):
         if self.kind == "epsilon":

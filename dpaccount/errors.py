@@ -22,3 +22,8 @@ class AccuracyNotReached(DPAccountError, RuntimeError):
 
 class GridTooLarge(DPAccountError, MemoryError):
     """A privacy-loss grid would exceed the library's size cap."""
+
+
+class ApproximationWarning(UserWarning):
+    """An explicitly approximate method (``method="clt"``) answered on the
+    unsafe side of the certified bound: it under-reports the privacy loss."""

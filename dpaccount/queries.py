@@ -15,27 +15,39 @@ tightest method that applies, in this order:
 ``method="cf"`` (never the default, not in ``available_methods``) inverts the
 characteristic function (``cf/queries.py``): value + error *estimate*, not a
 certificate; its ``*_bounds`` are [value − err, value + err], not certified.
+``method="clt"`` (never the default, not in ``available_methods``) is the
+central limit theorem of Bu, Dong, Long & Su (2020) for compositions of
+Poisson-subsampled Gaussians (``fdp.py``): an *approximation*; it warns
+(``ApproximationWarning``) whenever its answer is on the unsafe side of the
+certified one.
+
+f-DP (``get_fDP``, ``get_fDP_bounds``, ``mu_GDP``): ``fdp.py``; the default is
+``"analytic"`` for Gaussian compositions and finite pairs, else ``"pld"``.
 
 Every answer is a rigorous upper bound on ε (or δ): the worst case over the
 add and remove directions. Arrays of queries cost little more than one: the
 profile's grids are built once per accuracy and kept (within a memory
 budget, ``pld/cache.py``) for every later query of an equal mechanism.
 """
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from . import validation as v
 from .cf.queries import cf_bounds, cf_query
+from .converters.fdp import gdp_tradeoff
 from .converters.gdp import delta_gdp, epsilon_gdp
 from .converters.hockey_stick import hockey_stick_to_epsilon
 from .converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
-from .errors import AccuracyNotReached, GridTooLarge, RepresentationUnavailable
+from .errors import AccuracyNotReached, ApproximationWarning, GridTooLarge, RepresentationUnavailable
+from .fdp import analytic_applies, clt_mu_of, mu_gdp, tradeoff
 from .pld.accountant import DIRECTIONS
 from .pld.apriori import apriori_plan
 from .pld.profile import PrivacyProfile
 
-METHODS = ("analytic", "pld", "rdp", "cf")
+METHODS = ("analytic", "pld", "rdp", "cf", "clt")
+_OPT_IN = ("cf", "clt")  # never chosen by default, never in available_methods()
 DEFAULT_ACCURACY = 1e-3
 _ROUNDS = 5  # grid refinements a *_bounds query tries before AccuracyNotReached
 
@@ -100,7 +112,7 @@ class QueryDispatch:
             raise TypeError(f"method must be a string, got {method!r}")
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-        if method not in self.available_methods() and method != "cf":  # cf: opt-in only
+        if method not in self.available_methods() and method not in _OPT_IN:
             raise RepresentationUnavailable(f"method={method!r} does not apply to {self._name}; "
                                             f"available: {self.available_methods()}")
         return method
@@ -152,6 +164,11 @@ class QueryDispatch:
             out = self.privacy_profile(accuracy).epsilon(deltas)
         elif method == "cf":
             out = cf_query(self, deltas, "get_approxDP")
+        elif method == "clt":
+            mu = clt_mu_of(self)
+            out = np.array([epsilon_gdp(float(d), mu) for d in deltas.ravel()])
+            self._warn_if_unsafe(out.reshape(deltas.shape) < self.get_approxDP(deltas, None, accuracy),
+                                 f"ε(δ) of the CLT (μ = {mu:.6g})", "below")
         else:
             out = np.array([rdp_to_epsilon(self.rdp, d) for d in deltas.ravel()])
         out = np.maximum(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0)
@@ -171,6 +188,11 @@ class QueryDispatch:
             out = self.privacy_profile(accuracy).delta(epss)
         elif method == "cf":
             out = cf_query(self, epss, "get_approx_delta")
+        elif method == "clt":
+            mu = clt_mu_of(self)
+            out = delta_gdp(epss.ravel(), mu)
+            self._warn_if_unsafe(out.reshape(epss.shape) < self.get_approx_delta(epss, None, accuracy),
+                                 f"δ(ε) of the CLT (μ = {mu:.6g})", "below")
         else:
             out = np.array([rdp_to_delta(self.rdp, e) for e in epss.ravel()])
         out = np.clip(np.asarray(out, dtype=float).reshape(epss.shape), 0.0, 1.0)
@@ -184,8 +206,9 @@ class QueryDispatch:
         floors losses, a first-order error that a δ query feels through the
         slope of log δ(ε))."""
         method = self._choose(method)
-        if method == "rdp":
-            raise RepresentationUnavailable("RDP gives no lower bound; use method='pld' or 'analytic'")
+        if method in ("rdp", "clt"):
+            raise RepresentationUnavailable(f"method={method!r} gives no certified interval; "
+                                            f"use method='pld' or 'analytic'")
         if method == "cf":  # an estimated interval, not a certified one (cf/queries.py)
             return Bounds(*cf_bounds(self, values, scalar, query), method)
         ask = values if not scalar else float(values.ravel()[0])
@@ -245,3 +268,76 @@ class QueryDispatch:
         alphas, scalar = v.real_array("alpha", alpha, lambda n, x: v.in_interval(n, x, 1.0, np.inf))
         out = np.asarray(self.rdp(alphas), dtype=float)
         return float(out.ravel()[0]) if scalar else out
+
+    # -- f-DP (fdp.py) ----------------------------------------------------------
+    def _fdp_method(self, method):
+        if method is None:
+            if self.optional("pairs") is None:
+                raise RepresentationUnavailable(f"{self._name} has no dominating pairs: no f-DP curve")
+            return "analytic" if analytic_applies(self) else "pld"
+        return self._choose(method)
+
+    @staticmethod
+    def _warn_if_unsafe(unsafe, what, side):
+        if np.any(unsafe):
+            warnings.warn(f"{what} is {side} the certified bound (an under-report of the privacy loss) "
+                          f"at {int(np.sum(unsafe))} of {np.size(unsafe)} points: the CLT is an "
+                          f"approximation, not a bound", ApproximationWarning, stacklevel=3)
+
+    def get_fDP(self, fpr, method=None, accuracy=DEFAULT_ACCURACY):
+        """The trade-off curve: the type-II error β(α) at type-I error α = ``fpr``
+        (vectorised over α ∈ [0, 1]), a certified **lower** bound on β (the
+        safe side). It covers both orders of every neighbouring pair (under
+        add/remove: the dataset with the record tested against the one without
+        and vice versa); see ``fdp.py`` for which curves it is the greatest
+        convex minorant of. ``method``: "analytic" (G_μ for Gaussian
+        compositions, exact Neyman–Pearson for finite pairs; the default where
+        it applies), "pld" (pessimistic grids), "clt" (approximate, opt-in)."""
+        alphas, scalar = v.real_array("fpr", fpr, lambda n, x: v.in_interval(n, x, 0.0, 1.0, False, False))
+        v.in_interval("accuracy", accuracy, 0.0, 1.0)
+        method = self._fdp_method(method)
+        if method == "clt":
+            mu = clt_mu_of(self)
+            out = np.asarray(gdp_tradeoff(alphas, mu, lower=False), dtype=float).reshape(alphas.shape)
+            self._warn_if_unsafe(out > self.get_fDP(alphas, None, accuracy),
+                                 f"β(α) of the CLT (μ = {mu:.6g})", "above")
+        else:
+            out = np.asarray(tradeoff(self, alphas, method, accuracy), dtype=float).reshape(alphas.shape)
+        return float(out.ravel()[0]) if scalar else out
+
+    def get_fDP_bounds(self, fpr, method=None, accuracy=DEFAULT_ACCURACY):
+        """β(α) with a certified interval ``Bounds(lower, upper, method)``: lower
+        from the pessimistic grids (as ``get_fDP``), upper from the optimistic
+        ones (or the closed forms rounded both ways); not refined."""
+        alphas, scalar = v.real_array("fpr", fpr, lambda n, x: v.in_interval(n, x, 0.0, 1.0, False, False))
+        v.in_interval("accuracy", accuracy, 0.0, 1.0)
+        method = self._fdp_method(method)
+        if method == "clt":
+            raise RepresentationUnavailable("method='clt' gives no certified interval")
+        lower = np.asarray(tradeoff(self, alphas, method, accuracy), dtype=float)
+        upper = np.maximum(np.asarray(tradeoff(self, alphas, method, accuracy, lower=False), dtype=float), lower)
+        pick = (lambda a: float(a.ravel()[0])) if scalar else (lambda a: a.reshape(alphas.shape))
+        step = self.privacy_profile(accuracy).step if method == "pld" else None
+        return Bounds(pick(lower), pick(upper), method, step)
+
+    def mu_GDP(self, method=None, accuracy=DEFAULT_ACCURACY, tail=1e-30):
+        """The smallest μ for which the mechanism is certified μ-GDP up to the
+        additive ``tail``: δ(ε) ≤ δ_μ(ε) + tail for all ε, i.e. its trade-off
+        curve is ≥ G_μ − tail (an upper bound on μ; exact for Gaussian
+        compositions, where ``tail`` plays no part). From the pessimistic PLD
+        grids, not the CLT (``fdp.mu_gdp``); ``method="clt"`` gives the CLT's
+        μ, an approximation, and warns when it is below the certified one."""
+        v.in_interval("accuracy", accuracy, 0.0, 1.0)
+        tail = v.in_interval("tail", tail, 0.0, 1e-6, lo_open=False, hi_open=False)
+        if method is None:
+            method = "analytic" if self.optional("pairs") is not None and self.pairs.gaussian_mu is not None \
+                else "pld"
+        method = self._fdp_method(method)
+        if method == "clt":
+            mu = clt_mu_of(self)
+            self._warn_if_unsafe(np.array([mu < self.mu_GDP(None, accuracy, tail)]),
+                                 f"the CLT's μ = {mu:.6g}", "below")
+            return mu
+        if method not in ("analytic", "pld"):
+            raise RepresentationUnavailable(f"method={method!r} gives no μ-GDP; use 'analytic' or 'pld'")
+        return mu_gdp(self, method, accuracy, tail)

@@ -99,3 +99,78 @@ def discrete_delta(eps, atoms):
     """δ(ε) = Σ (p_i − e^ε q_i)_+ of a finite pair given as [(p_i, q_i)]."""
     eps = mp.mpf(eps)
     return sum(max(mp.mpf(p) - mp.e ** eps * mp.mpf(q), 0) for p, q in atoms)
+
+
+# -- f-DP: exact trade-off curves (fractions.Fraction, no rounding) -------------
+def gdp_tradeoff(alpha, mu):
+    """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Dong, Roth & Su 2022, eq. 2.6), in mpmath."""
+    alpha = mp.mpf(alpha)
+    if alpha <= 0:
+        return mp.mpf(1)
+    if alpha >= 1:
+        return mp.mpf(0)
+    # Φ⁻¹(1 − α) = −Φ⁻¹(α) = sqrt(2)·erfinv(1 − 2α); mpmath has erfinv for |x| < 1
+    z = -mp.sqrt(2) * mp.erfinv(2 * alpha - 1)
+    return mp.ncdf(z - mu)
+
+
+def np_vertices(p, q):
+    """Vertices (α, β) of T(Q, P) for finite laws p, q (sequences of Fractions):
+    the Neyman–Pearson tests reject the outcomes in decreasing order of p/q
+    (q = 0 first), randomising within a level; α = Q-mass rejected,
+    β = 1 − P-mass rejected. Exact enumeration."""
+    from fractions import Fraction
+    ratio = lambda i: (0, 0) if q[i] == 0 else (1, -Fraction(p[i]) / Fraction(q[i]))
+    a, b = Fraction(0), Fraction(1)
+    out = [(a, b)]
+    for i in sorted(range(len(p)), key=ratio):
+        a, b = a + Fraction(q[i]), b - Fraction(p[i])
+        out.append((a, b))
+    return out
+
+
+def lower_hull(points):
+    """The lower convex hull of points (α, β) (Fractions), sorted by α: the
+    greatest convex minorant of the piecewise-linear curves through them."""
+    pts = sorted(set(points))
+    hull = []
+    for pt in pts:
+        while len(hull) >= 2:
+            (x1, y1), (x2, y2) = hull[-2], hull[-1]
+            if (x2 - x1) * (pt[1] - y1) - (y2 - y1) * (pt[0] - x1) <= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(pt)
+    return hull
+
+
+def piecewise_linear(vertices, alpha):
+    """Value at α of the piecewise-linear curve through sorted (α, β) vertices."""
+    from fractions import Fraction
+    x = Fraction(alpha)
+    for (x1, y1), (x2, y2) in zip(vertices, vertices[1:]):
+        if x1 <= x <= x2:
+            return y1 if x2 == x1 else y1 + (y2 - y1) * (x - x1) / (x2 - x1)
+    return vertices[-1][1] if x >= vertices[-1][0] else vertices[0][1]
+
+
+def product_law(laws):
+    """The product of finite laws (a list of (p, q) pairs of sequences): the
+    laws of a composition, enumerated outcome by outcome."""
+    from fractions import Fraction
+    import itertools
+    p_out, q_out = [], []
+    for combo in itertools.product(*[range(len(p)) for p, _ in laws]):
+        pp, qq = Fraction(1), Fraction(1)
+        for (p, q), i in zip(laws, combo):
+            pp, qq = pp * Fraction(p[i]), qq * Fraction(q[i])
+        p_out.append(pp)
+        q_out.append(qq)
+    return p_out, q_out
+
+
+def mechanism_tradeoff(p, q):
+    """Exact curve of an add/remove mechanism whose remove pair is (P, Q) and
+    add pair (Q, P): the greatest convex minorant of min(T(Q,P), T(P,Q))."""
+    return lower_hull(np_vertices(p, q) + np_vertices(q, p))

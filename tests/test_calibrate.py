@@ -73,15 +73,15 @@ def test_a_family_that_does_not_change_or_is_not_monotone_is_refused():
         dpa.calibrate(bumpy, eps=3.0, delta=1e-5, bounds=(1.0, 10.0), increasing=False, guess=(1.95, 2.5))
 
 
-def test_gdp_and_tradeoff_targets_need_the_fdp_accountant():
-    if hasattr(dpa.Mechanism, "mu_GDP"):
-        got = dpa.calibrate(lambda s: GaussianMechanism(sigma=s), mu=0.5, bounds=(0.1, 100.0), tol=1e-8)
-        assert got == pytest.approx(2.0, rel=1e-6) and got >= 2.0 * (1 - 1e-12)
-    else:
-        with pytest.raises(NotImplementedError, match="mu_GDP"):
-            dpa.calibrate(lambda s: GaussianMechanism(sigma=s), mu=0.5, bounds=(0.1, 100.0))
-        with pytest.raises(NotImplementedError, match="get_fDP"):
-            dpa.calibrate(lambda s: GaussianMechanism(sigma=s), fpr=0.1, fnr=0.5, bounds=(0.1, 100.0))
+def test_gdp_and_tradeoff_targets():
+    """One Gaussian: μ-GDP with μ = 1/σ, β(α) = Φ(Φ⁻¹(1−α) − 1/σ) (closed forms, mpmath)."""
+    got = dpa.calibrate(lambda s: GaussianMechanism(sigma=s), mu=0.5, bounds=(0.1, 100.0), tol=1e-8)
+    assert got == pytest.approx(2.0, rel=1e-6) and GaussianMechanism(sigma=got).mu_GDP() <= 0.5
+    alpha, beta = 0.05, 0.6
+    exact = float(1 / (mp.sqrt(2) * (mp.erfinv(1 - 2 * mp.mpf(alpha)) - mp.erfinv(2 * mp.mpf(beta) - 1))))
+    got = dpa.calibrate(lambda s: GaussianMechanism(sigma=s), fpr=alpha, fnr=beta, bounds=(0.1, 100.0),
+                        tol=1e-8)
+    assert got == pytest.approx(exact, rel=1e-6) and GaussianMechanism(sigma=got).get_fDP(alpha) >= beta
 
 
 @pytest.mark.parametrize("kwargs, match, error", [

@@ -50,6 +50,9 @@ class PoissonRemovePair(DominatingPair):
     def __init__(self, base, q):
         self._base, self._q = base, float(q)
 
+    base = property(lambda self: self._base, doc="The base pair (P, Q).")
+    q = property(lambda self: self._q, doc="The sampling probability.")
+
     @property
     def p_inf(self):
         return self._q * self._base.p_inf
@@ -99,6 +102,9 @@ class PoissonAddPair(DominatingPair):
 
     def __init__(self, base, q):
         self._base, self._q = base, float(q)
+
+    base = property(lambda self: self._base, doc="The base pair (P, Q).")
+    q = property(lambda self: self._q, doc="The sampling probability.")
 
     @property
     def p_inf(self):

@@ -1,0 +1,101 @@
+"""Plots people look at: trade-off curves (f-DP), privacy profiles, RDP curves.
+
+matplotlib is the optional extra ``[plot]`` (``pip install dpaccount[plot]``):
+it is imported when a plot is asked for, never when dpaccount is, and its
+absence is reported by an ImportError that names the extra. Each function
+takes an optional ``ax`` (else it draws on a new figure), draws every
+mechanism given (one or a list) with a legend, and returns the axes; none
+calls ``show``, so they work headless (the Agg backend).
+
+* ``plot_fDP``: the certified band [lower, upper] of each mechanism's
+  trade-off curve (``get_fDP_bounds``) and its lower, safe edge as a line;
+  the ideal curve β = 1 − α (perfect privacy); optionally G_μ for reference
+  (Dong, Roth & Su 2022; Bu, Dong, Long & Su 2020, Fig. 3).
+* ``plot_privacy_profile``: ε(δ) (certified upper bound), δ on a log axis.
+* ``plot_rdp``: ε(α) of Rényi DP, orders on a log axis.
+"""
+import numpy as np
+
+from .converters.fdp import gdp_tradeoff
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # the optional extra
+        raise ImportError("plotting needs matplotlib, the optional extra [plot]: "
+                          "pip install 'dpaccount[plot]'") from exc
+    return plt
+
+
+def _axes(ax):
+    if ax is None:
+        _, ax = _pyplot().subplots()
+    else:
+        _pyplot()
+    return ax
+
+
+def _listed(mechanisms, labels):
+    mechs = list(mechanisms) if isinstance(mechanisms, (list, tuple)) else [mechanisms]
+    if labels is None:
+        labels = [m.name for m in mechs]
+    labels = [labels] if isinstance(labels, str) else list(labels)
+    if len(labels) != len(mechs):
+        raise ValueError(f"labels must name each of the {len(mechs)} mechanisms, got {labels!r}")
+    return mechs, labels
+
+
+def plot_fDP(mechanisms, ax=None, labels=None, gdp_mu=None, band=True, points=401, accuracy=1e-3):
+    """Trade-off curves β(α): per mechanism its certified band (shaded) and its
+    lower edge (the safe curve) labelled; the ideal 1 − α; G_μ for each μ in
+    ``gdp_mu`` (a number or a list). Returns the axes."""
+    ax = _axes(ax)
+    mechs, labels = _listed(mechanisms, labels)
+    alphas = np.unique(np.concatenate((np.linspace(0.0, 1.0, points), np.geomspace(1e-6, 1e-2, 41))))
+    for m, label in zip(mechs, labels):
+        if band:
+            lo, hi = m.get_fDP_bounds(alphas, accuracy=accuracy)[:2]
+        else:
+            lo = hi = m.get_fDP(alphas, accuracy=accuracy)
+        line, = ax.plot(alphas, lo, label=label)
+        if band:
+            ax.fill_between(alphas, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0)
+    for mu in ([] if gdp_mu is None else np.atleast_1d(gdp_mu)):
+        ax.plot(alphas, gdp_tradeoff(alphas, float(mu)), linestyle=":", label=f"G_μ, μ = {float(mu):.3g}")
+    ax.plot([0, 1], [1, 0], color="grey", linestyle="--", linewidth=0.8, label="ideal (β = 1 − α)")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_xlabel("type I error α")
+    ax.set_ylabel("type II error β")
+    ax.legend()
+    return ax
+
+
+def plot_privacy_profile(mechanisms, ax=None, labels=None, deltas=None, accuracy=1e-3):
+    """ε(δ), the certified upper bound, against δ on a log axis. Returns the axes."""
+    ax = _axes(ax)
+    mechs, labels = _listed(mechanisms, labels)
+    deltas = np.geomspace(1e-12, 1e-1, 45) if deltas is None else np.asarray(deltas, dtype=float)
+    for m, label in zip(mechs, labels):
+        ax.plot(deltas, m.get_approxDP(deltas, accuracy=accuracy), label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("δ")
+    ax.set_ylabel("ε(δ)")
+    ax.legend()
+    return ax
+
+
+def plot_rdp(mechanisms, ax=None, labels=None, orders=None):
+    """Rényi DP ε(α) against the order α on a log axis. Returns the axes."""
+    ax = _axes(ax)
+    mechs, labels = _listed(mechanisms, labels)
+    orders = np.geomspace(1.05, 256, 60) if orders is None else np.asarray(orders, dtype=float)
+    for m, label in zip(mechs, labels):
+        ax.plot(orders, m.get_RDP(orders), label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("order α")
+    ax.set_ylabel("RDP ε(α)")
+    ax.legend()
+    return ax

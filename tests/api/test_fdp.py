@@ -1,0 +1,206 @@
+"""f-DP queries: get_fDP, get_fDP_bounds, mu_GDP and the approximate CLT,
+against exact trade-off curves enumerated here (tests/oracles.py)."""
+import math
+import warnings
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from dpaccount import (ApproximationWarning, Composition, DiscreteMechanism, GaussianMechanism, GDPMechanism,
+                       LaplaceMechanism, PoissonSampling, RandomizedResponse, RepresentationUnavailable)
+from oracles import gdp_tradeoff, mechanism_tradeoff, piecewise_linear, product_law
+
+ALPHAS = np.concatenate(([0.0, 1e-12, 1e-6, 1e-4], np.linspace(0.01, 0.99, 25), [1 - 1e-6, 1.0]))
+
+
+def _below(beta, vertices, alphas=ALPHAS, slack=None):
+    """β ≤ the exact curve everywhere; within ``slack`` of it if given."""
+    for a, b in zip(alphas, beta):
+        exact = piecewise_linear(vertices, a)
+        assert Fraction(float(b)) <= exact, (a, b, float(exact))
+        if slack is not None:
+            assert float(exact) - b <= slack, (a, b, float(exact))
+
+
+# -- Gaussian compositions: G_μ --------------------------------------------------
+@pytest.mark.parametrize("sigmas", [[1.0], [0.5, 2.0, 3.0], [4.0] * 3])
+def test_gaussian_compositions_are_g_mu(sigmas):
+    m = Composition()([GaussianMechanism(s) for s in sigmas], [1] * len(sigmas))
+    mu = math.sqrt(sum(1 / s ** 2 for s in sigmas))
+    beta = m.get_fDP(ALPHAS)
+    pld = m.get_fDP(ALPHAS, method="pld")
+    for a, b, bp in zip(ALPHAS, beta, pld):
+        exact = gdp_tradeoff(a, mu)
+        assert b <= exact and bp <= exact
+        if exact > 1e-12:
+            assert abs(b - exact) <= 1e-6 * exact
+        assert exact - bp <= 1e-3
+
+
+def test_gdp_mechanisms_compose_by_root_sum_of_squares():
+    m = Composition()([GDPMechanism(0.3), GDPMechanism(0.4)], [1, 1])
+    assert m.mu_GDP() == pytest.approx(0.5, rel=1e-15)
+    assert m.get_fDP(0.1) <= gdp_tradeoff(0.1, 0.5)
+    assert m.get_fDP(0.1) == pytest.approx(float(gdp_tradeoff(0.1, 0.5)), rel=1e-9)
+
+
+def test_scalar_and_shape():
+    m = GaussianMechanism(1.0)
+    assert isinstance(m.get_fDP(0.5), float)
+    assert m.get_fDP(np.full((2, 3), 0.5)).shape == (2, 3)
+    assert m.get_fDP(0.0) == 1.0 and m.get_fDP(1.0) == 0.0
+
+
+# -- finite pairs: exact Neyman–Pearson -------------------------------------------
+@pytest.mark.parametrize("p", [0.51, 0.75, 0.9, 0.999])
+def test_randomized_response_exact(p):
+    exact = mechanism_tradeoff([Fraction(p), 1 - Fraction(p)], [1 - Fraction(p), Fraction(p)])
+    rr = RandomizedResponse(p)
+    _below(rr.get_fDP(ALPHAS), exact, slack=1e-12)
+    _below(RandomizedResponse(p, relation="replace-one").get_fDP(ALPHAS), exact, slack=1e-12)
+    lo, hi = rr.get_fDP_bounds(ALPHAS)[:2]
+    for a, l, h in zip(ALPHAS, lo, hi):
+        assert Fraction(l) <= piecewise_linear(exact, a) <= Fraction(h)
+
+
+@pytest.mark.parametrize("k", [2, 5])
+def test_composed_randomized_response_on_its_lattice(k):
+    p = 0.7
+    law = ([Fraction(p), 1 - Fraction(p)], [1 - Fraction(p), Fraction(p)])
+    exact = mechanism_tradeoff(*product_law([law] * k))
+    m = Composition()([RandomizedResponse(p)], [k])
+    _below(m.get_fDP(ALPHAS), exact, slack=1e-6)
+    lo, hi = m.get_fDP_bounds(ALPHAS)[:2]
+    for a, l, h in zip(ALPHAS, lo, hi):
+        assert Fraction(l) <= piecewise_linear(exact, a) <= Fraction(h)
+
+
+def _law(draw, n):
+    w = np.array(draw(st.lists(st.floats(0.05, 1.0), min_size=n, max_size=n)))
+    return [float(x) for x in w / w.sum()]
+
+
+@st.composite
+def finite_mechanisms(draw):
+    n = draw(st.integers(2, 4))
+    return _law(draw, n), _law(draw, n)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(finite_mechanisms(), min_size=1, max_size=3))
+def test_random_finite_compositions_are_pessimistic(parts):
+    """Random steps: the analytic (one pair) or PLD (composed) curve is ≤ the
+    exact one at every α, and the certified band contains it."""
+    mechs = [DiscreteMechanism(p, q) for p, q in parts]
+    m = mechs[0] if len(mechs) == 1 else Composition()(mechs, [1] * len(mechs))
+    # the library renormalises; the oracle takes the laws it was handed, exactly
+    laws = [([Fraction(x) / sum(map(Fraction, p)) for x in p], [Fraction(x) / sum(map(Fraction, q)) for x in q])
+            for p, q in parts]
+    exact = mechanism_tradeoff(*product_law(laws))
+    # one pair: exact Neyman–Pearson; composed: the grid at accuracy 1e-3 (Connect-the-Dots on
+    # off-lattice losses), measured within ~3e-3
+    _below(m.get_fDP(ALPHAS), exact, slack=1e-9 if len(mechs) == 1 else 1e-2)
+    lo, hi = m.get_fDP_bounds(ALPHAS)[:2]
+    for a, l, h in zip(ALPHAS, lo, hi):
+        assert Fraction(l) <= piecewise_linear(exact, a) <= Fraction(h) + Fraction(1, 10 ** 12)
+
+
+def test_asymmetric_pair_uses_both_directions():
+    """P has an outcome Q lacks: T(Q,P) reaches β < 1 at α = 0, T(P,Q) does not;
+    the curve is the convex minorant of both."""
+    p, q = [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]
+    m = DiscreteMechanism(p, q)
+    exact = mechanism_tradeoff([Fraction(x) for x in p], [Fraction(x) for x in q])
+    _below(m.get_fDP(ALPHAS), exact, slack=1e-12)
+    assert m.get_fDP(0.0) <= 0.5
+
+
+# -- DP-SGD -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def dpsgd():
+    return Composition()([PoissonSampling()(GaussianMechanism(sigma=1.1), 256 / 60000)], [14063])
+
+
+def test_dpsgd_beta_at_one_percent(dpsgd):
+    beta = dpsgd.get_fDP(0.01)
+    assert abs(beta - 0.9602) < 1e-3
+    lo, hi = dpsgd.get_fDP_bounds(0.01)[:2]
+    assert lo == beta <= hi
+
+
+@pytest.mark.slow
+def test_dpsgd_beta_below_a_finer_certified_upper_bound(dpsgd):
+    """The default answer is below the upper end of a band ten times finer."""
+    beta = dpsgd.get_fDP(0.01)
+    lo, hi = dpsgd.get_fDP_bounds(0.01, accuracy=1e-4)[:2]
+    assert beta <= hi and lo <= hi and hi - lo < 1e-4
+
+
+def test_dpsgd_against_riskcal(dpsgd):
+    analysis = pytest.importorskip("riskcal.analysis")
+    plm = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    pld = plm.from_gaussian_mechanism(1.1, sampling_prob=256 / 60000, use_connect_dots=True,
+                                      value_discretization_interval=1e-4).self_compose(14063)
+    alphas = np.array([1e-3, 0.01, 0.1, 0.5])
+    theirs = np.asarray(analysis.get_beta_from_pld(pld, alpha=alphas), dtype=float)
+    assert np.max(np.abs(dpsgd.get_fDP(alphas) - theirs)) < 1e-3
+
+
+def test_clt_under_reports_dpsgd_and_warns(dpsgd):
+    """Bu et al.'s CLT gives ε = 2.324 at δ = 1e-5, below the certified 2.38."""
+    assert "clt" not in dpsgd.available_methods()
+    with pytest.warns(ApproximationWarning, match="CLT"):
+        eps = dpsgd.get_approxDP(1e-5, method="clt")
+    assert eps < dpsgd.get_approxDP_bounds(1e-5).lower
+    with pytest.warns(ApproximationWarning):
+        assert dpsgd.mu_GDP(method="clt") == pytest.approx(0.5736, abs=1e-4)
+    with pytest.warns(ApproximationWarning):
+        dpsgd.get_fDP(0.01, method="clt")
+
+
+def test_clt_does_not_warn_when_safe():
+    m = Composition()([GaussianMechanism(2.0)], [3])  # CLT μ = exact μ for q = 1 parts
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ApproximationWarning)
+        assert m.mu_GDP(method="clt") == pytest.approx(math.sqrt(3) / 2)
+
+
+def test_clt_needs_subsampled_gaussians():
+    with pytest.raises(RepresentationUnavailable, match="CLT"):
+        LaplaceMechanism(1.0).get_fDP(0.1, method="clt")
+
+
+# -- μ-GDP -------------------------------------------------------------------------
+def test_mu_gdp_of_rr_is_certified_against_the_exact_curve():
+    p = 0.8
+    mu = RandomizedResponse(p).mu_GDP()
+    exact = mechanism_tradeoff([Fraction(p), 1 - Fraction(p)], [1 - Fraction(p), Fraction(p)])
+    alphas = np.linspace(0, 1, 2001)
+    curve = lambda a: mp.mpf(piecewise_linear(exact, a).numerator) / piecewise_linear(exact, a).denominator
+    # μ-GDP up to the default slack 1e-30
+    assert all(gdp_tradeoff(a, mu) <= curve(a) + mp.mpf("1e-30") for a in alphas)
+    assert any(gdp_tradeoff(a, mu * 0.99) > curve(a) for a in alphas)  # and tight
+
+
+def test_mu_gdp_of_a_gaussian_composition_by_pld():
+    m = Composition()([GaussianMechanism(1.0), GaussianMechanism(2.0)], [1, 1])
+    assert m.mu_GDP() == pytest.approx(math.sqrt(1.25), rel=1e-15)
+    assert math.sqrt(1.25) <= m.mu_GDP(method="pld") <= math.sqrt(1.25) * 1.01
+
+
+# -- validation ------------------------------------------------------------------
+def test_bad_input_names_the_parameter():
+    m = GaussianMechanism(1.0)
+    with pytest.raises(ValueError, match="fpr"):
+        m.get_fDP(1.5)
+    with pytest.raises(TypeError, match="fpr"):
+        m.get_fDP("a")
+    with pytest.raises(ValueError, match="tail"):
+        m.mu_GDP(tail=0.5)
+    with pytest.raises(RepresentationUnavailable):
+        m.get_fDP(0.1, method="rdp")
+    with pytest.raises(RepresentationUnavailable):
+        LaplaceMechanism(1.0).get_fDP(0.1, method="analytic")
