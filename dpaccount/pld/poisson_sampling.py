@@ -44,14 +44,18 @@ def _add_base_edges(edges, q):
     return -_remove_base_edges(-np.asarray(edges, dtype=float), q)
 
 
-class PoissonRemovePair(DominatingPair):
-    """((1−q)Q + qP, Q) for a base pair (P, Q)."""
+class _PoissonPair(DominatingPair):
+    """A base pair (P, Q) and the sampling probability q."""
 
     def __init__(self, base, q):
         self._base, self._q = base, float(q)
 
     base = property(lambda self: self._base, doc="The base pair (P, Q).")
     q = property(lambda self: self._q, doc="The sampling probability.")
+
+
+class PoissonRemovePair(_PoissonPair):
+    """((1−q)Q + qP, Q) for a base pair (P, Q)."""
 
     @property
     def p_inf(self):
@@ -97,14 +101,8 @@ class PoissonRemovePair(DominatingPair):
         return ("poisson-remove", self._q, self._base.key())
 
 
-class PoissonAddPair(DominatingPair):
+class PoissonAddPair(_PoissonPair):
     """(P, (1−q)P + qQ) for a base pair (P, Q)."""
-
-    def __init__(self, base, q):
-        self._base, self._q = base, float(q)
-
-    base = property(lambda self: self._base, doc="The base pair (P, Q).")
-    q = property(lambda self: self._q, doc="The sampling probability.")
 
     @property
     def p_inf(self):
