@@ -272,17 +272,22 @@ class PrivacyProfile:
             base = self.grid(direction, tail, pessimistic)
             eps = base.epsilon(target)
             cap = np.full(len(sel), -np.inf) if ceiling is None else ceiling[sel]
-            loose = np.isfinite(eps) & (base.noise_effect(eps) > acc * target) & (eps > cap)
-            if loose.any():
-                idx = np.flatnonzero(loose)
+            # the noise could reach acc·δ somewhere (its floor: the per-bin bound times the bins)
+            loose = np.isfinite(eps) & (base.noise * len(base.probs) > acc * target) & (eps > cap)
+            pending = loose.copy()
+            for _ in range(3):  # the band of the current answer; again while the answer moves band
+                idx = np.flatnonzero(pending)
+                if not len(idx):
+                    break
                 tilts = self._band_tilt(direction, eps[idx])
                 for j in np.unique(tilts):
                     at = idx[tilts == j]
                     g = self.grid(direction, tail, pessimistic, int(j))
                     eps[at] = better(eps[at], g.epsilon(target[at]))
                     loose[at] = (g.noise_effect(eps[at]) > acc * target[at]) & (eps[at] > cap[at])
-                for i in np.flatnonzero(loose):
-                    eps[i] = self._recentred(direction, tail, pessimistic, float(target[i]), eps[i])
+                pending[idx] = loose[idx] & (self._band_tilt(direction, eps[idx]) != tilts)
+            for i in np.flatnonzero(loose):
+                eps[i] = self._recentred(direction, tail, pessimistic, float(target[i]), eps[i])
             out[sel] = eps
             if pessimistic:
                 self._check_resolved(direction, target, eps)

@@ -40,8 +40,9 @@ def test_staged_gaussian_against_gdp(sigma, inner, outer):
         exact = gdp_epsilon(delta, mu)
         eps = mech.get_approxDP(delta, method="pld")
         _check_upper(eps, exact, 2.5e-3)  # two stages, each planned to 1e-3
-        # the two queries may use grids tilted at slightly different ε: consistent to rounding
-        assert mech.get_approx_delta(eps, method="pld") <= delta * (1 + 1e-12)
+        # the two queries may read different (each certified) grids, and a δ query stops
+        # refining once its noise is below a tenth of the accuracy: consistent to that
+        assert mech.get_approx_delta(eps, method="pld") <= delta * (1 + 1e-4)
         assert float(gdp_delta(eps, mu)) <= delta
 
 
