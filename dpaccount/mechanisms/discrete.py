@@ -57,6 +57,8 @@ class DiscreteGaussianMechanism(PairMechanism):
     """Adds discrete Gaussian noise N_Z(0, σ²) to an integer query of
     sensitivity Δ (Canonne, Kamath & Steinke 2020)."""
 
+    _spec_type = "DiscreteGaussianMechanism"
+
     def __init__(self, sigma, sensitivity=1):
         self._setup("DiscreteGaussian", sigma=v.positive("sigma", sigma),
                     sensitivity=v.count("sensitivity", sensitivity))
@@ -72,6 +74,8 @@ class DiscreteGaussianMechanism(PairMechanism):
 class DiscreteLaplaceMechanism(PairMechanism):
     """Adds discrete Laplace noise, P(x) ∝ exp(−|x|/t) on the integers (scale
     t), to an integer query of sensitivity Δ: pure ε₀-DP with ε₀ = Δ/t."""
+
+    _spec_type = "DiscreteLaplaceMechanism"
 
     def __init__(self, t, sensitivity=1):
         self._setup("DiscreteLaplace", t=v.positive("t", t), sensitivity=v.count("sensitivity", sensitivity))
@@ -89,6 +93,8 @@ class ApproxDPMechanism(PairMechanism):
     (Kairouz, Oh & Viswanath 2015, Thm 2.1). RDP: none when δ > 0 (P has
     mass where Q has none)."""
 
+    _spec_type = "ApproxDPMechanism"
+
     def __init__(self, eps, delta):
         self._setup("ApproxDP", eps=v.positive("eps", eps), delta=v.probability("delta", delta, hi_open=True))
 
@@ -102,6 +108,8 @@ class ApproxDPMechanism(PairMechanism):
 class PureDPMechanism(ApproxDPMechanism):
     """Any ε-DP mechanism: dominated by randomized response with
     p = e^ε/(1+e^ε) (KOV 2015; the talk's list of known pairs)."""
+
+    _spec_type = "PureDPMechanism"
 
     def __init__(self, eps):
         self._setup("PureDP", eps=v.positive("eps", eps))
@@ -119,6 +127,8 @@ class ExponentialMechanism(PairMechanism):
     Zhu, Dong & Wang 2022 talk), tight for one use and below the ε-DP
     randomized-response pair. RDP: that pair's closed form (``rdp/zoo.py``).
     """
+
+    _spec_type = "ExponentialMechanism"
 
     def __init__(self, eps):
         self._setup("Exponential", eps=v.positive("eps", eps))
