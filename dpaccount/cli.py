@@ -4,6 +4,7 @@
     dpaccount delta --spec released.json --eps 1 2 4 --json
     dpaccount report --mechanism gaussian --sigma 2 --steps 100
     dpaccount calibrate --solve sigma --mechanism subsampled-gaussian --q 0.01 --steps 1000 --eps 2 --delta 1e-5
+    dpaccount sweep --mechanism subsampled-gaussian --grid sigma=0.8,1,1.2 --grid q=0.01 --grid steps=100,1000 --delta 1e-5
 
 A mechanism is given by flags (``--mechanism`` and its parameters, then
 ``--q`` for Poisson sampling and ``--steps`` for composition) or by a spec
@@ -30,6 +31,7 @@ from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMecha
                                   RandomizedResponse)
 from .queries import DEFAULT_ACCURACY, METHODS
 from .specs import load
+from .sweep import SerialExecutor, sweep
 from .transformers.composition import Composition
 from .transformers.poisson_sampling import PoissonSampling
 
@@ -259,6 +261,72 @@ def cmd_calibrate(args, progress):
           f"within tol {args.tol:g}; certified epsilon there: {fmt(eps)})")
 
 
+class FlagMechanism:
+    """``make`` of a sweep over flags: the flags with the point's values (picklable)."""
+
+    def __init__(self, args):
+        self.args = argparse.Namespace(**{k: getattr(args, k, None) for k in
+                                          ("spec", "mechanism", "relation") + PARAMETERS + WRAPPERS})
+
+    def __call__(self, **point):
+        return mechanism_from(self.args, **point)
+
+
+def _grid(items):
+    """``["sigma=0.8,1.0", "steps=100"]`` -> {"sigma": [0.8, 1.0], "steps": [100]}."""
+    grid = {}
+    for item in items:
+        name, sep, values = item.partition("=")
+        name = name.strip().lstrip("-")
+        if not sep or name not in PARAMETERS + WRAPPERS:
+            raise UsageError(f"--grid expects NAME=V1,V2,... with NAME among {', '.join(PARAMETERS + WRAPPERS)}, "
+                             f"got {item!r}")
+        if name in grid:
+            raise UsageError(f"--grid {name} given twice")
+        try:
+            grid[name] = [_number(x.strip()) for x in values.split(",")]
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(f"--grid {name}: {exc}") from None
+    return grid
+
+
+def cmd_sweep(args, progress):
+    if (args.delta is None) == (args.eps is None):
+        raise UsageError("sweep needs exactly one of --delta (epsilon at delta) and --eps (delta at epsilon)")
+    grid = _grid(args.grid)
+    fixed = [k for k in grid if getattr(args, k, None) is not None]
+    if fixed:
+        raise UsageError(f"--{fixed[0]} is both fixed and swept; give it once")
+    if args.mechanism is None and args.spec is None:
+        raise UsageError("give --mechanism NAME or --spec FILE (see dpaccount sweep --help)")
+    make = FlagMechanism(args)
+    first = {k: vals[0] for k, vals in grid.items()}
+    make(**first)  # bad flags fail here, in one line, before any worker starts
+    query = ("epsilon", args.delta) if args.delta is not None else ("delta", args.eps)
+    report = None
+    if progress:
+        report = lambda done, total: print(f"sweep: {done}/{total} points", file=sys.stderr)
+    executor = SerialExecutor() if args.workers == 1 else None
+    table = sweep(make, grid, query, executor, max_workers=args.workers, accuracy=args.accuracy,
+                  errors="record", progress=report)
+    if args.json or args.format == "json":
+        sys.stdout.write(table.to_json())
+    elif args.format == "csv":
+        sys.stdout.write(table.to_csv())
+    else:
+        cells = [[str(c) for c in table.columns]]
+        for row in table.rows:
+            cells.append([fmt(val) if isinstance(val, float) and c in ("epsilon", "delta") else
+                          ("" if val is None else str(val)) for c, val in row.items()])
+        widths = [max(len(line[i]) for line in cells) for i in range(len(cells[0]))]
+        for line in cells:
+            print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
+    failed = [row for row in table.rows if row.get("error")]
+    if failed:
+        raise DPAccountError(f"{len(failed)} of {len(table.rows)} points have no certified answer "
+                             f"(see the error column); first: {failed[0]['error']}")
+
+
 # -- the parser -----------------------------------------------------------------
 
 def _mechanism_flags():
@@ -327,6 +395,18 @@ def build_parser():
     p.add_argument("--delta", type=float, required=True, help="the delta budget")
     p.add_argument("--range", type=_number, nargs=2, metavar=("LO", "HI"), help="search range")
     p.add_argument("--tol", type=float, default=1e-3, help="relative tolerance (default 1e-3)")
+    p = add("sweep", "one query over a grid of parameters (the cartesian product), in parallel",
+            "examples:\n  dpaccount sweep --mechanism subsampled-gaussian --grid sigma=0.8,1,1.2 --grid q=0.01 "
+            "--grid steps=100,1000 --delta 1e-5\n  dpaccount sweep --spec step.json --grid steps=10,100,1000 "
+            "--eps 1 --format csv\n\nThe table's epsilon/delta are upper bounds (printed rounded up; "
+            "full precision with --format csv/json). A point without a certified answer keeps its row, "
+            "with the reason in the error column, and the exit code is 3.")
+    p.add_argument("--grid", action="append", required=True, metavar="NAME=V1,V2,...",
+                   help="a swept parameter (a mechanism flag, q or steps); repeat for more")
+    p.add_argument("--delta", type=float, help="answer epsilon at this delta")
+    p.add_argument("--eps", type=float, help="answer delta at this epsilon")
+    p.add_argument("--workers", type=int, help="worker processes (default: the CPU count; 1: this process)")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     return parser
 
 
@@ -335,7 +415,9 @@ def main(argv=None):
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        if args.command != "sweep" and args.mechanism is None and args.spec is None:
+        if args.command == "sweep":
+            return cmd_sweep(args, args.progress or sys.stderr.isatty()) or OK
+        if args.mechanism is None and args.spec is None:
             raise UsageError(f"give --mechanism NAME or --spec FILE (see dpaccount {args.command} --help)")
         progress = args.progress or sys.stderr.isatty()
         if args.command in ("epsilon", "delta"):
