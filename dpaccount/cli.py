@@ -134,6 +134,13 @@ def fmt(x, up=True, digits=6):
     return f"{q.normalize():g}" if abs(q.adjusted()) < 6 else f"{q.normalize():E}".replace("E+", "e+").replace("E-", "e-")
 
 
+def _print_table(lines):
+    """Rows of cells (the first the header) in aligned columns."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    for line in lines:
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
+
+
 def _print_json(obj):
     print(json.dumps(obj, indent=2, allow_nan=False, default=str))
 
@@ -212,9 +219,7 @@ def cmd_report(args):
     head.append("epsilon (RDP)")
     table = [[f"{r['delta']:g}", fmt(r["epsilon"])] + ([fmt(r["lower"], up=False)] if args.bounds else [])
              + [fmt(r["rdp"])] for r in rows]
-    widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(head)]
-    for line in [head] + table:
-        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
+    _print_table([head] + table)
     print("certified: a rigorous upper bound (lower: a rigorous lower bound); RDP: the moments-accountant "
           "conversion, also an upper bound, looser. CLT estimates come with the f-DP work.")
 
@@ -318,9 +323,7 @@ def cmd_sweep(args, progress):
         for row in table.rows:
             cells.append([fmt(val) if isinstance(val, float) and c in ("epsilon", "delta") else
                           ("" if val is None else str(val)) for c, val in row.items()])
-        widths = [max(len(line[i]) for line in cells) for i in range(len(cells[0]))]
-        for line in cells:
-            print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
+        _print_table(cells)
     failed = [row for row in table.rows if row.get("error")]
     if failed:
         raise DPAccountError(f"{len(failed)} of {len(table.rows)} points have no certified answer "

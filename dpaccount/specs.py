@@ -256,19 +256,19 @@ class _Reader:
             if not isinstance(x, bool):
                 raise TypeError(f"{path}: must be {kind}, got {_kind(x)}")
             return x
-        # STR, RELATION
-        if not isinstance(x, str):
-            raise TypeError(f"{path}: must be {kind} (a string), got {_kind(x)}")
-        if len(x) > MAX_STRING:
-            raise ValueError(f"{path}: string too long ({len(x)} characters, at most {MAX_STRING})")
-        return x
+        return _sized(x, path, str, f"{kind} (a string)", MAX_STRING, "string")  # STR, RELATION
 
 
 def _list(x, path):
-    if not isinstance(x, list):
-        raise TypeError(f"{path}: must be a list, got {_kind(x)}")
-    if len(x) > MAX_LIST:
-        raise ValueError(f"{path}: list too long ({len(x)} entries, at most {MAX_LIST})")
+    return _sized(x, path, list, "a list", MAX_LIST, "list")
+
+
+def _sized(x, path, cls, what, cap, label):
+    """``x`` if it is a ``cls`` of at most ``cap`` entries; else TypeError/ValueError naming ``path``."""
+    if not isinstance(x, cls):
+        raise TypeError(f"{path}: must be {what}, got {_kind(x)}")
+    if len(x) > cap:
+        raise ValueError(f"{path}: {label} too long ({len(x)} entries, at most {cap})")
     return x
 
 
