@@ -13,12 +13,22 @@ lazily, once, and cached:
 The queries (``get_approxDP``, ``get_approx_delta``, ``get_RDP``, the
 ``*_bounds`` and ``privacy_profile``) and their ``method=`` dispatch are in
 ``queries.py``.
+
+A mechanism of the library's own classes also describes itself as a plain
+JSON document (``to_spec``; read back by ``specs.from_spec``): its type is
+the public constructor's name, its fields that constructor's arguments.
 """
+import numbers
+from enum import Enum
 from types import MappingProxyType
 
 from .errors import RepresentationUnavailable
 from .queries import QueryDispatch
 from .relations import ADD_REMOVE, check_relation
+
+SPEC_VERSION = 1
+"""The schema version written under ``SPEC_KEY`` by ``Mechanism.to_spec``."""
+SPEC_KEY = "dpaccount_spec"
 
 
 class Mechanism(QueryDispatch):
@@ -81,6 +91,29 @@ class Mechanism(QueryDispatch):
             object.__setattr__(self, key, MappingProxyType(val) if key == "_params" else val)
         object.__setattr__(self, "_cache", {})
 
+    # -- a plain description (specs.py reads it back) ----------------------
+    _spec_type = None  # the public constructor's name, set on each class that has a spec
+
+    def _spec_args(self):
+        """The constructor's arguments (mechanisms as Mechanism objects): the
+        parameters, by default (the zoo's ``params`` are its keyword arguments)."""
+        return dict(self._params)
+
+    def to_spec(self):
+        """A plain JSON-able dict describing this mechanism (``dpaccount.from_spec``
+        rebuilds an equal one): ``{"dpaccount_spec": 1, "type": ..., <arguments>}``,
+        nested mechanisms as ``{"type": ..., ...}``. TypeError for a class
+        without a spec (a user's subclass, ``ContinuousMechanism`` with a law
+        outside the safe registry of ``specs.py``)."""
+        return {SPEC_KEY: SPEC_VERSION, **self._spec_node()}
+
+    def _spec_node(self):
+        kind = vars(type(self)).get("_spec_type")  # declared by this very class, not inherited
+        if kind is None:
+            raise TypeError(f"{type(self).__name__} ({self._name}) has no spec: only the library's own "
+                            f"mechanisms and transformers' results can be written as one")
+        return {"type": kind, **{key: _plain(val) for key, val in self._spec_args().items()}}
+
     # -- representations -------------------------------------------------
     def _pairs(self):
         return None
@@ -110,3 +143,21 @@ class Mechanism(QueryDispatch):
             return getattr(self, attr)
         except RepresentationUnavailable:
             return None
+
+
+def _plain(value):
+    """JSON-able form of a constructor argument: mechanisms as nested specs,
+    numpy numbers as Python ones, relations as their strings."""
+    if isinstance(value, Mechanism):
+        return value._spec_node()
+    if isinstance(value, (list, tuple)):
+        return [_plain(x) for x in value]
+    if isinstance(value, dict):
+        return {str(key): _plain(x) for key, x in value.items()}
+    if isinstance(value, (bool, str)) or value is None:
+        return str(value) if isinstance(value, Enum) else value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return str(value)  # a GroupRelation: "2-fold add/remove" (relations.check_relation reads it)

@@ -78,18 +78,39 @@ def group_relation(relation, k):
     return relation if k == 1 else GroupRelation(relation, k)
 
 
+# common spellings, compared lower-case with "-", "_", "/" and spaces removed
+_SPELLINGS = {"addremove": ADD_REMOVE, "addorremove": ADD_REMOVE, "removeadd": ADD_REMOVE,
+              "unbounded": ADD_REMOVE, "replaceone": REPLACE_ONE, "replace": REPLACE_ONE,
+              "substitution": REPLACE_ONE, "substitute": REPLACE_ONE, "substituteone": REPLACE_ONE,
+              "bounded": REPLACE_ONE}
+
+
 def check_relation(name, value):
-    """A relation from a ``Relation``, a ``GroupRelation`` or a ``Relation``'s
-    string value; else TypeError/ValueError naming ``name`` and the value."""
+    """A relation from a ``Relation``, a ``GroupRelation`` or a string: a
+    ``Relation``'s value or a common spelling of it ("add-remove",
+    "add_remove", "unbounded"; "replace_one", "substitution", "bounded"; any
+    case), or a group relation as it prints ("2-fold add/remove"); else
+    TypeError/ValueError naming ``name`` and the value."""
     if isinstance(value, (Relation, GroupRelation)):
         return value
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a Relation or one of "
                         f"{[r.value for r in Relation]}, got {value!r} ({type(value).__name__})")
-    try:
-        return Relation(value)
-    except ValueError:
-        raise ValueError(f"{name} must be one of {[r.value for r in Relation]}, got {value!r}") from None
+    words = value.strip().split(" ", 1)
+    if len(words) == 2 and words[0].endswith("-fold") and words[0][:-5].isdigit():
+        k = int(words[0][:-5])
+        base = _SPELLINGS.get(_squash(words[1]))
+        if base is not None and 2 <= k <= 2 ** 53:
+            return GroupRelation(base, k)
+    relation = _SPELLINGS.get(_squash(value))
+    if relation is None:
+        raise ValueError(f"{name} must be one of {[r.value for r in Relation]} (or a spelling such as "
+                         f"'add-remove', 'replace_one'), got {value!r}")
+    return relation
+
+
+def _squash(text):
+    return "".join(c for c in text.lower() if c not in "-_/ ")
 
 
 def common_relation(mechanisms):

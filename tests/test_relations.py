@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpaccount.mechanisms.discrete import DiscreteGaussianMechanism
+from dpaccount.mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, DiscreteLaplaceMechanism,
+                                           ExponentialMechanism, PureDPMechanism)
 from dpaccount.mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism,
                                            LaplaceMechanism, RandomizedResponse)
 from dpaccount.pld.pairs import DiscretePair
@@ -25,6 +26,10 @@ from dpaccount.transformers.subset_sampling import SubsetSampling
 ZOO = [lambda r: GaussianMechanism(1.0, relation=r), lambda r: GDPMechanism(0.5, relation=r),
        lambda r: LaplaceMechanism(1.0, relation=r), lambda r: RandomizedResponse(0.7, relation=r),
        lambda r: BinomialMechanism(8, 0.5, relation=r)]
+SYMMETRIC_PAIRS = [lambda r: DiscreteGaussianMechanism(2.0, relation=r), lambda r: DiscreteLaplaceMechanism(1.5, 2, r),
+                   lambda r: PureDPMechanism(0.8, relation=r), lambda r: ApproxDPMechanism(0.8, 1e-4, r),
+                   lambda r: ExponentialMechanism(1.2, relation=r)]
+ZOO += SYMMETRIC_PAIRS
 
 
 # ---------------------------------------------------------------- reporting
@@ -61,6 +66,32 @@ def test_relation_values_print_and_compare_plainly():
     assert GroupRelation(ADD_REMOVE, 2) != REPLACE_ONE and GroupRelation(ADD_REMOVE, 2) != ADD_REMOVE
     assert hash(GroupRelation(ADD_REMOVE, 2)) == hash(GroupRelation(ADD_REMOVE, 2))
     assert isinstance(ADD_REMOVE, Relation)
+
+
+@pytest.mark.parametrize("spelling,relation", [
+    ("add/remove", ADD_REMOVE), ("add-remove", ADD_REMOVE), ("add_remove", ADD_REMOVE), ("Add Remove", ADD_REMOVE),
+    ("unbounded", ADD_REMOVE), ("replace-one", REPLACE_ONE), ("replace_one", REPLACE_ONE),
+    ("REPLACE ONE", REPLACE_ONE), ("substitution", REPLACE_ONE), ("bounded", REPLACE_ONE),
+    ("2-fold add/remove", GroupRelation(ADD_REMOVE, 2)), ("3-fold replace_one", GroupRelation(REPLACE_ONE, 3)),
+])
+def test_common_spellings_are_accepted(spelling, relation):
+    assert check_relation("relation", spelling) == relation
+    assert check_relation("relation", str(relation)) == relation  # a relation's string reads back
+    assert GaussianMechanism(1.0, relation=spelling).relation == relation
+
+
+@pytest.mark.parametrize("make", SYMMETRIC_PAIRS)
+def test_symmetric_pairs_under_replace_one_dominate_both_orders(make):
+    """Under replace-one each direction carries the pair itself: it must have
+    the curve of its reverse at every ε (ε < 0 too), and the answers are the
+    add/remove ones (the worse direction is the same curve)."""
+    m = make("replace-one")
+    pair = m.pairs.remove[0][0]
+    assert m.pairs.add[0][0] == pair
+    eps = np.linspace(-3.0, 3.0, 25)
+    np.testing.assert_allclose(pair.delta(eps), pair.reverse().delta(eps), rtol=1e-9, atol=1e-15)
+    assert m.get_approx_delta(0.5) == pytest.approx(make(None).get_approx_delta(0.5), rel=1e-9)
+    assert SubsetSampling()(m, 0.1).get_approxDP(1e-5) <= m.get_approxDP(1e-5)
 
 
 def test_bad_relations_are_refused_by_name():

@@ -1,8 +1,15 @@
 """Discrete-noise mechanisms and mechanisms known by a guarantee, each with its tight pairs and RDP.
 
-Neighbouring relation: add/remove one record. The remove direction is
-dominated by (law with the record, law without), the add direction by the
-reverse pair (``pld/pairs_zoo.py`` builds the pairs).
+Neighbouring relation: add/remove one record by default. The remove
+direction is dominated by (law with the record, law without), the add
+direction by the reverse pair (``pld/pairs_zoo.py`` builds the pairs). Each
+mechanism below takes ``relation=`` (``relations.py``): the sensitivity (or
+the guarantee of ``PureDP``/``ApproxDP``, the utility's sensitivity of
+``Exponential``) is then understood over those neighbours. Their pairs are
+symmetric — the reverse pair has the same hockey-stick curve at every ε (a
+reflection x ↦ Δ − x of symmetric noise; the relabelling of outcomes of the
+KOV and logistic pairs) — so under replace-one each direction carries the
+pair itself, which dominates both orders of every neighbouring pair.
 
 * ``DiscreteGaussianMechanism(sigma, sensitivity)`` — Canonne, Kamath &
   Steinke 2020; RDP ε(α) ≤ αΔ²/(2σ²) (their Prop. 5 / Cor. 9, Δ integer).
@@ -27,14 +34,16 @@ from ..pld.accountant import PairComposition
 from ..pld.pairs_zoo import LogisticPair, discrete_gaussian_pair, discrete_laplace_pair, leaky_rr_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp
 from ..rdp.zoo import logistic_rdp, max_rdp
+from ..relations import ADD_REMOVE, with_relation
 
 
 class PairMechanism(Mechanism):
     """A mechanism given by one remove pair (``self._pair()``); add = reverse."""
 
-    def _setup(self, name, **params):
-        """``Mechanism.__init__`` with ``params``, each also an attribute."""
-        Mechanism.__init__(self, name, params)
+    def _setup(self, name, relation=None, **params):
+        """``Mechanism.__init__`` with ``params`` (and ``relation``, for a
+        symmetric pair), each also an attribute."""
+        Mechanism.__init__(self, name, *with_relation(params, relation))
         for key, val in params.items():
             object.__setattr__(self, key, val)
 
@@ -43,6 +52,8 @@ class PairMechanism(Mechanism):
 
     def _pairs(self):
         pair = self._cached("pair", self._pair)
+        if self.relation != ADD_REMOVE:  # set only by the symmetric pairs (module docstring)
+            return PairComposition.single(pair, pair)
         return PairComposition.single(pair, pair.reverse())
 
     def _exact_rdp(self):
@@ -57,8 +68,10 @@ class DiscreteGaussianMechanism(PairMechanism):
     """Adds discrete Gaussian noise N_Z(0, σ²) to an integer query of
     sensitivity Δ (Canonne, Kamath & Steinke 2020)."""
 
-    def __init__(self, sigma, sensitivity=1):
-        self._setup("DiscreteGaussian", sigma=v.positive("sigma", sigma),
+    _spec_type = "DiscreteGaussianMechanism"
+
+    def __init__(self, sigma, sensitivity=1, relation=None):
+        self._setup("DiscreteGaussian", relation, sigma=v.positive("sigma", sigma),
                     sensitivity=v.count("sensitivity", sensitivity))
 
     def _pair(self):
@@ -73,8 +86,11 @@ class DiscreteLaplaceMechanism(PairMechanism):
     """Adds discrete Laplace noise, P(x) ∝ exp(−|x|/t) on the integers (scale
     t), to an integer query of sensitivity Δ: pure ε₀-DP with ε₀ = Δ/t."""
 
-    def __init__(self, t, sensitivity=1):
-        self._setup("DiscreteLaplace", t=v.positive("t", t), sensitivity=v.count("sensitivity", sensitivity))
+    _spec_type = "DiscreteLaplaceMechanism"
+
+    def __init__(self, t, sensitivity=1, relation=None):
+        self._setup("DiscreteLaplace", relation, t=v.positive("t", t),
+                    sensitivity=v.count("sensitivity", sensitivity))
         object.__setattr__(self, "eps0", self.sensitivity / self.t)
 
     def _pair(self):
@@ -89,8 +105,11 @@ class ApproxDPMechanism(PairMechanism):
     (Kairouz, Oh & Viswanath 2015, Thm 2.1). RDP: none when δ > 0 (P has
     mass where Q has none)."""
 
-    def __init__(self, eps, delta):
-        self._setup("ApproxDP", eps=v.positive("eps", eps), delta=v.probability("delta", delta, hi_open=True))
+    _spec_type = "ApproxDPMechanism"
+
+    def __init__(self, eps, delta, relation=None):
+        self._setup("ApproxDP", relation, eps=v.positive("eps", eps),
+                    delta=v.probability("delta", delta, hi_open=True))
 
     def _pair(self):
         return leaky_rr_pair(self.eps, self.delta)
@@ -103,8 +122,10 @@ class PureDPMechanism(ApproxDPMechanism):
     """Any ε-DP mechanism: dominated by randomized response with
     p = e^ε/(1+e^ε) (KOV 2015; the talk's list of known pairs)."""
 
-    def __init__(self, eps):
-        self._setup("PureDP", eps=v.positive("eps", eps))
+    _spec_type = "PureDPMechanism"
+
+    def __init__(self, eps, relation=None):
+        self._setup("PureDP", relation, eps=v.positive("eps", eps))
         object.__setattr__(self, "delta", 0.0)
 
 
@@ -120,8 +141,10 @@ class ExponentialMechanism(PairMechanism):
     randomized-response pair. RDP: that pair's closed form (``rdp/zoo.py``).
     """
 
-    def __init__(self, eps):
-        self._setup("Exponential", eps=v.positive("eps", eps))
+    _spec_type = "ExponentialMechanism"
+
+    def __init__(self, eps, relation=None):
+        self._setup("Exponential", relation, eps=v.positive("eps", eps))
 
     def _pair(self):
         return LogisticPair(self.eps)

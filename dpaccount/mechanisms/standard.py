@@ -48,6 +48,8 @@ from ..relations import ADD_REMOVE, with_relation
 class GaussianMechanism(Mechanism):
     """Adds N(0, σ²) noise to a query of L2 sensitivity Δ."""
 
+    _spec_type = "GaussianMechanism"
+
     def __init__(self, sigma, sensitivity=1.0, relation=None):
         self_sigma = v.positive("sigma", sigma)
         self_sens = v.positive("sensitivity", sensitivity)
@@ -67,6 +69,8 @@ class GaussianMechanism(Mechanism):
 class GDPMechanism(GaussianMechanism):
     """A μ-GDP mechanism: its tight pair is (N(μ, 1), N(0, 1))."""
 
+    _spec_type = "GDPMechanism"
+
     def __init__(self, mu, relation=None):
         mu = v.positive("mu", mu)
         Mechanism.__init__(self, "GDP", *with_relation({"mu": mu}, relation))
@@ -77,6 +81,8 @@ class GDPMechanism(GaussianMechanism):
 
 class LaplaceMechanism(Mechanism):
     """Adds Laplace(0, b) noise to a query of L1 sensitivity Δ."""
+
+    _spec_type = "LaplaceMechanism"
 
     def __init__(self, b, sensitivity=1.0, relation=None):
         b = v.positive("b", b)
@@ -96,6 +102,8 @@ class LaplaceMechanism(Mechanism):
 
 class RandomizedResponse(Mechanism):
     """Reports a bit truthfully with probability p, flipped otherwise."""
+
+    _spec_type = "RandomizedResponse"
 
     def __init__(self, p, relation=None):
         p = v.in_interval("p", p, 0.5, 1.0)
@@ -122,6 +130,8 @@ class BinomialMechanism(Mechanism):
     which is tighter for p ≠ ½ and under-reports for any other query. Under
     replace-one the count moves either way whatever the query, so
     ``monotone`` is refused there."""
+
+    _spec_type = "BinomialMechanism"
 
     def __init__(self, n, p, sensitivity=1, relation=None, monotone=False):
         n = v.count("n", n)

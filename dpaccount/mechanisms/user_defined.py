@@ -6,7 +6,10 @@ pair (law with the record, law without), the add direction its reverse.
 * ``DiscreteMechanism(p_probs, q_probs)`` — a user-given finite pair; exact RDP.
 * ``ContinuousMechanism(p_dist, q_dist)`` — two continuous laws with a
   strictly increasing privacy loss (``pld/pairs_zoo.MonotoneLossPair``);
-  pairs only.
+  pairs only. Its spec (``to_spec``) covers the location–scale laws of
+  ``SPEC_LAWS`` (normal, logistic, Gumbel) with numeric parameters only: an
+  arbitrary law would have to be pickled or imported by name, which
+  ``dpaccount.from_spec`` never does, so ``to_spec`` refuses it (TypeError).
 """
 import math
 
@@ -15,6 +18,9 @@ import numpy as np
 from ..pld.pairs import DiscretePair
 from ..pld.pairs_zoo import MonotoneLossPair
 from .discrete import PairMechanism
+
+SPEC_LAWS = ("norm", "logistic", "gumbel_r", "gumbel_l")
+"""scipy.stats laws a ``ContinuousMechanism`` spec may name (no shape parameter: args ⊆ (loc, scale))."""
 
 
 def _prob_vector(name, values):
@@ -38,6 +44,8 @@ class DiscreteMechanism(PairMechanism):
     record and q_probs[i] without. Both are renormalised (in log space, by
     their exactly rounded sum); p-mass where q = 0 is loss +∞ (``p_inf``)."""
 
+    _spec_type = "DiscreteMechanism"
+
     def __init__(self, p_probs, q_probs, name=None):
         p, p_sum = _prob_vector("p_probs", p_probs)
         q, q_sum = _prob_vector("q_probs", q_probs)
@@ -51,6 +59,9 @@ class DiscreteMechanism(PairMechanism):
             log_p, log_q = np.log(p) - math.log(p_sum), np.log(q) - math.log(q_sum)
         object.__setattr__(self, "_logs", (log_p, log_q))
 
+    def _spec_args(self):
+        return {**self.params, **({"name": self.name} if self.name != "Discrete" else {})}
+
     def _pair(self):
         return DiscretePair(*self._logs, name=f"user:{self.name}")
 
@@ -61,7 +72,13 @@ class DiscreteMechanism(PairMechanism):
 class ContinuousMechanism(PairMechanism):
     """A user mechanism with continuous laws P (with the record) and Q
     (without) whose privacy loss log p(x)/q(x) increases strictly in x (see
-    ``MonotoneLossPair``: scipy.stats frozen continuous distributions)."""
+    ``MonotoneLossPair``: scipy.stats frozen continuous distributions).
+
+    Specs: only laws of ``SPEC_LAWS`` given by numbers (``stats.norm(1.0, 2.0)``,
+    ``stats.logistic(loc=0.5)``) can be written by ``to_spec``; any other law
+    is refused there, since loading a spec never imports what it names."""
+
+    _spec_type = "ContinuousMechanism"
 
     def __init__(self, p_dist, q_dist, name=None):
         if name is not None and not isinstance(name, str):
@@ -73,6 +90,23 @@ class ContinuousMechanism(PairMechanism):
     def _pair(self):
         return self._remove_pair
 
+    def _spec_args(self):
+        laws = {key: _law_spec(key, self.params[key]) for key in ("p_dist", "q_dist")}
+        return {**laws, **({"name": self.name} if self.name != "Continuous" else {})}
+
     def _identity(self):
         """Laws compare by family and parameters (``MonotoneLossPair.key``), not identity."""
         return (self.relation, self._remove_pair.key())
+
+
+def _law_spec(name, dist):
+    """{"law": ..., "args": [...], "kwds": {...}} of a frozen scipy law of ``SPEC_LAWS``; else TypeError."""
+    law = getattr(getattr(dist, "dist", None), "name", None)
+    args, kwds = getattr(dist, "args", None), getattr(dist, "kwds", None)
+    plain = lambda x: isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+    if (law not in SPEC_LAWS or not isinstance(args, tuple) or not isinstance(kwds, dict) or len(args) > 2
+            or not set(kwds) <= {"loc", "scale"} or not all(plain(x) for x in (*args, *kwds.values()))):
+        raise TypeError(f"ContinuousMechanism.{name} = {dist!r} has no spec: specs name only the laws "
+                        f"{list(SPEC_LAWS)} of scipy.stats with numeric loc/scale (loading a spec never "
+                        f"imports or runs what it names)")
+    return {"law": law, "args": [float(x) for x in args], "kwds": {k: float(x) for k, x in kwds.items()}}

@@ -16,6 +16,8 @@ from .base import Transformer, check_mechanism
 class ComposedMechanism(Mechanism):
     """The composition of ``parts`` = ((mechanism, count), ...)."""
 
+    _spec_type = "Composition"
+
     def __init__(self, parts):
         merged = {}
         for m, k in parts:  # equal mechanisms (==, by value) merge
@@ -26,6 +28,9 @@ class ComposedMechanism(Mechanism):
 
     def _identity(self):
         return (self.relation, self.parts)
+
+    def _spec_args(self):
+        return {"parts": [{"mechanism": m, "count": k} for m, k in self.parts]}
 
     def __repr__(self):
         shown = ", ".join(f"{_short(m)}×{k}" for m, k in self.parts[:3])

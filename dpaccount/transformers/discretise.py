@@ -50,6 +50,8 @@ def grid_to_pair(grid, name):
 class DiscretisedMechanism(Mechanism):
     """``base`` represented by its pessimistic PLD grids (one per direction)."""
 
+    _spec_type = "Discretise"
+
     def __init__(self, base, accuracy):
         super().__init__(f"Discretise:{base.name}",
                          {**{f"{base.name}:{k}": val for k, val in base.params.items()},
@@ -59,6 +61,9 @@ class DiscretisedMechanism(Mechanism):
 
     def _identity(self):
         return (self.base, self.accuracy)
+
+    def _spec_args(self):
+        return {"mechanism": self.base, "accuracy": self.accuracy}
 
     def _pairs(self):
         if self.base.optional("pairs") is None:

@@ -158,7 +158,11 @@ class _Delegate(Mechanism):
 
 class GroupMechanism(_Delegate):
     """``base`` seen through ≤ k steps of its relation, reported under
-    ``relation``; its representations are those of ``equivalent``."""
+    ``relation``; its representations are those of ``equivalent``.
+    Its spec is ``ToReplaceOne`` when it turned add/remove into replace-one,
+    ``GroupPrivacy`` otherwise."""
+
+    _spec_type = "GroupPrivacy"
 
     def __init__(self, base, k, relation):
         both = relation != ADD_REMOVE  # ≥ 2 add/remove steps, or a symmetric relation
@@ -170,6 +174,14 @@ class GroupMechanism(_Delegate):
 
     def _identity(self):
         return (self.relation, self.base, self.k)
+
+    def _spec_node(self):
+        if self.relation == REPLACE_ONE and self.base.relation == ADD_REMOVE:
+            return {"type": "ToReplaceOne", "mechanism": self.base._spec_node()}
+        return super()._spec_node()
+
+    def _spec_args(self):
+        return {"mechanism": self.base, "k": self.k}
 
 
 class GroupPrivacy(Transformer):

@@ -27,6 +27,8 @@ def sampled_params(base_params, key, rate):
 class PoissonSampledMechanism(Mechanism):
     """``base`` run on a Poisson subsample: each record kept with probability q."""
 
+    _spec_type = "PoissonSampling"
+
     def __init__(self, base, q):
         super().__init__(f"PoissonSample:{base.name}", sampled_params(base.params, "q", q))
         object.__setattr__(self, "base", base)
@@ -34,6 +36,9 @@ class PoissonSampledMechanism(Mechanism):
 
     def _identity(self):
         return (self.base, self.q)
+
+    def _spec_args(self):
+        return {"mechanism": self.base, "q": self.q}
 
     def _pairs(self):
         if self.q == 0.0:  # nothing of the record is ever used: P = Q in both directions

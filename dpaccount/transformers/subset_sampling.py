@@ -21,6 +21,8 @@ from .poisson_sampling import sampled_params
 class SubsetSampledMechanism(Mechanism):
     """``base`` run on a batch of γn records drawn without replacement."""
 
+    _spec_type = "SubsetSampling"
+
     def __init__(self, base, gamma):
         super().__init__(f"SubsetSample:{base.name}", sampled_params(base.params, "gamma", gamma),
                          relation=REPLACE_ONE)
@@ -29,6 +31,9 @@ class SubsetSampledMechanism(Mechanism):
 
     def _identity(self):
         return (self.base, self.gamma)
+
+    def _spec_args(self):
+        return {"mechanism": self.base, "gamma": self.gamma}
 
     def _pairs(self):
         pair = subset_sampled_pair(replace_one_pair(self.base.pairs), self.gamma)

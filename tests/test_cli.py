@@ -1,0 +1,152 @@
+"""The ``dpaccount`` command: through ``subprocess`` (``python -m dpaccount``,
+and the installed console script when there is one) for the exact forms
+scripts rely on, and in-process (``cli.main``) for the rest."""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import dpaccount as dpa
+from dpaccount import Composition, GaussianMechanism, LaplaceMechanism, PoissonSampling
+from dpaccount.cli import fmt, main
+
+ROOT = pathlib.Path(dpa.__file__).parent.parent
+HEADLINE = ["epsilon", "--mechanism", "subsampled-gaussian", "--sigma", "1.1", "--q", "0.0042667",
+            "--steps", "14063", "--delta", "1e-5"]
+
+
+def run(*argv, command=(sys.executable, "-m", "dpaccount"), stdin=None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([*command, *argv], capture_output=True, text=True, env=env, input=stdin, timeout=120)
+
+
+def dpsgd(q=0.0042667, steps=14063):
+    return Composition()([PoissonSampling()(GaussianMechanism(1.1), q)], [steps])
+
+
+def test_the_headline_command_prints_the_certified_upper_bound():
+    out = run(*HEADLINE)
+    assert out.returncode == 0 and out.stderr == ""
+    eps = dpsgd().get_approxDP(1e-5)
+    assert out.stdout.startswith("epsilon = ") and "at delta = 1e-05" in out.stdout and "upper bound" in out.stdout
+    printed = float(out.stdout.split()[2])
+    assert eps <= printed <= eps * (1 + 1e-5)  # rounded up, never down
+
+
+def test_json_output_is_exact_and_carries_the_spec():
+    out = run(*HEADLINE, "--json")
+    assert out.returncode == 0
+    doc = json.loads(out.stdout)
+    assert doc["results"][0]["epsilon"] == dpsgd().get_approxDP(1e-5)
+    assert doc["results"][0]["delta"] == 1e-5 and doc["query"] == "epsilon"
+    assert dpa.from_spec(doc["spec"]) == dpsgd()
+
+
+@pytest.mark.parametrize("argv,code,words", [
+    (["epsilon", "--mechanism", "gaussian", "--sigma", "-1", "--delta", "1e-5"], 2, "sigma must lie in"),
+    (["epsilon", "--mechanism", "gausian", "--sigma", "1", "--delta", "1e-5"], 2, "invalid choice: 'gausian'"),
+    (["epsilon", "--mechanism", "gaussian", "--delta", "1e-5"], 2, "needs --sigma"),
+    (["epsilon", "--mechanism", "gaussian", "--sigma", "1"], 2, "--delta"),
+    (["epsilon", "--spec", "/no/such/file.json", "--delta", "1e-5"], 2, "cannot read spec"),
+    (["epsilon", "--mechanism", "binomial", "--n", "5", "--p", "0.5", "--delta", "1e-5", "--method", "rdp"],
+     3, "no certified answer"),
+])
+def test_bad_input_is_one_line_and_a_meaningful_exit_code(argv, code, words, capsys):
+    assert main(argv) == code
+    out = capsys.readouterr()
+    assert out.out == "" and "Traceback" not in out.err
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dpaccount") and words in lines[0], out.err
+
+
+def test_bad_input_through_a_real_process():
+    for argv, code in ((["epsilon", "--mechanism", "gaussian", "--sigma", "nan?", "--delta", "1e-5"], 2),
+                       (["delta", "--mechanism", "binomial", "--n", "5", "--p", "0.5", "--eps", "1",
+                         "--method", "rdp"], 3)):
+        out = run(*argv)
+        assert out.returncode == code and out.stdout == ""
+        assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr, out.stderr
+
+
+def test_help_lists_the_commands_and_the_exit_codes(capsys):
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    for word in ("epsilon", "delta", "rdp", "report", "calibrate", "exit codes", "accuracy not reached"):
+        assert word in text
+    assert main(["epsilon", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "--delta" in text and "--spec" in text and "--bounds" in text and "exit codes" in text
+
+
+@pytest.mark.skipif(shutil.which("dpaccount") is None, reason="the console script is not installed")
+def test_the_installed_console_script():
+    out = run(*HEADLINE, command=("dpaccount",))
+    assert out.returncode == 0 and out.stdout.startswith("epsilon = ")
+
+
+def test_a_spec_file_and_stdin(tmp_path, capsys):
+    m = Composition()([GaussianMechanism(2.0), LaplaceMechanism(4.0)], [3, 2])
+    path = tmp_path / "m.json"
+    dpa.dump(m, path)
+    assert main(["delta", "--spec", str(path), "--eps", "1", "2", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert [r["delta"] for r in rows] == list(m.get_approx_delta([1.0, 2.0]))
+    out = run("epsilon", "--spec", "-", "--delta", "1e-5", "--steps", "2", stdin=path.read_text())
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout.split()[2]) >= Composition()([m], [2]).get_approxDP(1e-5)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"dpaccount_spec": 1, "type": "os.system"}')
+    assert main(["epsilon", "--spec", str(bad), "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "spec.type: unknown mechanism type 'os.system'" in err
+
+
+def test_bounds_print_a_certified_interval_rounded_outwards(capsys):
+    assert main(["epsilon", "--mechanism", "laplace", "--b", "2", "--steps", "20", "--delta", "1e-5",
+                 "--bounds"]) == 0
+    text = capsys.readouterr().out
+    b = Composition()([LaplaceMechanism(2.0)], [20]).get_approxDP_bounds(1e-5)
+    lo, hi = (float(x) for x in text.split("[")[1].split("]")[0].split(","))
+    assert lo <= b.lower and b.upper <= hi and "certified interval" in text
+
+
+def test_rdp_and_report(capsys):
+    assert main(["rdp", "--mechanism", "gaussian", "--sigma", "2", "--alpha", "2", "8", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert [r["epsilon"] for r in rows] == [2 / 8, 8 / 8]  # α/(2σ²)
+    assert main(["report", "--mechanism", "subsampled-gaussian", "--sigma", "1.5", "--q", "0.01",
+                 "--steps", "100"]) == 0
+    text = capsys.readouterr().out
+    assert "epsilon (certified, pld)" in text and "epsilon (RDP)" in text and "1e-09" in text
+    assert main(["report", "--mechanism", "binomial", "--n", "30", "--p", "0.5", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert len(rows) == 7 and all(r["rdp"] is None and r["epsilon"] > 0 for r in rows)  # no RDP: n/a
+
+
+def test_calibrate_meets_the_budget_on_the_safe_side(capsys):
+    assert main(["calibrate", "--solve", "sigma", "--mechanism", "subsampled-gaussian", "--q", "0.01",
+                 "--steps", "200", "--eps", "2", "--delta", "1e-5", "--json", "--progress"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["certified_epsilon"] <= 2 and "calibrate: evaluation 1" in captured.err
+    assert Composition()([PoissonSampling()(GaussianMechanism(doc["value"]), 0.01)], [200]).get_approxDP(1e-5) <= 2
+    assert main(["calibrate", "--solve", "steps", "--mechanism", "laplace", "--b", "10", "--eps", "1",
+                 "--delta", "1e-5"]) == 0
+    steps = int(capsys.readouterr().out.split()[2])
+    assert Composition()([LaplaceMechanism(10.0)], [steps]).get_approxDP(1e-5) <= 1
+    assert Composition()([LaplaceMechanism(10.0)], [steps + max(1, steps // 100)]).get_approxDP(1e-5) > 1
+    assert main(["calibrate", "--solve", "sigma", "--mechanism", "gaussian", "--eps", "1", "--delta", "1e-5",
+                 "--range", "0.01", "0.02"]) == 3
+    assert "no value in bounds" in capsys.readouterr().err
+
+
+def test_fmt_rounds_towards_the_safe_side():
+    x = 2.3817843
+    assert fmt(x) == "2.38179" and fmt(x, up=False) == "2.38178"
+    assert fmt(1e-12 * 1.0000001) == "1.00001e-12" and fmt(0.0) == "0" and fmt(None) == "n/a"
+    for y in (0.1, 1 / 3, 12345678.9, 7e-300):
+        assert float(fmt(y)) >= y and float(fmt(y, up=False)) <= y
