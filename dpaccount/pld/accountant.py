@@ -68,15 +68,27 @@ class PairComposition:
         for pairs in (self.remove, self.add):
             if any(p.gaussian_mu is None for p, _ in pairs):
                 return None
-            mus.append(math.sqrt(sum(k * p.gaussian_mu ** 2 for p, k in pairs)))
+            mus.append(_root_sum_squares((p.gaussian_mu, k) for p, k in pairs))
         return max(mus)
+
+
+def _root_sum_squares(terms):
+    """sqrt(Σ k μ²) over (μ, k) without overflow or underflow of μ²: the μ are
+    scaled by a power of two first (exact), so in range the value is unchanged
+    (up to terms far below the rounding of the sum)."""
+    terms = list(terms)
+    top = max((mu for mu, _ in terms), default=0.0)
+    if top == 0.0 or not math.isfinite(top):
+        return top
+    scale = math.ldexp(1.0, math.frexp(top)[1] - 1)  # top/scale in [1, 2)
+    return scale * math.sqrt(sum(k * (mu / scale) ** 2 for mu, k in terms))
 
 
 def _merge_gaussians(pairs):
     gauss = [(p, k) for p, k in pairs if p.gaussian_mu is not None]
     rest = [(p, k) for p, k in pairs if p.gaussian_mu is None]
     if len(gauss) > 1 or (gauss and gauss[0][1] > 1):
-        mu = math.sqrt(sum(k * p.gaussian_mu ** 2 for p, k in gauss))
+        mu = _root_sum_squares((p.gaussian_mu, k) for p, k in gauss)
         gauss = [(GaussianPair(mu), 1)]
     return gauss + rest
 

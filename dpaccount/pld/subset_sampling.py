@@ -135,7 +135,8 @@ class SubsetSampledPair(DominatingPair):
         eps = np.asarray(eps, dtype=float)
         d = np.asarray(self._a.delta(np.abs(eps), upper), dtype=float)
         # ε < 0: swap identity, two non-negative terms, rounded by (1 ± 4u)
-        swapped = (-np.expm1(eps) + np.exp(eps) * d) * (1 + 4 * _U if upper else 1 - 4 * _U)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflows only where ε ≥ 0: unused
+            swapped = (-np.expm1(eps) + np.exp(eps) * d) * (1 + 4 * _U if upper else 1 - 4 * _U)
         out = np.minimum(np.where(eps >= 0, d, swapped), 1.0)
         return float(out) if out.ndim == 0 else out
 

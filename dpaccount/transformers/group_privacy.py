@@ -53,7 +53,7 @@ from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMech
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
 from ..pld.accountant import PairComposition
-from ..pld.pairs import DiscretePair
+from ..pld.pairs import DiscretePair, check_atoms
 from ..rdp.curve import RDPCurve, discrete_pair_rdp
 from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relation, with_relation
 from .base import Transformer, check_mechanism
@@ -77,7 +77,7 @@ def pure_dp_group_pair(eps, k):
     and P-mass p_i = e^{(k−2i)ε} q_i = q_{k−i} (the pair is symmetric); k = 1
     is randomized response. Built in logs; callers round ε up."""
     eps = float(eps)
-    i = np.arange(k + 1, dtype=float)
+    i = np.arange(check_atoms(f"the pure-DP group pair (eps={eps!r}, k={k})", k + 1), dtype=float)
     log_c = -np.logaddexp(0.0, eps)
     log_q = log_c - (k - i) * eps + math.log(math.expm1(eps))
     log_q[0] = log_c - (k - 1) * eps
