@@ -172,9 +172,14 @@ class DiscretePair(DominatingPair):
         self._sorted_q = np.exp(self._sorted_log_q)
         # rounding of a computed loss, relative (as that of a lattice parameter like 1/t is)
         self._tau = 8 * _U * np.abs(self._sorted_loss)
-        # P(L = +∞): exactly ``p_inf`` where the caller knows it (a user's δ), else from the logs, up
-        self._p_inf = float(np.exp(special.logsumexp(self._log_p[self._loss == np.inf]))) * (1 + 8 * _U) \
-            if p_inf is None else float(p_inf)
+        # P(L = +∞): exactly ``p_inf`` where the caller knows it (a user's δ), else from the logs,
+        # up: logsumexp errs by a few ulp of |log p_∞| (absolute), which exp turns into as many
+        # ulp relative, and exp adds its own (≤ 4 ulp assumed): 8 ulp per unit of |log p_∞|, + 8
+        if p_inf is None:
+            log_inf = float(special.logsumexp(self._log_p[self._loss == np.inf]))
+            self._p_inf = float(np.exp(log_inf)) * (1 + 8 * _U * (1.0 + abs(log_inf))) if log_inf > -np.inf else 0.0
+        else:
+            self._p_inf = float(p_inf)
         self.q_ninf = float(np.exp(special.logsumexp(self._log_q[self._loss == -np.inf]))) \
             if q_ninf is None else float(q_ninf)
         self._exact_ends = (p_inf, q_ninf)
@@ -301,7 +306,9 @@ class LaplacePair(DominatingPair):
         with np.errstate(over="ignore"):  # each expm1 overflows only outside its branch
             out = np.where(eps >= e0, 0.0,
                            np.where(eps <= -e0, -np.expm1(eps), -np.expm1((eps - e0) / 2)))
-        out = out * (1 + 4 * _U if upper else 1 - 4 * _U)
+        # expm1 (≤ 4 ulp, the documented worst case assumed), the rounded argument
+        # (ε − ε₀)/2 (≤ 1 ulp of the result) and the product: 8 ulp
+        out = out * (1 + 8 * _U if upper else 1 - 8 * _U)
         if upper:  # δ > 0 below ε₀ even where it underflows (ε₀ subnormal): the smallest float
             out = np.where((out == 0) & (eps < e0), math.ulp(0.0), out)
         return float(out) if out.ndim == 0 else out

@@ -66,6 +66,15 @@ def _up(x, ulps):
     return x * (1 + ulps * _U)
 
 
+def _log_odds_up(p):
+    """log(p/(1−p)) rounded up. log and log1p are not correctly rounded: each is
+    taken to err by up to 4 ulp of its own size (the worst case documented for
+    numpy/libm across platforms), and near p = 1/2 the two nearly cancel, so the
+    pad is sized by the terms, not by the difference (plus its own rounding)."""
+    a, b = math.log(p), math.log1p(-p)
+    return (a - b) * (1 + _U) + 4 * _U * (abs(a) + abs(b))
+
+
 def pure_dp_group_pair(eps, k):
     """The tight pair of k-fold neighbours of an ε-DP mechanism (module docstring).
 
@@ -126,7 +135,7 @@ def _equivalent(m, k, both):
         return _Delegate(wide.name, wide.params, ADD_REMOVE, wide) if both else wide
     if kind is RandomizedResponse:
         # ε = log(p/(1−p)) rounded up: a larger ε only weakens the bound
-        return _PurePairMechanism(_up(float(math.log(m.p) - math.log1p(-m.p)), 4), k)
+        return _PurePairMechanism(_log_odds_up(m.p), k)
     if kind is PureDPMechanism:
         return _PurePairMechanism(m.eps, k)
     if kind is ComposedMechanism:
