@@ -236,6 +236,16 @@ REFUSED = [
     ("pld-delta-subnormal", lambda: G1.get_approxDP(TINY, method="pld"), dpa.AccuracyNotReached, "delta=5e-324"),
     ("pld-loss-beyond-range", lambda: C([G1, dpa.LaplaceMechanism(b=1e-9)], [1, 1]).get_approxDP(1e-5),
      dpa.AccuracyNotReached, "leaves the float range"),
+    ("pld-accuracy-subnormal", lambda: G1.get_approx_delta(1.0, method="pld", accuracy=TINY),
+     dpa.GridTooLarge, "rho=0.0"),
+    ("pld-accuracy-1e-300", lambda: G1.get_approxDP(1e-5, method="pld", accuracy=1e-300), dpa.GridTooLarge, "cap"),
+    ("apriori-eta-subnormal", lambda: G1.apriori_plan(1.0, TINY), dpa.GridTooLarge, "eta=5e-324"),
+    ("discretise-accuracy-1e-300", lambda: dpa.Discretise()(G1, 1e-300).get_approxDP(1e-5), dpa.GridTooLarge,
+     "cap"),
+    ("cf-q-1e-300", lambda: PS(G1, 1e-300).get_approx_delta(1.0, method="cf"), dpa.RepresentationUnavailable,
+     "saddle point"),
+    ("cf-q-1e-130", lambda: PS(G1, 1e-130).get_approxDP(1e-5, method="cf"), dpa.RepresentationUnavailable,
+     "method='cf'"),
     ("rdp-bounds", lambda: G1.get_approxDP_bounds(1e-5, method="rdp"), dpa.RepresentationUnavailable, "lower"),
 ]
 

@@ -107,6 +107,8 @@ def plan_step(pairs, rho, tail):
     if variance <= 0.0 and not lattices:
         return 1.0  # every loss is a single point (0): any step represents it
     target = 2.0 * math.sqrt(rho * max(variance, 1e-300) / max(rounded_k or total_k, 1))
+    if not target > 0.0:  # an accuracy so fine that ρ underflows
+        raise GridTooLarge(f"rho={rho!r} asks for a grid step of 0: no grid can reach that accuracy")
     if len(lattices) == 1:
         g = lattices.pop()
         if g >= 0.25 * target:  # a lattice far finer than needed (a frozen grid) would only cost points
