@@ -25,7 +25,6 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 from .calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
 from .errors import DPAccountError
-from .mechanism import Mechanism
 from .mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                   RandomizedResponse)

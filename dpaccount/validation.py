@@ -10,8 +10,18 @@ import numbers
 import numpy as np
 
 
+def _unwrap(value):
+    """A 0-d numeric numpy array as its scalar (``np.array(2.0)`` is a number
+    to the user); anything else unchanged."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        return value.item()
+    return value
+
+
 def real(name, value):
-    """A finite-or-infinite real number (bools are refused); NaN is refused."""
+    """A finite-or-infinite real number (bools are refused); NaN is refused.
+    numpy scalars and 0-d numeric arrays count as numbers."""
+    value = _unwrap(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
     value = float(value)
@@ -48,6 +58,7 @@ def probability(name, value, lo_open=False, hi_open=False):
 
 def count(name, value, minimum=1):
     """A whole number >= minimum (integral floats such as 3.0 are accepted)."""
+    value = _unwrap(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a whole number, got {value!r} ({type(value).__name__})")
     if isinstance(value, numbers.Integral):
@@ -80,3 +91,15 @@ def real_array(name, values, check):
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)) or np.issubdtype(arr.dtype, np.complexfloating) or arr.dtype == bool:
         raise TypeError(f"{name} must be real numbers, got {values!r}")
     return np.array([check(name, v) for v in arr.ravel()]).reshape(arr.shape), False
+
+
+def ratio(names, num, den):
+    """num/den of two positive parameters (a privacy loss such as Δ/σ): a
+    ratio beyond the float range is refused (that mechanism offers no
+    privacy at all), one below it is rounded up to the smallest positive
+    float (a larger loss only weakens the guarantee, so that is sound)."""
+    out = num / den
+    if not math.isfinite(out):
+        raise ValueError(f"{names[0]}/{names[1]} = {num!r}/{den!r} overflows the float range: "
+                         f"such a mechanism offers no privacy")
+    return max(out, math.ulp(0.0))

@@ -1,4 +1,5 @@
-"""Shared test set-up: the mpmath precision of each test, and the slow marker.
+"""Shared test set-up: the mpmath precision of each test. (The ``slow`` marker is
+registered in pyproject.toml; the default run leaves those cases out, ``-m slow`` runs them.)
 
 Oracles (oracles.py) and the API fixtures (api_fixtures.py) live beside this
 file; ``pythonpath = ["tests"]`` in pyproject.toml makes them importable from

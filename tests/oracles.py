@@ -8,6 +8,27 @@ import os
 
 import mpmath as mp
 
+# Float brute forces (a sum over a small support, written in the tests) are a second
+# computational route, not an exact value: the library's answer is compared with them
+# within their own documented rounding, two-sided, and the safe direction is asserted
+# strictly only against the mpmath oracles below. The error assumed for one float
+# elementary function (exp, log, expm1, log1p, erfc, ndtr, a scipy pmf) on any CPU is
+# LIBM_ULPS: numpy's AVX-512 (SVML) float64 kernels are documented within 4 ulp (numpy
+# 1.22 release notes), glibc's libm within 1-2 ulp for these; they are not correctly
+# rounded, so two routes to one number may differ by a few ulp, CPU-dependently.
+LIBM_ULPS = 4
+ULP = 2.0 ** -52
+
+
+def float_sum_slack(n_terms, mass=2.0):
+    """How far a float brute force Σ_i (p_i − e^ε q_i)_+ over ``n_terms`` terms may be
+    from the exact sum of its inputs' exact values: each term errs by at most
+    (2·LIBM_ULPS + 2) ulp of p_i + e^ε q_i (p_i, e^ε and the product/difference), the
+    float sum by n ulp of the total, and ``mass`` bounds Σ (p_i + e^ε q_i) over the
+    terms that count (≤ 2 Σ p_i ≤ 2, since p_i > e^ε q_i there)."""
+    return (2 * LIBM_ULPS + 2 + n_terms) * ULP * mass
+
+
 # the shared reference cases (exact answers), beside the project's root when present
 SHARED_REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "reference")
 

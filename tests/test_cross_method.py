@@ -32,6 +32,19 @@ BASES = {
                                         dpa.GaussianMechanism(sigma=8.0)], [2, 1, 3]),
 }
 KS = (1, 10, 100)
+# the exhaustive cases (cf's ε inversion of the binomial is ~20 s a case, …) run with
+# ``-m slow``; every family and every claim keeps a cheap case in the default run
+SLOW_DELTA = {("binomial", 1), ("binomial", 10)}
+SLOW_EPSILON = {("binomial", 1), ("binomial", 10), ("binomial", 100), ("laplace", 100)}
+SLOW_RDP = {"poisson-rr"}
+
+
+def _cases(slow):
+    """(name, k) for every base and k, those in ``slow`` marked slow."""
+    return [pytest.param(name, k, marks=[pytest.mark.slow] if (name, k) in slow else [])
+            for name in sorted(BASES) for k in KS]
+
+
 CF_REFUSED = {"poisson-laplace"}  # cf/queries.py: too slow to invert, says so
 
 
@@ -61,8 +74,7 @@ def _meets(a, b, slack=0.0):
     return a.lower <= b.upper * (1 + slack) + 1e-15 and b.lower <= a.upper * (1 + slack) + 1e-15
 
 
-@pytest.mark.parametrize("k", KS)
-@pytest.mark.parametrize("name", sorted(BASES))
+@pytest.mark.parametrize("name, k", _cases(SLOW_DELTA))
 def test_cf_delta_lies_in_the_certified_bracket_widened_by_its_error(name, k):
     m = mech(name, k)
     for eps in _eps_grid(m):
@@ -78,8 +90,7 @@ def test_cf_delta_lies_in_the_certified_bracket_widened_by_its_error(name, k):
             assert cf is None or _meets(cf, exact), (eps, cf, exact)
 
 
-@pytest.mark.parametrize("k", KS)
-@pytest.mark.parametrize("name", sorted(BASES))
+@pytest.mark.parametrize("name, k", _cases(SLOW_EPSILON))
 def test_cf_epsilon_lies_in_the_certified_bracket_and_rdp_is_never_tighter(name, k):
     m = mech(name, k)
     delta = 1e-4
@@ -94,7 +105,8 @@ def test_cf_epsilon_lies_in_the_certified_bracket_and_rdp_is_never_tighter(name,
         assert m.get_approxDP(delta, method="rdp") >= pld.lower
 
 
-@pytest.mark.parametrize("name", ["poisson-gaussian", "poisson-laplace", "poisson-rr"])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n in SLOW_RDP else [])
+                                  for n in ("poisson-gaussian", "poisson-laplace", "poisson-rr")])
 def test_rdp_of_subsampled_compositions_is_never_tighter(name):
     m = mech(name, 10)  # the subsampled RDP conversion is slow: one k
     delta = 1e-4

@@ -70,6 +70,7 @@ import numpy as np
 from scipy import optimize
 
 from .. import validation as v
+from ..errors import RepresentationUnavailable
 from .characteristic import (atoms, clogsumexp, lattice, log_continuous_bound, log_decay, log_mgf,
                              log_mgf_atoms, log_mgf_continuous, loss_sup, quadrature_size)
 
@@ -338,6 +339,11 @@ def cf_to_delta(terms, eps, rtol=1e-6):
     if eps > top + 1e-9 * (1.0 + abs(top)):  # no finite loss above ε (margin: the sum's rounding)
         return p_inf, 0.0
     c, log_bound = _saddle(terms, eps)
+    if c > 0.99 * _C_MAX and any(quadrature_size(p, c, 1.0) for p, _ in terms):
+        # pinned at the cap with a part needing quadrature: δ far below what the line integral
+        # resolves (Poisson q ≈ 1e-130 made it take minutes and tens of GB): refuse up front
+        raise RepresentationUnavailable(f"method='cf' cannot resolve δ at eps={eps!r}: its saddle point "
+                                        f"reaches the cap c = {_C_MAX}; use method='pld' or 'analytic'")
     # δ's scale: the Chernoff bound M(c)e^{−cε}/(1+c) is e^{log_bound}·|c| (the kernel at
     # t = 0 has the factor 1/(c(1+c)), which undersells δ by ~|c| for a large saddle)
     log_scale = min(0.0, log_bound + math.log(max(abs(c), 1.0)))

@@ -17,6 +17,7 @@ from scipy import optimize
 
 _ALPHAS = 1.0 + np.geomspace(1e-3, 1e5, 161)
 _U = np.finfo(float).eps
+_SMALLEST_NORMAL = np.finfo(float).tiny
 
 
 def _eps_at(curve, alpha, log_delta):
@@ -41,8 +42,9 @@ def _minimise(objective):
         return best, best_a
     lo, hi = _ALPHAS[max(i - 1, 0)], _ALPHAS[min(i + 1, len(_ALPHAS) - 1)]
     if hi > lo:
-        res = optimize.minimize_scalar(lambda a: float(objective(a)), bounds=(lo, hi),
-                                       method="bounded", options={"xatol": 1e-10 * hi})
+        with np.errstate(over="ignore", invalid="ignore"):  # objective values near ±1e300: any α is valid
+            res = optimize.minimize_scalar(lambda a: float(objective(a)), bounds=(lo, hi),
+                                           method="bounded", options={"xatol": 1e-10 * hi})
         if res.fun < best:
             best_a, best = float(res.x), float(res.fun)
     return best, best_a
@@ -65,4 +67,7 @@ def rdp_to_delta(curve, eps):
     if math.isfinite(log_delta):  # rounded up, as in rdp_to_epsilon (the terms scaled by α − 1)
         rho = abs(float(curve(np.array([alpha]))[0]))
         log_delta += 16 * _U * ((alpha - 1.0) * (rho + abs(eps) + 1.0) + abs(math.log(alpha)))
-    return float(min(math.exp(min(log_delta, 0.0)), 1.0))
+    out = math.exp(min(log_delta, 0.0))
+    if log_delta > -math.inf and out < _SMALLEST_NORMAL:  # exp() underflows or rounds ±½ unit there
+        out = math.nextafter(out, 1.0)
+    return float(min(out, 1.0))

@@ -56,7 +56,7 @@ class GaussianMechanism(Mechanism):
         super().__init__("Gaussian", *with_relation({"sigma": self_sigma, "sensitivity": self_sens}, relation))
         object.__setattr__(self, "sigma", self_sigma)
         object.__setattr__(self, "sensitivity", self_sens)
-        object.__setattr__(self, "mu", self_sens / self_sigma)
+        object.__setattr__(self, "mu", v.ratio(("sensitivity", "sigma"), self_sens, self_sigma))
 
     def _pairs(self):
         pair = GaussianPair(self.mu)
@@ -90,7 +90,7 @@ class LaplaceMechanism(Mechanism):
         super().__init__("Laplace", *with_relation({"b": b, "sensitivity": sens}, relation))
         object.__setattr__(self, "b", b)
         object.__setattr__(self, "sensitivity", sens)
-        object.__setattr__(self, "eps0", sens / b)
+        object.__setattr__(self, "eps0", v.ratio(("sensitivity", "b"), sens, b))
 
     def _pairs(self):
         pair = LaplacePair(self.eps0)

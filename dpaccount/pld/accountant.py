@@ -69,15 +69,27 @@ class PairComposition:
         for pairs in (self.remove, self.add):
             if any(p.gaussian_mu is None for p, _ in pairs):
                 return None
-            mus.append(math.sqrt(sum(k * p.gaussian_mu ** 2 for p, k in pairs)))
+            mus.append(_root_sum_squares((p.gaussian_mu, k) for p, k in pairs))
         return max(mus)
+
+
+def _root_sum_squares(terms):
+    """sqrt(Σ k μ²) over (μ, k) without overflow or underflow of μ²: the μ are
+    scaled by a power of two first (exact), so in range the value is unchanged
+    (up to terms far below the rounding of the sum)."""
+    terms = list(terms)
+    top = max((mu for mu, _ in terms), default=0.0)
+    if top == 0.0 or not math.isfinite(top):
+        return top
+    scale = math.ldexp(1.0, math.frexp(top)[1] - 1)  # top/scale in [1, 2)
+    return scale * math.sqrt(sum(k * (mu / scale) ** 2 for mu, k in terms))
 
 
 def _merge_gaussians(pairs):
     gauss = [(p, k) for p, k in pairs if p.gaussian_mu is not None]
     rest = [(p, k) for p, k in pairs if p.gaussian_mu is None]
     if len(gauss) > 1 or (gauss and gauss[0][1] > 1):
-        mu = math.sqrt(sum(k * p.gaussian_mu ** 2 for p, k in gauss))
+        mu = _root_sum_squares((p.gaussian_mu, k) for p, k in gauss)
         gauss = [(GaussianPair(mu), 1)]
     return gauss + rest
 
@@ -96,6 +108,8 @@ def plan_step(pairs, rho, tail):
     if variance <= 0.0 and not lattices:
         return 1.0  # every loss is a single point (0): any step represents it
     target = 2.0 * math.sqrt(rho * max(variance, 1e-300) / max(rounded_k or total_k, 1))
+    if not target > 0.0:  # an accuracy so fine that ρ underflows
+        raise GridTooLarge(f"rho={rho!r} asks for a grid step of 0: no grid can reach that accuracy")
     if len(lattices) == 1:
         g = lattices.pop()
         if g >= 0.25 * target:  # a lattice far finer than needed (a frozen grid) would only cost points

@@ -33,6 +33,7 @@ posteriori instead). The default accountant therefore does not use them;
 import math
 from typing import NamedTuple
 
+from ..errors import GridTooLarge
 from .accountant import _merge_gaussians, plan_step
 from .compose import _MGF, _minimise_over_lambda, _quantile
 from .discretise import loss_range, pair_to_grid
@@ -77,5 +78,9 @@ def apriori_plan(pairs, eps, eta, pilot_rho=0.1):
             g = lattices.pop()
             step = g / math.ceil(g / step)
         disc = rounded_k * step * tail
-    points = int(math.ceil((hi - lo) / step)) + 1
+    points = float(hi - lo) / step + 1  # a Python float: inf on overflow, no warning
+    if not math.isfinite(points):  # η so small that the step underflows
+        raise GridTooLarge(f"the a priori grid for eta={eta!r} needs step {step!r} over a window of width "
+                           f"{hi - lo:.3g}: more points than the float range counts")
+    points = int(math.ceil(points))
     return GridPlan(step, lo, hi, points, eta, disc)

@@ -112,7 +112,7 @@ class PLDGrid:
         losses_end = (self.offset + len(self.probs)) * self.step
         # m: the first ε_m > ε. ε/h may round across an integer; a pessimistic grid then
         # takes the point below too (and δ(ε_m) ≥ δ(ε) there), an optimistic one the point above
-        x = eps / self.step
+        x = np.minimum(eps, losses_end) / self.step  # beyond the last point δ = p_∞ (below): no int overflow
         slack = 4 * _U * np.abs(x)
         m = np.floor(x - slack if self.pessimistic else x + slack).astype(np.int64) + 1 - self.offset
         m = np.clip(m, 0, len(self.probs))

@@ -35,8 +35,18 @@ import numpy as np
 from scipy import special, stats
 
 from ..converters.gdp import delta_gdp
+from ..errors import GridTooLarge
 
 _U = np.finfo(float).eps
+MAX_ATOMS = 1 << 23  # outcomes of a finite pair: as many as the grid cap (``pld/compose.MAX_GRID``)
+
+
+def check_atoms(what, count):
+    """Refuse up front a finite pair of more than ``MAX_ATOMS`` outcomes (its
+    arrays alone would take ~16·count bytes, and every grid built from it more)."""
+    if count > MAX_ATOMS:
+        raise GridTooLarge(f"{what} has {count} outcomes; the cap is {MAX_ATOMS}")
+    return count
 
 
 class DominatingPair(ABC):
@@ -158,12 +168,18 @@ class DiscretePair(DominatingPair):
         order = np.argsort(self._loss[finite])
         self._sorted_loss = self._loss[finite][order]
         self._sorted_p = np.exp(self._log_p[finite][order])
-        self._sorted_q = np.exp(self._log_q[finite][order])
+        self._sorted_log_q = self._log_q[finite][order]
+        self._sorted_q = np.exp(self._sorted_log_q)
         # rounding of a computed loss, relative (as that of a lattice parameter like 1/t is)
         self._tau = 8 * _U * np.abs(self._sorted_loss)
-        # P(L = +∞): exactly ``p_inf`` where the caller knows it (a user's δ), else from the logs, up
-        self._p_inf = float(np.exp(special.logsumexp(self._log_p[self._loss == np.inf]))) * (1 + 8 * _U) \
-            if p_inf is None else float(p_inf)
+        # P(L = +∞): exactly ``p_inf`` where the caller knows it (a user's δ), else from the logs,
+        # up: logsumexp errs by a few ulp of |log p_∞| (absolute), which exp turns into as many
+        # ulp relative, and exp adds its own (≤ 4 ulp assumed): 8 ulp per unit of |log p_∞|, + 8
+        if p_inf is None:
+            log_inf = float(special.logsumexp(self._log_p[self._loss == np.inf]))
+            self._p_inf = float(np.exp(log_inf)) * (1 + 8 * _U * (1.0 + abs(log_inf))) if log_inf > -np.inf else 0.0
+        else:
+            self._p_inf = float(p_inf)
         self.q_ninf = float(np.exp(special.logsumexp(self._log_q[self._loss == -np.inf]))) \
             if q_ninf is None else float(q_ninf)
         self._exact_ends = (p_inf, q_ninf)
@@ -193,12 +209,20 @@ class DiscretePair(DominatingPair):
         # loss > ε − τ_i and pays 2τ_i p_i for those near ε whose true loss may
         # exceed ε though the computed one does not (their true loss is ≤ ε + 2τ_i, so each
         # adds at most p_i(1 − e^{−2τ_i}) ≤ 2τ_i p_i); the lower bound takes only loss > ε + τ_i.
-        loss, p, q = self._sorted_loss, self._sorted_p, self._sorted_q
+        loss, p = self._sorted_loss, self._sorted_p
         live = loss > (eps - self._tau if upper else eps + self._tau)
-        scaled_q = np.exp(eps) * q
+        # e^ε q_i as exp(ε + log q_i): it overflows only off the live atoms (where
+        # log q_i ≥ log p_i − ε + τ_i), whatever ε; the rounded sum in the exponent
+        # (≤ u·|ε + log q_i|) is paid for in the pad below
+        with np.errstate(over="ignore"):
+            log_scaled = eps + self._sorted_log_q
+            scaled_q = np.exp(log_scaled)
         out = np.where(live, np.maximum(p - scaled_q, 0.0), 0.0).sum(-1) + self._p_inf
         # the differences cancel near an atom: pad by their rounding, (n + 4)·u of the terms
-        pad = (len(p) + 4) * _U * np.where(live, p + scaled_q, 0.0).sum(-1)
+        # (p_∞ among them: adding it rounds too)
+        with np.errstate(over="ignore"):
+            pad = (len(p) + 4) * _U * (np.where(live, p + scaled_q, 0.0).sum(-1) + self._p_inf) \
+                + 2 * _U * np.where(live, np.abs(log_scaled) * scaled_q, 0.0).sum(-1)
         if upper:
             out = out + pad + np.where(live & (loss <= eps + self._tau), 2 * self._tau * p, 0.0).sum(-1)
         else:
@@ -235,7 +259,7 @@ def randomized_response_pair(p):
 
 def binomial_pair(n, p, shift=1):
     """Binomial mechanism (Agarwal et al. 2018): P = shift + Bin(n, p), Q = Bin(n, p)."""
-    k = np.arange(n + 1 + shift)
+    k = np.arange(check_atoms(f"the binomial pair (n={n}, shift={shift})", n + 1 + shift))
     log_q = stats.binom.logpmf(k, n, p)
     log_p = stats.binom.logpmf(k - shift, n, p)
     return DiscretePair(log_p, log_q, name=f"binomial(n={n},p={p!r},shift={shift})")
@@ -279,9 +303,14 @@ class LaplacePair(DominatingPair):
     def delta(self, eps, upper=True):
         eps = np.asarray(eps, dtype=float)
         e0 = self._e0
-        out = np.where(eps >= e0, 0.0,
-                       np.where(eps <= -e0, -np.expm1(eps), -np.expm1((eps - e0) / 2)))
-        out = out * (1 + 4 * _U if upper else 1 - 4 * _U)
+        with np.errstate(over="ignore"):  # each expm1 overflows only outside its branch
+            out = np.where(eps >= e0, 0.0,
+                           np.where(eps <= -e0, -np.expm1(eps), -np.expm1((eps - e0) / 2)))
+        # expm1 (≤ 4 ulp, the documented worst case assumed), the rounded argument
+        # (ε − ε₀)/2 (≤ 1 ulp of the result) and the product: 8 ulp
+        out = out * (1 + 8 * _U if upper else 1 - 8 * _U)
+        if upper:  # δ > 0 below ε₀ even where it underflows (ε₀ subnormal): the smallest float
+            out = np.where((out == 0) & (eps < e0), math.ulp(0.0), out)
         return float(out) if out.ndim == 0 else out
 
     def reverse(self):

@@ -21,7 +21,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .pairs import DiscretePair, DominatingPair
+from .pairs import DiscretePair, DominatingPair, check_atoms
 
 _U = np.finfo(float).eps
 _TINY = 1e-300  # mass dropped from an infinite support is at most this (relative)
@@ -42,7 +42,13 @@ def discrete_gaussian_pair(sigma, sensitivity=1):
     """
     sigma, delta_ = float(sigma), int(sensitivity)
     two_var = 2.0 * sigma * sigma
-    half = int(math.ceil(math.sqrt(two_var * 310 * math.log(10)))) + 2  # w(X) ≤ 1e-310 ≤ 1e-310·Z
+    reach = math.sqrt(two_var * 310 * math.log(10))
+    # |L(x)| ≤ (2|x| + Δ)Δ/(2σ²) on the support |x| ≤ reach + Δ + 3: it must stay in the float range
+    if not (two_var > 0.0 and (2 * reach + 3 * delta_ + 6) * delta_ / two_var < 1e300):
+        raise ValueError(f"sigma={sigma!r} with sensitivity={delta_}: the privacy loss (2x − Δ)Δ/(2σ²) "
+                         f"of the discrete Gaussian leaves the float range (sigma too small)")
+    check_atoms(f"the discrete Gaussian pair (sigma={sigma!r}, sensitivity={delta_})", 2 * reach + delta_)
+    half = int(math.ceil(reach)) + 2  # w(X) ≤ 1e-310 ≤ 1e-310·Z
     x = np.arange(-half - delta_, half + delta_ + 1, dtype=float)
     log_w = -x * x / two_var
     log_z = special.logsumexp(log_w)  # omits a relative ≤1e-300 tail: Z rounds down, masses up
@@ -73,6 +79,7 @@ def discrete_laplace_pair(t, sensitivity=1):
     Every loss is a multiple of 1/t (the lattice).
     """
     t, d = float(t), int(sensitivity)
+    check_atoms(f"the discrete Laplace pair (t={t!r}, sensitivity={d})", d + 1)
     s = 1.0 / t
     log_end = -math.log1p(math.exp(-s))                       # log 1/(1+ρ)
     log_mid = math.log(-math.expm1(-s)) + log_end             # log (1−ρ)/(1+ρ)
@@ -146,9 +153,22 @@ class LogisticPair(DominatingPair):
         e = self._eps
         inside = np.clip(eps, -e, e)
         # (c − e^{ε'/2})² / (c² − 1) = e^{ε'} expm1((ε−ε')/2)² / (e^ε − 1)
-        mid = np.exp(inside) * np.expm1((e - inside) / 2) ** 2 / math.expm1(e)
-        out = np.where(eps >= e, 0.0, np.where(eps <= -e, -np.expm1(eps), mid))
-        out = out * (1 + 8 * _U if upper else 1 - 8 * _U)  # a few roundings, each ≤ u
+        with np.errstate(over="ignore", divide="ignore"):
+            if e < 700:  # no factor can overflow: e^{ε'} expm1(·)² ≤ e^ε
+                # exp, expm1 (squared) and expm1: ≤ 4 ulp each (the documented worst case
+                # assumed) and three products: 24 ulp; the rounded argument x = (ε − ε')/2
+                # moves expm1(x)² by ≤ 2x ulp more
+                mid = np.exp(inside) * np.expm1((e - inside) / 2) ** 2 / math.expm1(e)
+                err = (24 + np.abs(e - inside)) * _U
+            else:  # in logs; a rounded log of size |x| errs by ≤ |x|·u, pad 8 u per unit of size
+                half = (e - inside) / 2
+                log_em1 = half + np.log(-np.expm1(-half))  # log expm1(half), no overflow
+                log_mid = inside + 2 * log_em1 - (e + math.log(-math.expm1(-e)))
+                mid = np.exp(log_mid)
+                err = 8 * _U * (2 + np.abs(inside) + 2 * np.abs(log_em1) + e + np.abs(log_mid))
+                err = np.where(np.isfinite(log_mid), err, 0.0)  # mid = 0 exactly (ε' = ε)
+            out = np.where(eps >= e, 0.0, np.where(eps <= -e, -np.expm1(eps), mid))
+        out = np.minimum(out * (1 + err), 1.0) if upper else out * np.maximum(1 - err, 0.0)
         return float(out) if out.ndim == 0 else out
 
     def reverse(self):
@@ -267,9 +287,11 @@ class MonotoneLossPair(DominatingPair):
         with np.errstate(over="ignore", under="ignore"):
             ps, qs = np.exp(self._p.logsf(x)), np.exp(eps.ravel() + self._q.logsf(x))
         # above ℓ(x_hi) the root is beyond x_hi: δ ≤ P(x > x_hi), drop the Q term (errs up)
-        out = np.where(eps.ravel() >= self._lmax, ps, np.maximum(ps - qs, 0.0))
-        pad = 64 * _U * (ps + qs)  # the sf's few ulps and the subtraction
-        out = np.where(eps.ravel() < self._lmin, -np.expm1(eps.ravel()), out)
+        beyond = eps.ravel() >= self._lmax
+        out = np.where(beyond, ps, np.maximum(ps - qs, 0.0))
+        pad = 64 * _U * (ps + np.where(beyond, 0.0, qs))  # the sf's few ulps and the subtraction
+        with np.errstate(over="ignore"):  # e^ε overflows only for ε > 700, never below the least loss
+            out = np.where(eps.ravel() < self._lmin, -np.expm1(eps.ravel()), out)
         out = np.minimum(out + pad if upper else np.maximum(out - pad, 0.0), 1.0).reshape(eps.shape)
         return float(out) if out.ndim == 0 else out
 

@@ -31,12 +31,16 @@ _U = np.finfo(float).eps
 
 
 def _remove_base_edges(edges, q):
-    """Base-loss edges of the remove pair's cells: log1p(expm1(ε)/q), −inf below."""
+    """Base-loss edges of the remove pair's cells: log1p(expm1(ε)/q), −inf below.
+
+    Where expm1(ε)/q would overflow the same value is written
+    ε − log q + log1p(−(1−q)e^{−ε}), which stays finite."""
     e = np.asarray(edges, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         x = np.expm1(e) / q
         out = np.where(x > -1.0, np.log1p(np.maximum(x, -1.0)), -np.inf)
-    return out
+        big = e - math.log(q) + np.log1p(-(1.0 - q) * np.exp(-e))
+    return np.where(np.isinf(x) & (e > 0), big, out)
 
 
 def _add_base_edges(edges, q):
@@ -88,7 +92,7 @@ class PoissonRemovePair(_PoissonPair):
         eps = np.asarray(eps, dtype=float)
         q = self._q
         inner = _remove_base_edges(eps, q)
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):  # -expm1(ε) overflows only where unused
             out = np.where(np.isfinite(inner), q * self._base.delta(np.where(np.isfinite(inner), inner, 0.0), upper),
                            -np.expm1(eps))
             out = out * (1 + 8 * _U if upper else 1 - 8 * _U)  # the identity's roundings

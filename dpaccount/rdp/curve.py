@@ -62,7 +62,8 @@ class RDPFunction:
         raise AttributeError("RDPFunction is immutable")
 
     def __call__(self, alpha):
-        return self._fn(alpha)
+        with np.errstate(over="ignore"):  # a closed form beyond the float range is +∞: still an upper bound
+            return self._fn(alpha)
 
     def __eq__(self, other):
         return isinstance(other, RDPFunction) and self._key == other._key

@@ -27,6 +27,8 @@ def _log_sinh(y):
 def logistic_rdp(eps):
     """RDP of the logistic pair (Logistic(ε, 1), Logistic(0, 1))."""
     e = float(eps)
+    if e < 1e-100:  # sinh(ε/2) leaves the float range; ε-BR is ε-DP, and ε-DP gives D_α ≤ ε for all α
+        return RDPFunction(("logistic", e), lambda alpha: np.full(np.shape(alpha), e))
 
     def fn(alpha):
         a = np.asarray(alpha, dtype=float)

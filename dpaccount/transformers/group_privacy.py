@@ -53,7 +53,7 @@ from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMech
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
 from ..pld.accountant import PairComposition
-from ..pld.pairs import DiscretePair
+from ..pld.pairs import DiscretePair, check_atoms
 from ..rdp.curve import RDPCurve, discrete_pair_rdp
 from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relation, with_relation
 from .base import Transformer, check_mechanism
@@ -64,6 +64,15 @@ _U = np.finfo(float).eps
 
 def _up(x, ulps):
     return x * (1 + ulps * _U)
+
+
+def _log_odds_up(p):
+    """log(p/(1−p)) rounded up. log and log1p are not correctly rounded: each is
+    taken to err by up to 4 ulp of its own size (the worst case documented for
+    numpy/libm across platforms), and near p = 1/2 the two nearly cancel, so the
+    pad is sized by the terms, not by the difference (plus its own rounding)."""
+    a, b = math.log(p), math.log1p(-p)
+    return (a - b) * (1 + _U) + 4 * _U * (abs(a) + abs(b))
 
 
 def pure_dp_group_pair(eps, k):
@@ -77,7 +86,7 @@ def pure_dp_group_pair(eps, k):
     and P-mass p_i = e^{(k−2i)ε} q_i = q_{k−i} (the pair is symmetric); k = 1
     is randomized response. Built in logs; callers round ε up."""
     eps = float(eps)
-    i = np.arange(k + 1, dtype=float)
+    i = np.arange(check_atoms(f"the pure-DP group pair (eps={eps!r}, k={k})", k + 1), dtype=float)
     log_c = -np.logaddexp(0.0, eps)
     log_q = log_c - (k - i) * eps + math.log(math.expm1(eps))
     log_q[0] = log_c - (k - 1) * eps
@@ -128,7 +137,7 @@ def _equivalent(m, k, both):
         return _Delegate(wide.name, wide.params, ADD_REMOVE, wide) if both else wide
     if kind is RandomizedResponse:
         # ε = log(p/(1−p)) rounded up: a larger ε only weakens the bound
-        return _PurePairMechanism(_up(float(math.log(m.p) - math.log1p(-m.p)), 4), k)
+        return _PurePairMechanism(_log_odds_up(m.p), k)
     if kind is PureDPMechanism:
         return _PurePairMechanism(m.eps, k)
     if kind is ComposedMechanism:

@@ -63,7 +63,8 @@ def test_epsilon_is_non_negative_and_finite(name, delta, data):
     assert 0.0 <= eps < math.inf
 
 
-@pytest.mark.parametrize("name", SHARED_NAMES)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "dpsgd" else n
+                                  for n in SHARED_NAMES])  # dpsgd: ~60 grids, ~18 s
 def test_curves_on_a_dense_grid_are_monotone_non_negative_finite(name):
     m = mech(name)
     deltas = np.geomspace(1.01e-12, 0.499, 60)
