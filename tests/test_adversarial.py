@@ -246,7 +246,7 @@ REFUSED = [
      "saddle point"),
     ("cf-q-1e-130", lambda: PS(G1, 1e-130).get_approxDP(1e-5, method="cf"), dpa.RepresentationUnavailable,
      "method='cf'"),
-    ("rdp-bounds", lambda: G1.get_approxDP_bounds(1e-5, method="rdp"), dpa.RepresentationUnavailable, "lower"),
+    ("rdp-bounds", lambda: G1.get_approxDP_bounds(1e-5, method="rdp"), dpa.RepresentationUnavailable, "no certified interval"),
 ]
 
 

@@ -34,12 +34,15 @@ response), the symmetric hull of the two shifts for the binomial.
   is added (a count, a sum of non-negative values: d ∈ [0, Δ]) may declare
   ``monotone=True``, which keeps the one-sided pairs (Δ + Bin, Bin) for
   remove and its reverse for add — tighter, and wrong for any other query.
+  Where no finite symmetric pair exists (p so close to 0 or 1 that the two
+  shifts are all but disjoint), the fully revealing pair is used: δ(ε) = 1.
 """
+import numpy as np
+
 from .. import validation as v
-from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
 from ..pld.accountant import PairComposition
-from ..pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
+from ..pld.pairs import DiscretePair, GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
 from ..pld.symmetric_hull import symmetric_hull_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp, laplace_rdp, randomized_response_rdp
 from ..relations import ADD_REMOVE, with_relation
@@ -158,8 +161,12 @@ class BinomialMechanism(Mechanism):
         # both shifts in every direction (module docstring; under replace-one, relations.py)
         try:
             hull = symmetric_hull_pair(pair, pair.reverse())
-        except ValueError as exc:  # losses beyond the float range of e^loss
-            raise RepresentationUnavailable(f"{self.name}, both shifts ±{self.sensitivity}: {exc}") from exc
+        except ValueError:
+            # no finite symmetric pair (total variation within 1e-6 of 1, or losses beyond the
+            # float range of e^loss): the fully revealing pair, δ(ε) = 1, dominates any pair;
+            # it is loose by at most e^ε (1 − TV) ≤ 1e-6·e^ε where the total variation is the cause
+            hull = DiscretePair(np.array([0.0, -np.inf]), np.array([-np.inf, 0.0]), name="revealing",
+                                p_inf=1.0, q_ninf=1.0)
         return PairComposition.single(hull, hull)
 
     def _rdp(self):
