@@ -134,8 +134,13 @@ def test_rdp_is_never_below_the_certified_lower_bound(m, delta):
 def test_composition_is_commutative_within_the_certified_interval(a, b, k1, k2, delta):
     if a.relation != b.relation:
         return
-    ab = dpa.Composition()([a, b], [k1, k2]).get_approxDP_bounds(delta, accuracy=ACCURACY)
-    ba = dpa.Composition()([b, a], [k2, k1]).get_approxDP_bounds(delta, accuracy=ACCURACY)
+    ab_m, ba_m = dpa.Composition()([a, b], [k1, k2]), dpa.Composition()([b, a], [k2, k1])
+    if math.isinf(ab_m.get_approxDP(delta)):  # the mass at +∞ exceeds δ: both orders must say ε = ∞
+        # (and the certified interval would be refined for minutes before its lower end says so too)
+        assert math.isinf(ba_m.get_approxDP(delta)), (a, b, k1, k2, delta)
+        return
+    ab = ab_m.get_approxDP_bounds(delta, accuracy=ACCURACY)
+    ba = ba_m.get_approxDP_bounds(delta, accuracy=ACCURACY)
     assert ab.lower <= ba.upper and ba.lower <= ab.upper, (a, b, k1, k2, delta, ab, ba)
 
 
