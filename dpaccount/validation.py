@@ -6,6 +6,7 @@ value, and returns the value as a Python ``float``/``int``.
 """
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
@@ -102,4 +103,6 @@ def ratio(names, num, den):
     if not math.isfinite(out):
         raise ValueError(f"{names[0]}/{names[1]} = {num!r}/{den!r} overflows the float range: "
                          f"such a mechanism offers no privacy")
+    if Fraction(out) < Fraction(num) / Fraction(den):  # rounded down: take the next float up
+        out = math.nextafter(out, math.inf)
     return max(out, math.ulp(0.0))

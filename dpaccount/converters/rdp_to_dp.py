@@ -70,4 +70,6 @@ def rdp_to_delta(curve, eps):
     out = math.exp(min(log_delta, 0.0))
     if log_delta > -math.inf and out < _SMALLEST_NORMAL:  # exp() underflows or rounds ±½ unit there
         out = math.nextafter(out, 1.0)
+    if out == 0.0:  # a bound below the float range (or ε = ∞): the smallest positive float is above it
+        out = math.ulp(0.0)
     return float(min(out, 1.0))

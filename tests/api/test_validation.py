@@ -1,8 +1,12 @@
 """Public API: invalid input raises ValueError/TypeError naming the parameter and the value."""
 
+import math
+
 import numpy as np
 import pytest
 from api_fixtures import *  # noqa: F401,F403  (shared mechanisms and helpers)
+
+import dpaccount
 
 from dpaccount import (BinomialMechanism, Composition, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                        PoissonSampling, RandomizedResponse)
@@ -124,3 +128,17 @@ def test_accuracy_is_validated_whatever_the_method(method, accuracy):
                      ValueError, "accuracy", accuracy)
     assert_bad_input(lambda: m.get_approx_delta(1.0, method=method, accuracy=accuracy),
                      ValueError, "accuracy", accuracy)
+
+
+def test_privacy_loss_ratios_round_up_and_underflowing_bounds_stay_positive():
+    """μ = Δ/σ and ε₀ = Δ/b are rounded up (a larger loss only weakens the claim),
+    exactly where the division is exact; an RDP δ below the float range is not 0."""
+    from fractions import Fraction
+    for sens, scale in [(1.0, 3.0), (0.1, 0.7), (2.0, 0.5), (1.0, 1.1)]:
+        g = dpaccount.GaussianMechanism(sigma=scale, sensitivity=sens)
+        lap = dpaccount.LaplaceMechanism(b=scale, sensitivity=sens)
+        exact = Fraction(sens) / Fraction(scale)
+        assert Fraction(g.mu) >= exact and Fraction(lap.eps0) >= exact
+        assert Fraction(math.nextafter(g.mu, 0.0)) < exact or Fraction(g.mu) == exact
+    assert dpaccount.GaussianMechanism(sigma=2.0).mu == 0.5  # exact: unchanged
+    assert dpaccount.GaussianMechanism(sigma=1.0).get_approx_delta(1e300, method="rdp") > 0.0
