@@ -27,3 +27,8 @@ class GridTooLarge(DPAccountError, MemoryError):
 class ApproximationWarning(UserWarning):
     """An explicitly approximate method (``method="clt"``) answered on the
     unsafe side of the certified bound: it under-reports the privacy loss."""
+
+
+class AccuracyWarning(UserWarning):
+    """A certified answer (still a rigorous bound) from a coarser grid than the
+    accuracy asked for needs, because the finer grid would exceed the size cap."""

@@ -47,7 +47,7 @@ from .errors import RepresentationUnavailable
 from .pld.accountant import DIRECTIONS
 from .pld.pairs import DiscretePair, GaussianPair
 from .pld.poisson_sampling import PoissonRemovePair
-from .pld.profile import TIERS
+from .pld.step_profile import TIERS
 from .relations import ADD_REMOVE
 
 _U = np.finfo(float).eps

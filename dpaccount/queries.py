@@ -123,9 +123,9 @@ class QueryDispatch:
         ``.delta_lower``/``.epsilon_lower`` and ``.certificate()``, for arrays
         of queries from grids composed once (shared by equal mechanisms).
 
-        Its grids are planned with ρ = 0.1·accuracy (``pld/accountant.py``):
-        measured, that leaves ε ~4e-5 and δ ~4e-4 relative above the exact
-        values at the default accuracy 1e-3."""
+        Its grid steps are planned from the question (``pld/plan.py``): each
+        answer is planned to land within half the accuracy above the exact
+        value (measured: benchmarks/rho_calibration.py)."""
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
         return self._cached(("profile", accuracy), lambda: PrivacyProfile(self.pairs, accuracy))
 

@@ -237,7 +237,7 @@ REFUSED = [
     ("pld-loss-beyond-range", lambda: C([G1, dpa.LaplaceMechanism(b=1e-9)], [1, 1]).get_approxDP(1e-5),
      dpa.AccuracyNotReached, "leaves the float range"),
     ("pld-accuracy-subnormal", lambda: G1.get_approx_delta(1.0, method="pld", accuracy=TINY),
-     dpa.GridTooLarge, "rho=0.0"),
+     dpa.GridTooLarge, "accuracy=5e-324"),
     ("pld-accuracy-1e-300", lambda: G1.get_approxDP(1e-5, method="pld", accuracy=1e-300), dpa.GridTooLarge, "cap"),
     ("apriori-eta-subnormal", lambda: G1.apriori_plan(1.0, TINY), dpa.GridTooLarge, "eta=5e-324"),
     ("discretise-accuracy-1e-300", lambda: dpa.Discretise()(G1, 1e-300).get_approxDP(1e-5), dpa.GridTooLarge,

@@ -98,22 +98,33 @@ def plan_step(pairs, rho, tail):
     """Grid step for a list of (pair, count), see the module docstring."""
     total_k = sum(k for _, k in pairs)
     variance, rounded_k = 0.0, 0
-    lattices = {p.lattice or p.anchor for p, _ in pairs if (p.lattice or p.anchor) is not None}
     for p, k in pairs:
         lo, hi = loss_range(p, tail / total_k)
         _, var = loss_moments(p, lo, hi)
         variance += k * var
         if p.lattice is None:
             rounded_k += k
-    if variance <= 0.0 and not lattices:
+    if variance <= 0.0 and not _lattices(pairs):
         return 1.0  # every loss is a single point (0): any step represents it
     target = 2.0 * math.sqrt(rho * max(variance, 1e-300) / max(rounded_k or total_k, 1))
     if not target > 0.0:  # an accuracy so fine that ρ underflows
         raise GridTooLarge(f"rho={rho!r} asks for a grid step of 0: no grid can reach that accuracy")
+    return snap_to_lattice(pairs, target)
+
+
+def _lattices(pairs):
+    return {p.lattice or p.anchor for p, _ in pairs if (p.lattice or p.anchor) is not None}
+
+
+def snap_to_lattice(pairs, target):
+    """``target`` as a step that keeps the pairs' lattice g (or anchor) on the
+    grid: g/m, or g itself where every pair is on it (then the grid is exact);
+    a lattice far finer than the target (a frozen grid) is ignored."""
+    lattices = _lattices(pairs)
     if len(lattices) == 1:
         g = lattices.pop()
-        if g >= 0.25 * target:  # a lattice far finer than needed (a frozen grid) would only cost points
-            return g if rounded_k == 0 else g / math.ceil(g / target)
+        if g >= 0.25 * target:  # a lattice far finer than needed would only cost points
+            return g if all(p.lattice is not None for p, _ in pairs) else g / math.ceil(g / target)
     return target
 
 

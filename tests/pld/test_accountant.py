@@ -130,7 +130,9 @@ def test_dp_sgd_bracket():
     mech = dpa.Composition()([single], [300])
     b = mech.get_approxDP_bounds(1e-6)
     assert 0 < b.lower <= b.upper
-    assert mech.get_approxDP(1e-6) == b.upper
+    # the default answer: an upper bound (≥ the certified lower bound), within the accuracy of
+    # the certified interval (which may come from a finer grid than the default's)
+    assert b.lower <= mech.get_approxDP(1e-6) <= b.upper * (1 + 1e-3)
 
 
 def test_dp_sgd_cross_check_dp_accounting():

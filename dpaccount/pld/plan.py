@@ -1,0 +1,219 @@
+"""Grid steps sized by the question: the plan of a ``PrivacyProfile``.
+
+Connect-the-Dots rounding widens each rounded single-step loss by at most
+h²/4 in variance (``accountant.py``), so K rounded steps add to the composed
+loss an independent-like noise of variance s² ≤ K h²/4. Near a level ε whose
+tail the exponential tilt λ governs (the saddle point, K'(λ) = ε with K the
+composed log-MGF of the P-law of the loss), a noise of variance s²
+multiplies the tilted law's MGF by e^{λ²s²/2}: the tail's quantiles move by
+≈ λs²/2 ≤ λKh²/8 and, as d log δ/dε ≈ −λ there, δ by a factor
+≈ 1 + λ²Kh²/8. Asking for a share ``c`` of the accuracy a:
+
+    ε(δ) queries:  λ K h²/8 ≤ c·a·ε   →   h² = 8 c a ε / (λ K),
+    δ(ε) queries:  λ²K h²/8 ≤ c·a     →   h² = 8 c a / (λ² K),
+
+λ taken ≥ 1 (near the mean the first-order picture has no tilt to lean on).
+Measured (benchmarks/rho_calibration.py) the first predicts the excess of ε
+within a factor 0.5–1.3 on subsampled Gaussians and Laplace; c = 1/2.
+
+The variance plan this replaces (h from the composed variance V:
+h² = 4ρV/K) is the λ = ε/V special case of the Gaussian, and wrong by orders
+of magnitude where the answer sits far out in the tail of the composition
+(tiny q with small σ: ε set by the rare large losses, not by the bulk).
+
+Steps form a lattice: ``coarse`` (the composed window at the first tail
+tier in ``_POINTS`` points), halved ``level`` times; a pair on a lattice g
+keeps its atoms on the grid (h = g/m, ``accountant.snap_to_lattice``).
+ε(δ) queries use one level per mechanism, the finest any δ whose Chernoff
+tail lies in [1e-30, 1e-2] needs (so ε(δ) stays one non-increasing curve);
+δ(ε) queries take the ε(δ) level where it suffices and one finer level
+elsewhere: the finest any of them needs, at most ``DELTA_LEVELS`` finer (the
+proxy grows without bound where ε nears the top of a bounded support).
+The plan only trades tightness for time: every level's answers are
+certified upper bounds.
+"""
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import GridTooLarge
+from .accountant import DIRECTIONS, _merge_gaussians, snap_to_lattice, step_grids
+from .compose import MAX_GRID, chernoff_window
+from .discretise import _is_multiple, loss_range
+
+SHARE = 0.5                       # c: the share of the accuracy the step may spend
+_POINTS = 4096                    # points of the coarsest composed window
+_LAMBDAS = np.geomspace(1e-2, 1e3, 41)
+_REFINE = 16                      # rounds of λ refinement
+_TAILS = (math.log(1e-30), math.log(1e-2))  # where ε(δ) queries are planned for
+MAX_LEVEL = 40
+DELTA_LEVELS = 3                  # δ(ε) queries: at most 2³× finer than ε(δ) queries
+
+
+class Tilts(NamedTuple):
+    """A direction's composed log-MGF on a λ lattice: K(λ), K'(λ) (the tilted
+    mean), K''(λ) (its variance) and the count of rounded steps K_r; from its single-step grids."""
+
+    lam: np.ndarray
+    cgf: np.ndarray
+    mean: np.ndarray
+    var: np.ndarray
+    rounded: int
+
+    @property
+    def tail(self):
+        """log of the Chernoff bound P(L ≥ K'(λ)) ≤ e^{K(λ) − λK'(λ)}, decreasing in λ."""
+        return self.cgf - self.lam * self.mean
+
+    def at_eps(self, eps):
+        """(λ(ε) ≥ 1, log tail at ε) by interpolation (K' increases)."""
+        return np.maximum(np.interp(eps, self.mean, self.lam), 1.0), np.interp(eps, self.mean, self.tail)
+
+    def at_tail(self, log_tail):
+        """(ε, λ ≥ 1) where the Chernoff tail is ``log_tail``."""
+        order = slice(None, None, -1)  # the tail decreases in λ: reverse for interp
+        return (np.interp(log_tail, self.tail[order], self.mean[order]),
+                np.maximum(np.interp(log_tail, self.tail[order], self.lam[order]), 1.0))
+
+
+class Plan(NamedTuple):
+    coarse: float          # the step of level 0
+    points: int            # the largest composed window at level 0 (points)
+    eps_level: int         # the level of every ε(δ) query
+    tilts: tuple           # Tilts per direction
+
+    def step(self, composition, level):
+        return snap(composition, self.coarse / 2.0 ** level)
+
+    def delta_levels(self, eps, accuracy):
+        """The level δ(ε) queries need at each ε of a sorted lattice (non-decreasing):
+        only directions whose Chernoff tail at ε is within 10× of the larger count."""
+        looks = [(t.at_eps(eps)[1], delta_ratio(t, eps), t.rounded) for t in self.tilts]
+        top = np.max([tail for tail, _, _ in looks], axis=0)
+        need = np.full(np.shape(eps), np.inf)
+        for tail, ratio, rounded in looks:
+            if rounded:
+                step = np.sqrt(8 * SHARE * accuracy / (ratio * rounded))
+                need = np.where(tail >= top - math.log(10.0), np.minimum(need, step), need)
+        level = np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), self.eps_level,
+                        self.eps_level + DELTA_LEVELS)
+        return np.where(level > self.eps_level, level.max(initial=0), level)  # two levels at most
+
+
+def delta_ratio(tilts, eps):
+    """p(ε)/δ(ε), the density of the composed loss over δ, at a lattice of ε,
+    by the saddle point: p ≈ P(L > ε)·max(λ, 0.8/σ_λ) (an exponential tail
+    of rate λ; near the mean, a normal density over P(L > ε) ≈ 1/2, σ_λ² =
+    K''(λ)) and δ ≈ P(L > ε)/(λ + 1) (Q(L > ε) ≈ e^{−ε}P(L > ε)·λ/(λ + 1))."""
+    lam, _ = tilts.at_eps(eps)
+    sd = np.sqrt(np.maximum(np.interp(eps, tilts.mean, tilts.var), 1e-300))
+    return (lam + 1.0) * np.maximum(lam, 0.8 / sd)
+
+
+def snap(composition, target):
+    """``target`` moved onto the pairs' common lattice (the finer direction's)."""
+    return min(snap_to_lattice(_merge_gaussians(composition.direction(d)), target) for d in DIRECTIONS)
+
+
+def levels_for(coarse, need):
+    """ceil(log2(coarse/need)) ≥ 0 (at most ``MAX_LEVEL``)."""
+    with np.errstate(divide="ignore"):
+        level = np.ceil(np.log2(coarse / np.asarray(need, dtype=float)))
+    return np.clip(np.nan_to_num(level, nan=0.0, posinf=MAX_LEVEL), 0, MAX_LEVEL).astype(np.int64)
+
+
+def affordable(plan, level, refuse=False, accuracy=None):
+    """``level`` clipped to the finest level whose base window (the coarsest
+    window, doubled per level) fills at most an eighth of the grid cap: tilted
+    and deeper-tail windows are wider. Decided before anything is discretised;
+    with ``refuse``, a level beyond it raises ``GridTooLarge`` instead."""
+    top = max(int(math.floor(math.log2(MAX_GRID / 8 / max(plan.points, 1)))), 0)
+    if refuse and np.max(level) > top:
+        wanted = int(np.max(level))
+        raise GridTooLarge(
+            f"accuracy={accuracy!r} needs a grid step of {plan.coarse / 2 ** wanted:.3g}, ~{plan.points * 2 ** wanted} "
+            f"grid points (the cap is {MAX_GRID}); ask for a coarser accuracy, stage the composition "
+            f"with Discretise, or use method='rdp'")
+    return np.minimum(level, top)
+
+
+def tilts_of(items, rounded):
+    """``Tilts`` from [(single-step grid, count), ...] on a λ lattice refined
+    where the tilted mean or the Chernoff tail moves fast (a composition of
+    rare large losses swings from its bulk to its tail within a few % of λ)."""
+    lam = _LAMBDAS
+    cgf, mean, var = _moments(items, lam)
+    for _ in range(_REFINE):
+        tail = cgf - lam * mean
+        # an interval reaching into the planned tails where ε grows by > 25 %
+        planned = (tail[:-1] >= _TAILS[0]) & (tail[1:] <= _TAILS[1])
+        steep = planned & (mean[1:] > 1.25 * mean[:-1]) & (lam[1:] > 1.001 * lam[:-1])
+        if not steep.any():
+            break
+        new = np.sqrt(lam[:-1] * lam[1:])[steep]
+        c, m, v = _moments(items, new)
+        order = np.argsort(np.concatenate((lam, new)))
+        lam, cgf, mean, var = (np.concatenate(pair)[order] for pair in ((lam, new), (cgf, c), (mean, m), (var, v)))
+    return Tilts(lam, cgf, np.maximum.accumulate(mean), var, rounded)
+
+
+def _moments(items, lam):
+    """K, K', K'' (Σ k Λ, Σ k Λ', Σ k Λ'') of the grids at each λ (log-sum-exp)."""
+    cgf, mean, var = np.zeros(len(lam)), np.zeros(len(lam)), np.zeros(len(lam))
+    for g, k in items:
+        logp, x = g._live_log
+        if not len(x):
+            continue
+        expo = logp[:, None] + x[:, None] * lam[None, :]
+        top = expo.max(axis=0)
+        w = np.exp(expo - top)
+        total = w.sum(axis=0)
+        first = (x @ w) / total
+        cgf += k * (top + np.log(total))
+        mean += k * first
+        var += k * np.maximum((x ** 2 @ w) / total - first ** 2, 0.0)
+    return cgf, mean, var
+
+
+def plan(composition, accuracy, tail):
+    """The ``Plan`` of a ``PairComposition`` at ``accuracy`` (window tail ``tail``)."""
+    coarse, points = _coarse(composition, tail)
+    tilts = []
+    for d in DIRECTIONS:
+        pairs = _merge_gaussians(composition.direction(d))
+        # a lattice the coarse step is not on is rounded too (until a finer level snaps to it)
+        rounded = sum(k for p, k in pairs if p.lattice is None or not _is_multiple(p.lattice, coarse))
+        tilts.append(tilts_of(step_grids(pairs, coarse, tail), rounded))
+    # ε(δ): at each tail level, from the directions whose ε is within 20 % of the larger
+    levels = np.linspace(*_TAILS, 64)
+    looks = [t.at_tail(levels) + (t.rounded,) for t in tilts]
+    top = np.max([eps for eps, _, _ in looks], axis=0)
+    need = math.inf
+    for eps, lam, rounded in looks:
+        use = (eps >= 0.8 * top) & (eps > 0)
+        if rounded and use.any():
+            need = min(need, float(np.min(np.sqrt(8 * SHARE * accuracy * eps[use] / (lam[use] * rounded)))))
+    return Plan(coarse, points, int(levels_for(coarse, need)), tuple(tilts))
+
+
+def _coarse(composition, tail):
+    """(step, points): the composed window at ``tail`` of the wider direction
+    in ``_POINTS`` points, from provisional single-step grids of ~1k points."""
+    steps = []
+    for d in DIRECTIONS:
+        pairs = _merge_gaussians(composition.direction(d))
+        total = sum(k for _, k in pairs)
+        ranges = [loss_range(p, tail / total) for p, _ in pairs]
+        provisional = max(hi - lo for lo, hi in ranges) / 1024 or 1.0
+        items = step_grids(pairs, provisional, tail)
+        ja, jb, _, _ = chernoff_window(items, tail)
+        steps.append(max(jb - ja, 1) * provisional / _POINTS)
+    width = max(s * _POINTS for s in steps)
+    pairs = [pk for d in DIRECTIONS for pk in _merge_gaussians(composition.direction(d))]
+    lattices = {p.lattice for p, _ in pairs}
+    if len(lattices) == 1 and None not in lattices:  # every loss on one lattice: the exact grid
+        coarse = lattices.pop()
+        return coarse, int(math.ceil(width / coarse)) + 1
+    coarse = snap(composition, max(steps))
+    return coarse, int(math.ceil(width / coarse)) + 1
