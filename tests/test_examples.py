@@ -22,11 +22,12 @@ EXPECT = {  # example -> words its output must contain
 }
 
 
-def test_every_example_is_listed_here_and_in_the_readme():
+def test_every_example_is_listed_here_in_the_readme_and_on_the_site():
     names = {p.stem for p in EXAMPLES.glob("*.py")}
     assert names == set(EXPECT)
     readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
-    assert all(f"examples/{name}.py" in readme for name in names)
+    site = (EXAMPLES.parent / "docs" / "examples.rst").read_text(encoding="utf-8")
+    assert all(f"examples/{name}.py" in readme and f"../examples/{name}.py" in site for name in names)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECT))
