@@ -117,6 +117,14 @@ def test_bounds_print_a_certified_interval_rounded_outwards(capsys):
     assert lo <= b.lower and b.upper <= hi and "certified interval" in text
 
 
+def test_json_says_inf_where_no_finite_epsilon_exists(capsys):
+    argv = ["epsilon", "--mechanism", "binomial", "--n", "16", "--p", "0.5", "--q", "0.1", "--steps", "200",
+            "--delta", "1e-5"]
+    assert main(argv + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["epsilon"] == "inf"
+    assert main(argv) == 0 and capsys.readouterr().out.startswith("epsilon = inf at delta = 1e-05")
+
+
 def test_rdp_and_report(capsys):
     assert main(["rdp", "--mechanism", "gaussian", "--sigma", "2", "--alpha", "2", "8", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["results"]

@@ -42,7 +42,18 @@ def print_note(text, width=100):
 
 
 def print_json(obj):
-    print(json.dumps(obj, indent=2, allow_nan=False, default=str))
+    print(json.dumps(_plain(obj), indent=2, allow_nan=False, default=str))
+
+
+def _plain(obj):
+    """JSON has no infinite numbers: an infinite ε (no finite ε at that δ) is the string "inf"."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {key: _plain(val) for key, val in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(val) for val in obj]
+    return obj
 
 
 def result_document(m, query, rows=None, **extra):
