@@ -1,4 +1,4 @@
-"""``python -m dpaccount``: the command line (``cli.py``)."""
+"""``python -m dpaccount``: the command line (``cli/``)."""
 import sys
 
 from .cli import main

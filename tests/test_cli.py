@@ -1,6 +1,7 @@
 """The ``dpaccount`` command: through ``subprocess`` (``python -m dpaccount``,
 and the installed console script when there is one) for the exact forms
 scripts rely on, and in-process (``cli.main``) for the rest."""
+import io
 import json
 import os
 import pathlib
@@ -13,6 +14,7 @@ import pytest
 import dpaccount as dpa
 from dpaccount import Composition, GaussianMechanism, LaplaceMechanism, PoissonSampling
 from dpaccount.cli import fmt, main
+from dpaccount.cli.output import Progress
 
 ROOT = pathlib.Path(dpa.__file__).parent.parent
 HEADLINE = ["epsilon", "--mechanism", "subsampled-gaussian", "--sigma", "1.1", "--q", "0.0042667",
@@ -75,7 +77,8 @@ def test_bad_input_through_a_real_process():
 def test_help_lists_the_commands_and_the_exit_codes(capsys):
     assert main(["--help"]) == 0
     text = capsys.readouterr().out
-    for word in ("epsilon", "delta", "rdp", "report", "calibrate", "exit codes", "accuracy not reached"):
+    for word in ("epsilon", "delta", "rdp", "report", "fdp", "plot", "calibrate", "exit codes",
+                 "accuracy not reached", "optional dependency"):
         assert word in text
     assert main(["epsilon", "--help"]) == 0
     text = capsys.readouterr().out
@@ -114,6 +117,14 @@ def test_bounds_print_a_certified_interval_rounded_outwards(capsys):
     assert lo <= b.lower and b.upper <= hi and "certified interval" in text
 
 
+def test_json_says_inf_where_no_finite_epsilon_exists(capsys):
+    argv = ["epsilon", "--mechanism", "binomial", "--n", "16", "--p", "0.5", "--q", "0.1", "--steps", "200",
+            "--delta", "1e-5"]
+    assert main(argv + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["epsilon"] == "inf"
+    assert main(argv) == 0 and capsys.readouterr().out.startswith("epsilon = inf at delta = 1e-05")
+
+
 def test_rdp_and_report(capsys):
     assert main(["rdp", "--mechanism", "gaussian", "--sigma", "2", "--alpha", "2", "8", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["results"]
@@ -150,3 +161,105 @@ def test_fmt_rounds_towards_the_safe_side():
     assert fmt(1e-12 * 1.0000001) == "1.00001e-12" and fmt(0.0) == "0" and fmt(None) == "n/a"
     for y in (0.1, 1 / 3, 12345678.9, 7e-300):
         assert float(fmt(y)) >= y and float(fmt(y, up=False)) <= y
+
+
+# -- f-DP: fdp, plot, and the CLT column of report ---------------------------------
+
+def test_fdp_prints_the_certified_curve_rounded_down_and_json_exactly():
+    argv = ["fdp", "--mechanism", "subsampled-gaussian", "--sigma", "1.1", "--q", "0.0042667", "--steps", "14063",
+            "--alpha", "0.01", "0.1"]
+    out = run(*argv)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[1].split() == ["alpha", "beta", "(certified", "lower", "bound,", "pld)"]
+    beta = dpsgd().get_fDP([0.01, 0.1])
+    printed = [float(line.split()[1]) for line in lines[2:4]]
+    assert all(b * (1 - 1e-5) <= p <= b for p, b in zip(printed, beta))  # rounded down: still a lower bound
+    doc = json.loads(run(*argv, "--json").stdout)
+    assert [r["beta"] for r in doc["results"]] == list(beta) and doc["method"] == "pld" and doc["query"] == "fdp"
+
+
+def test_fdp_bounds_method_and_gdp(capsys):
+    assert main(["fdp", "--mechanism", "gaussian", "--sigma", "2", "--steps", "4", "--points", "5", "--bounds",
+                 "--gdp", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["method"] == "analytic" and doc["mu_gdp"] == pytest.approx(1.0)  # sqrt(4)/2
+    assert [r["alpha"] for r in doc["results"]] == [0, 0.25, 0.5, 0.75, 1]
+    assert all(r["beta"] <= r["upper"] for r in doc["results"])
+    assert main(["fdp", "--mechanism", "laplace", "--b", "2", "--steps", "3", "--alpha", "0.1"]) == 0
+    assert "certified lower bound, pld" in capsys.readouterr().out  # no closed form: the grids
+
+
+def test_fdp_clt_is_labelled_and_warns_in_one_line():
+    out = run("fdp", "--mechanism", "subsampled-gaussian", "--sigma", "1.1", "--q", "0.0042667", "--steps",
+              "14063", "--alpha", "0.1", "--method", "clt")
+    assert out.returncode == 0 and "beta (CLT, approximate)" in out.stdout and "not a bound" in out.stdout
+    warning, = out.stderr.splitlines()
+    assert warning.startswith("dpaccount: warning: ") and "under-report" in warning
+
+
+@pytest.mark.parametrize("argv,code,words", [
+    (["fdp", "--mechanism", "gaussian", "--sigma", "1", "--alpha", "1.5"], 2, "--alpha must lie in [0, 1]"),
+    (["fdp", "--mechanism", "gaussian", "--sigma", "1", "--points", "1"], 2, "--points must lie in"),
+    (["fdp", "--mechanism", "gaussian", "--sigma", "1", "--alpha", "0.1", "--points", "3"], 2, "not allowed"),
+    (["fdp", "--mechanism", "laplace", "--b", "1", "--alpha", "0.1", "--method", "clt"], 3, "CLT"),
+    (["plot", "--mechanism", "gaussian", "--sigma", "1", "--output", "x.png", "--kind", "rdp", "--gdp-mu", "1"],
+     2, "--kind fdp only"),
+    (["plot", "--mechanism", "gaussian", "--sigma", "1"], 2, "--output"),
+])
+def test_fdp_and_plot_bad_input(argv, code, words, capsys):
+    assert main(argv) == code
+    out = capsys.readouterr()
+    assert out.out == "" and len(out.err.strip().splitlines()) == 1 and words in out.err, out.err
+
+
+def test_plot_writes_the_figure(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "curve.png"
+    out = run("plot", "--mechanism", "gaussian", "--sigma", "2", "--steps", "3", "--output", str(path),
+              "--gdp-mu", "1")
+    assert out.returncode == 0, out.stderr
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stdout.startswith(f"wrote {path}")
+    out = run("plot", "--mechanism", "gaussian", "--sigma", "2", "--output", str(tmp_path / "no" / "x.png"))
+    assert out.returncode == 2 and "cannot write" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_plot_without_matplotlib_is_one_line_and_exit_code_4(tmp_path):
+    shadow = tmp_path / "matplotlib"  # an unimportable matplotlib ahead of the real one
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise ImportError('No module named matplotlib')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    out = subprocess.run([sys.executable, "-m", "dpaccount", "plot", "--mechanism", "gaussian", "--sigma", "2",
+                          "--output", str(tmp_path / "x.png")], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 4 and out.stdout == ""
+    line, = out.stderr.splitlines()
+    assert line.startswith("dpaccount: error: ") and "pip install 'dpaccount[plot]'" in line
+
+
+def test_report_has_a_labelled_clt_column_and_says_where_it_under_reports(capsys):
+    argv = ["report", "--mechanism", "subsampled-gaussian", "--sigma", "1.1", "--q", "0.01", "--steps", "100",
+            "--deltas", "1e-3", "1e-6", "--progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    assert "epsilon (CLT, approximate)" in out.out and "not a bound" in out.out
+    assert "warning (!): the CLT approximation is below the certified epsilon at delta = 0.001, 1e-06" in out.out
+    assert out.err.splitlines() == ["report: 1/2", "report: 2/2"]  # progress, not a terminal: lines
+    assert main(argv + ["--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    m = Composition()([PoissonSampling()(GaussianMechanism(1.1), 0.01)], [100])
+    assert [r["clt_under_reports"] for r in rows] == [True, True]
+    assert all(r["clt"] < r["epsilon"] == m.get_approxDP(r["delta"]) for r in rows)
+    assert main(["report", "--mechanism", "laplace", "--b", "3", "--deltas", "1e-5"]) == 0
+    assert "CLT" not in capsys.readouterr().out  # the CLT covers subsampled Gaussians only
+
+
+def test_the_progress_bar_redraws_in_place_on_a_terminal(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    with Progress("sweep", True, width=4) as bar:
+        bar(1, 4)
+    with Progress("sweep", True, width=4) as bar:
+        bar(2, 2)
+    assert sys.stderr.getvalue() == "\rsweep: [#---] 1/4\n\rsweep: [####] 2/2\n"  # ended even when cut short

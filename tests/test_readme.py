@@ -1,27 +1,28 @@
 """Every python code block of README.md runs (blocks in ```bash fences are
 commands, not python, and are skipped): the blocks, in order, form one
 script that runs as ``python script.py`` would — ``__name__ == "__main__"``,
-so a process pool works as it does for a reader — in a scratch directory."""
+so a process pool works as it does for a reader — in a scratch directory.
+The blocks are found by ``doc_blocks.py`` (shared with test_docs.py)."""
 import os
 import pathlib
-import re
 import subprocess
 import sys
 
+from doc_blocks import code_blocks, python_script
+
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
-BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", README.read_text(encoding="utf-8"), re.S | re.M)
-PYTHON = [code for lang, code in BLOCKS if lang == "python"]
+BLOCKS = code_blocks(README)
 
 
 def test_the_readme_has_python_and_shell_blocks_only():
-    langs = {lang for lang, _ in BLOCKS}
-    assert len(PYTHON) >= 2 and "bash" in langs
+    langs = {b.lang for b in BLOCKS}
+    assert sum(b.lang == "python" for b in BLOCKS) >= 2 and "bash" in langs
     assert langs <= {"python", "bash"}, f"a block in an unknown language: {langs}"  # none silently skipped
 
 
 def test_every_python_block_runs(tmp_path):
     script = tmp_path / "readme.py"
-    script.write_text("".join(f"# --- README.md python block {i}\n{code}\n" for i, code in enumerate(PYTHON)))
+    script.write_text(python_script(BLOCKS, "README.md"))
     env = {**os.environ, "PYTHONPATH": str(README.parent)}
     out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
                          env=env, timeout=120)

@@ -1,0 +1,183 @@
+"""The commands about (ε, δ): ``epsilon``, ``delta``, ``rdp``, ``report``,
+``calibrate`` and ``sweep``. Each takes the parsed arguments and whether to
+show progress, prints its result on stdout, and raises on failure (the
+exit code is chosen in ``__init__.main``)."""
+import math
+import sys
+import warnings
+
+import numpy as np
+
+from ..calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
+from ..errors import ApproximationWarning, DPAccountError, RepresentationUnavailable
+from ..sweep import SerialExecutor, sweep
+from .flags import FlagMechanism, mechanism_from, parse_grid
+from .output import Progress, UsageError, fmt, print_json, print_note, print_table, result_document
+
+
+def _method(m, method):
+    return method or m.available_methods()[0]
+
+
+def cmd_query(args, progress):
+    """``epsilon`` (ε at each δ) and ``delta`` (δ at each ε)."""
+    m = mechanism_from(args)
+    query = args.command
+    given, wanted = ("delta", "epsilon") if query == "epsilon" else ("eps", "delta")
+    method = _method(m, args.method)
+    rows = []
+    for x in getattr(args, given):
+        if args.bounds:
+            fn = m.get_approxDP_bounds if query == "epsilon" else m.get_approx_delta_bounds
+            b = fn(x, method=args.method, accuracy=args.accuracy)
+            rows.append({given: x, wanted: b.upper, "lower": b.lower, "method": b.method})
+        else:
+            fn = m.get_approxDP if query == "epsilon" else m.get_approx_delta
+            rows.append({given: x, wanted: fn(x, method=args.method, accuracy=args.accuracy), "method": method})
+    if args.json:
+        return print_json(result_document(m, query, rows))
+    label = {"eps": "epsilon", "delta": "delta", "epsilon": "epsilon"}
+    for r in rows:
+        at = f"at {label[given]} = {r[given]:g}"
+        if args.bounds:
+            print(f"{wanted} in [{fmt(r['lower'], up=False)}, {fmt(r[wanted])}] {at}  "
+                  f"(certified interval, method {r['method']})")
+        else:
+            kind = "estimate, not certified" if r["method"] == "cf" else "upper bound"
+            print(f"{wanted} = {fmt(r[wanted])} {at}  ({kind}, method {r['method']})")
+
+
+def cmd_rdp(args, progress):
+    m = mechanism_from(args)
+    rows = [{"alpha": a, "epsilon": m.get_RDP(a)} for a in args.alpha]
+    if args.json:
+        return print_json(result_document(m, "rdp", rows))
+    for r in rows:
+        print(f"RDP epsilon = {fmt(r['epsilon'])} at alpha = {r['alpha']:g}")
+
+
+def _clt(m, deltas, accuracy):
+    """ε(δ) of the CLT approximation (None where it does not apply) and where it
+    is below the certified upper bound (there it under-reports the privacy loss)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ApproximationWarning)  # the report says it in its own words
+            clt = m.get_approxDP(np.array(deltas), method="clt", accuracy=accuracy)
+    except RepresentationUnavailable:
+        return [None] * len(deltas), [None] * len(deltas)
+    certified = m.get_approxDP(np.array(deltas), accuracy=accuracy)
+    return [float(x) for x in clt], [bool(x) for x in clt < certified]
+
+
+def cmd_report(args, progress):
+    """Certified ε at a few δ beside the RDP conversion and the CLT approximation, labelled."""
+    m = mechanism_from(args)
+    method = _method(m, None)
+    rows = []
+    with Progress("report", progress) as bar:
+        for i, d in enumerate(args.deltas):
+            row = {"delta": d, "epsilon": None, "lower": None, "rdp": None, "method": method}
+            if args.bounds:
+                b = m.get_approxDP_bounds(d, accuracy=args.accuracy)
+                row.update(epsilon=b.upper, lower=b.lower, method=b.method)
+            else:
+                row["epsilon"] = m.get_approxDP(d, accuracy=args.accuracy)
+            try:
+                row["rdp"] = m.get_approxDP(d, method="rdp")
+            except DPAccountError:
+                pass  # no RDP representation: shown as n/a
+            rows.append(row)
+            bar(i + 1, len(args.deltas))
+    for row, clt, under in zip(rows, *_clt(m, args.deltas, args.accuracy)):
+        row.update(clt=clt, clt_under_reports=under)
+    if args.json:
+        return print_json(result_document(m, "report", rows))
+    has_clt = rows[0]["clt"] is not None
+    print(f"mechanism: {m.name}")
+    head = ["delta", f"epsilon (certified, {method})"] + (["epsilon lower (certified)"] if args.bounds else [])
+    head += ["epsilon (RDP)"] + (["epsilon (CLT, approximate)"] if has_clt else [])
+    table = [[f"{r['delta']:g}", fmt(r["epsilon"])] + ([fmt(r["lower"], up=False)] if args.bounds else [])
+             + [fmt(r["rdp"])] + ([fmt(r["clt"]) + (" !" if r["clt_under_reports"] else "")] if has_clt else [])
+             for r in rows]
+    print_table([head] + table)
+    print_note("certified: a rigorous upper bound (lower: a rigorous lower bound); RDP: the moments-accountant "
+               "conversion, also an upper bound, looser."
+               + (" CLT: the central limit approximation of Bu, Dong, Long & Su (2020), not a bound."
+                  if has_clt else ""))
+    under = [f"{r['delta']:g}" for r in rows if r["clt_under_reports"]]
+    if under:
+        print_note(f"warning (!): the CLT approximation is below the certified epsilon at delta = "
+                   f"{', '.join(under)}: there it under-reports the privacy loss; use the certified column.")
+
+
+CALIBRATE = {  # --solve: (default range, privacy loss grows with it, whole number)
+    "sigma": ((0.2, 100.0), False, False), "b": ((0.01, 1000.0), False, False),
+    "t": ((0.01, 1000.0), False, False), "mu": ((1e-3, 50.0), True, False),
+    "steps": ((1, 10 ** 7), True, True), "q": ((1e-6, 1.0), True, False),
+}
+
+
+def cmd_calibrate(args, progress):
+    lo, hi = args.range if args.range else CALIBRATE[args.solve][0]
+    _, increasing, integer = CALIBRATE[args.solve]
+    if integer:
+        lo, hi = int(math.ceil(lo)), int(math.floor(hi))
+    if getattr(args, args.solve) is not None:
+        raise UsageError(f"--{args.solve} is what --solve {args.solve} finds; leave it out")
+    report = None
+    if progress:
+        report = lambda i, x, gap: print(f"calibrate: evaluation {i}: {args.solve}={x:.6g} "
+                                         f"{'meets' if gap <= 0 else 'misses'} the budget", file=sys.stderr)
+    kw = dict(bounds=(lo, hi), tol=args.tol, progress=report)
+    dpsgd = args.spec is None and args.mechanism == "subsampled-gaussian" and args.sensitivity in (None, 1.0) \
+        and args.relation is None and args.solve in ("sigma", "steps", "q")
+    if dpsgd and args.solve == "sigma":
+        x = dpsgd_noise_multiplier(args.q, args.steps or 1, args.eps, args.delta, **kw)
+    elif dpsgd and args.solve == "steps":
+        x = dpsgd_max_steps(args.sigma, args.q, args.eps, args.delta, **kw)
+    elif dpsgd and args.solve == "q":
+        x = dpsgd_max_sample_rate(args.sigma, args.steps or 1, args.eps, args.delta, **kw)
+    else:
+        mechanism_from(args, **{args.solve: hi})  # bad flags fail here, before any search
+        x = calibrate(lambda val: mechanism_from(args, **{args.solve: val}), eps=args.eps,
+                      delta=args.delta, increasing=increasing, integer=integer, **kw)
+    m = mechanism_from(args, **{args.solve: x})
+    eps = m.get_approxDP(args.delta)
+    if args.json:
+        return print_json(result_document(m, "calibrate", solve=args.solve, value=x, eps=args.eps,
+                                          delta=args.delta, certified_epsilon=eps))
+    side = "largest" if increasing else "smallest"
+    shown = str(x) if integer else fmt(x, up=not increasing)  # rounded to the safe side
+    print(f"{args.solve} = {shown}  ({side} value meeting epsilon <= {args.eps:g} at delta = {args.delta:g}, "
+          f"within tol {args.tol:g}; certified epsilon there: {fmt(eps)})")
+
+
+def cmd_sweep(args, progress):
+    if (args.delta is None) == (args.eps is None):
+        raise UsageError("sweep needs exactly one of --delta (epsilon at delta) and --eps (delta at epsilon)")
+    grid = parse_grid(args.grid)
+    fixed = [k for k in grid if getattr(args, k, None) is not None]
+    if fixed:
+        raise UsageError(f"--{fixed[0]} is both fixed and swept; give it once")
+    make = FlagMechanism(args)
+    first = {k: vals[0] for k, vals in grid.items()}
+    make(**first)  # bad flags fail here, in one line, before any worker starts
+    query = ("epsilon", args.delta) if args.delta is not None else ("delta", args.eps)
+    executor = SerialExecutor() if args.workers == 1 else None
+    with Progress("sweep", progress) as bar:
+        table = sweep(make, grid, query, executor, max_workers=args.workers, accuracy=args.accuracy,
+                      errors="record", progress=bar)
+    if args.json or args.format == "json":
+        sys.stdout.write(table.to_json())
+    elif args.format == "csv":
+        sys.stdout.write(table.to_csv())
+    else:
+        cells = [[str(c) for c in table.columns]]
+        for row in table.rows:
+            cells.append([fmt(val) if isinstance(val, float) and c in ("epsilon", "delta") else
+                          ("" if val is None else str(val)) for c, val in row.items()])
+        print_table(cells)
+    failed = [row for row in table.rows if row.get("error")]
+    if failed:
+        raise DPAccountError(f"{len(failed)} of {len(table.rows)} points have no certified answer "
+                             f"(see the error column); first: {failed[0]['error']}")

@@ -1,0 +1,96 @@
+"""The f-DP commands: ``fdp`` (the certified trade-off curve β(α) at given α,
+or at a count of evenly spaced α) and ``plot`` (a figure of it, or of the
+privacy profile or RDP curve, through ``plots.py``; matplotlib is the
+optional extra ``[plot]``, and without it ``plot`` fails in one line)."""
+import os
+
+import numpy as np
+
+from ..errors import RepresentationUnavailable
+from ..plots import plot_fDP, plot_privacy_profile, plot_rdp
+from .flags import mechanism_from
+from .output import UsageError, fmt, print_json, print_note, print_table, result_document
+
+FDP_METHODS = ("analytic", "pld", "clt")
+PLOTS = {"fdp": (plot_fDP, "trade-off curve", "certified β(α)"),
+         "profile": (plot_privacy_profile, "privacy profile", "certified ε(δ)"),
+         "rdp": (plot_rdp, "Renyi-DP curve", "RDP ε(α)")}
+MAX_POINTS = 100_000
+
+
+def _alphas(args):
+    if args.alpha is not None:
+        bad = [a for a in args.alpha if not 0.0 <= a <= 1.0]  # NaN too
+        if bad:
+            raise UsageError(f"--alpha must lie in [0, 1], got {bad[0]:g}")
+        return np.array(args.alpha)
+    points = 11 if args.points is None else args.points
+    if not 2 <= points <= MAX_POINTS:
+        raise UsageError(f"--points must lie in [2, {MAX_POINTS}], got {points}")
+    return np.linspace(0.0, 1.0, points)
+
+
+def _curve(m, alphas, args):
+    """(lower, upper or None, method) of β at each α; by default the tightest
+    method that applies, as ``get_fDP`` chooses it: analytic, else pld."""
+    for method in [args.method] if args.method else ["analytic", "pld"]:
+        try:
+            if args.bounds:
+                b = m.get_fDP_bounds(alphas, method=method, accuracy=args.accuracy)
+                return b.lower, b.upper, b.method
+            return m.get_fDP(alphas, method=method, accuracy=args.accuracy), None, method
+        except RepresentationUnavailable:
+            if args.method or method == "pld":
+                raise
+
+
+def cmd_fdp(args, progress):
+    m = mechanism_from(args)
+    alphas = _alphas(args)
+    lower, upper, method = _curve(m, alphas, args)
+    rows = [{"alpha": float(a), "beta": float(lo)} for a, lo in zip(alphas, lower)]
+    if upper is not None:
+        for row, hi in zip(rows, upper):
+            row["upper"] = float(hi)
+    extra = {"method": method}
+    if args.gdp:
+        extra["mu_gdp"] = m.mu_GDP(method=args.method, accuracy=args.accuracy)
+    if args.json:
+        return print_json(result_document(m, "fdp", rows, **extra))
+    approximate = method == "clt"
+    print(f"mechanism: {m.name}")
+    head = ["alpha", "beta (CLT, approximate)" if approximate else f"beta (certified lower bound, {method})"]
+    head += ["beta upper (certified)"] if upper is not None else []
+    table = [[f"{r['alpha']:g}", fmt(r["beta"], up=False)] + ([fmt(r["upper"])] if upper is not None else [])
+             for r in rows]
+    print_table([head] + table)
+    if approximate:
+        print_note("beta: the CLT's G_mu (Bu, Dong, Long & Su 2020), an approximation, not a bound.")
+    else:
+        print_note("beta: no test of neighbouring datasets (either order) has type-I error alpha and type-II "
+              "error below beta; printed rounded down" + (", the upper end up." if upper is not None else "."))
+    if args.gdp:
+        kind = "CLT, approximate" if approximate else "certified: the curve lies above G_mu, up to 1e-30"
+        print(f"mu-GDP: mu = {fmt(extra['mu_gdp'])}  ({kind})")
+
+
+def cmd_plot(args, progress):
+    m = mechanism_from(args)
+    draw, what, label = PLOTS[args.kind]
+    if args.kind != "fdp" and (args.gdp_mu or not args.band):
+        raise UsageError("--gdp-mu and --no-band apply to --kind fdp only")
+    if args.dpi <= 0:
+        raise UsageError(f"--dpi must be positive, got {args.dpi}")
+    os.environ.setdefault("MPLBACKEND", "Agg")  # files only: never a window
+    kw = {"gdp_mu": args.gdp_mu, "band": args.band} if args.kind == "fdp" else {}
+    if args.kind != "rdp":
+        kw["accuracy"] = args.accuracy
+    ax = draw(m, labels=[label], **kw)  # ImportError without matplotlib (exit code 4)
+    ax.set_title(m.name if args.title is None else args.title, fontsize="medium")
+    try:
+        ax.figure.savefig(args.output, dpi=args.dpi, bbox_inches="tight")
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output!r}: {exc.strerror or exc}") from None
+    if args.json:
+        return print_json(result_document(m, "plot", kind=args.kind, output=args.output))
+    print(f"wrote {args.output} ({what} of {m.name})")

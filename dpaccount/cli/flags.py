@@ -1,0 +1,105 @@
+"""The mechanism the command line describes: ``--mechanism`` and its
+parameters, then ``--q`` (Poisson sampling) and ``--steps`` (composition);
+or a spec file (``--spec``, ``specs.py``), which ``--q`` and ``--steps`` may
+wrap. Also the ``--grid NAME=V1,V2`` of ``sweep``."""
+import argparse
+import sys
+
+from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
+from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
+                                   RandomizedResponse)
+from ..specs import load
+from ..transformers.composition import Composition
+from ..transformers.poisson_sampling import PoissonSampling
+from .output import UsageError
+
+# --mechanism NAME: (required flags, optional flags, factory of the flags' values and the relation)
+MECHANISMS = {
+    "gaussian": (("sigma",), ("sensitivity",), lambda a, r: GaussianMechanism(a["sigma"], a["sensitivity"] or 1.0, r)),
+    "subsampled-gaussian": (("sigma", "q"), ("sensitivity",),
+                            lambda a, r: GaussianMechanism(a["sigma"], a["sensitivity"] or 1.0, r)),
+    "gdp": (("mu",), (), lambda a, r: GDPMechanism(a["mu"], r)),
+    "laplace": (("b",), ("sensitivity",), lambda a, r: LaplaceMechanism(a["b"], a["sensitivity"] or 1.0, r)),
+    "randomized-response": (("p",), (), lambda a, r: RandomizedResponse(a["p"], r)),
+    "binomial": (("n", "p"), ("sensitivity",),
+                 lambda a, r: BinomialMechanism(a["n"], a["p"], a["sensitivity"] or 1, relation=r)),
+    "discrete-gaussian": (("sigma",), ("sensitivity",),
+                          lambda a, r: DiscreteGaussianMechanism(a["sigma"], a["sensitivity"] or 1, relation=r)),
+    "discrete-laplace": (("t",), ("sensitivity",),
+                         lambda a, r: DiscreteLaplaceMechanism(a["t"], a["sensitivity"] or 1, relation=r)),
+}
+PARAMETERS = ("sigma", "sensitivity", "mu", "b", "p", "n", "t")  # the flags a mechanism may take
+WRAPPERS = ("q", "steps")                                       # Poisson sampling, then composition
+
+
+def number(text):
+    """An int where the text is one, else a float (argparse ``type=``)."""
+    try:
+        return float(text) if any(c in text for c in ".eE") or text.strip() in ("inf", "nan") else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def mechanism_from(args, **override):
+    """The mechanism the flags (or ``--spec``) describe; ``override``: flag values to use instead."""
+    values = {key: getattr(args, key, None) for key in PARAMETERS + WRAPPERS}
+    values.update(override)
+    if args.spec is not None:
+        given = [f"--{k}" for k in PARAMETERS if values[k] is not None]
+        if given or args.relation is not None:
+            raise UsageError(f"{', '.join(given) or '--relation'} cannot be combined with --spec "
+                             f"(the spec describes the mechanism; --q and --steps may wrap it)")
+        m = _read_spec(args.spec)
+    else:
+        required, optional, factory = MECHANISMS[args.mechanism]
+        missing = [f"--{k}" for k in required if values[k] is None]
+        if missing:
+            raise UsageError(f"--mechanism {args.mechanism} needs {' and '.join(missing)}")
+        stray = [f"--{k}" for k in PARAMETERS if values[k] is not None and k not in required + optional]
+        if stray:
+            raise UsageError(f"{', '.join(stray)} does not apply to --mechanism {args.mechanism} "
+                             f"(it takes {', '.join('--' + k for k in required + optional)})")
+        m = factory(values, args.relation)
+    if values["q"] is not None:
+        m = PoissonSampling()(m, values["q"])
+    if values["steps"] is not None and values["steps"] != 1:
+        m = Composition()([m], [values["steps"]])
+    return m
+
+
+def _read_spec(path):
+    try:
+        if path == "-":
+            return load(sys.stdin)
+        return load(path)
+    except OSError as exc:
+        raise UsageError(f"cannot read spec {path!r}: {exc.strerror or exc}") from None
+
+
+class FlagMechanism:
+    """``make`` of a sweep over flags: the flags with the point's values (picklable)."""
+
+    def __init__(self, args):
+        self.args = argparse.Namespace(**{k: getattr(args, k, None) for k in
+                                          ("spec", "mechanism", "relation") + PARAMETERS + WRAPPERS})
+
+    def __call__(self, **point):
+        return mechanism_from(self.args, **point)
+
+
+def parse_grid(items):
+    """``["sigma=0.8,1.0", "steps=100"]`` -> {"sigma": [0.8, 1.0], "steps": [100]}."""
+    grid = {}
+    for item in items:
+        name, sep, values = item.partition("=")
+        name = name.strip().lstrip("-")
+        if not sep or name not in PARAMETERS + WRAPPERS:
+            raise UsageError(f"--grid expects NAME=V1,V2,... with NAME among {', '.join(PARAMETERS + WRAPPERS)}, "
+                             f"got {item!r}")
+        if name in grid:
+            raise UsageError(f"--grid {name} given twice")
+        try:
+            grid[name] = [number(x.strip()) for x in values.split(",")]
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(f"--grid {name}: {exc}") from None
+    return grid

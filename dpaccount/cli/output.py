@@ -1,0 +1,111 @@
+"""What the command line shows: numbers rounded to the safe side, tables,
+JSON, one-line messages and a progress bar on stderr.
+
+A printed bound is still a bound: ``fmt`` rounds an upper bound up and a
+lower bound down. Results go to stdout; progress, warnings and errors to
+stderr, one line each (the bar is redrawn in place on a terminal).
+"""
+import json
+import math
+import sys
+import textwrap
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
+
+class UsageError(ValueError):
+    """Bad command-line input (exit code 2)."""
+
+
+def fmt(x, up=True, digits=6):
+    """``x`` to ``digits`` significant digits, rounded up (an upper bound) or down."""
+    if x is None:
+        return "n/a"
+    if not math.isfinite(x):
+        return str(x)
+    if x == 0:
+        return "0"
+    d = Decimal(x)  # exact
+    q = d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1), rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return f"{q.normalize():g}" if abs(q.adjusted()) < 6 else f"{q.normalize():E}".replace("E+", "e+").replace("E-", "e-")
+
+
+def print_table(lines):
+    """Rows of cells (the first the header) in aligned columns."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    for line in lines:
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
+
+
+def print_note(text, width=100):
+    """A paragraph under a table, wrapped."""
+    print(textwrap.fill(text, width))
+
+
+def print_json(obj):
+    print(json.dumps(_plain(obj), indent=2, allow_nan=False, default=str))
+
+
+def _plain(obj):
+    """JSON has no infinite numbers: an infinite ε (no finite ε at that δ) is the string "inf"."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {key: _plain(val) for key, val in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(val) for val in obj]
+    return obj
+
+
+def result_document(m, query, rows=None, **extra):
+    """The JSON document of a query: the mechanism, its spec (None for a
+    mechanism without one), the query, ``extra`` fields, then the ``rows``."""
+    try:
+        spec = m.to_spec()
+    except TypeError:
+        spec = None
+    return {"mechanism": m.name, "spec": spec, "query": query, **extra,
+            **({} if rows is None else {"results": rows})}
+
+
+def say(kind, message):
+    """One line on stderr: ``dpaccount: <kind>: <message>`` (whitespace folded)."""
+    print(f"dpaccount: {kind}: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None):
+    """``warnings.showwarning`` for the command line: one line, no source location."""
+    say("warning", message)
+
+
+class Progress:
+    """Progress of ``total`` units of work on stderr, as ``progress(done, total)``
+    (the callback shape of ``sweep``): a bar redrawn in place on a terminal,
+    one ``label: done/total`` line per update otherwise, nothing when disabled."""
+
+    def __init__(self, label, enabled, width=30):
+        self.label, self.enabled, self.width = label, enabled, width
+        self.tty = enabled and sys.stderr.isatty()
+        self.open = False
+
+    def __call__(self, done, total):
+        if not self.enabled:
+            return
+        if not self.tty:
+            print(f"{self.label}: {done}/{total}", file=sys.stderr)
+            return
+        filled = self.width * done // max(total, 1)
+        bar = "#" * filled + "-" * (self.width - filled)
+        sys.stderr.write(f"\r{self.label}: [{bar}] {done}/{total}")
+        sys.stderr.flush()
+        self.open = done < total
+        if not self.open:
+            sys.stderr.write("\n")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        """End an unfinished bar's line (after an error or an interruption)."""
+        if self.open:
+            sys.stderr.write("\n")
+            self.open = False
