@@ -77,6 +77,10 @@ TASKS = {
     "hetero200": Task("hetero200", "200 subsampled Gaussians, q=0.01, sigma=linspace(2,4,200), 50 steps each",
                       np.linspace(2.0, 4.0, 200), 0.01, [50] * 200, "eps", 1e-5, prv_delta_error=1e-5 / 1000),
 }
+for _t in (1000, 10000, 100000):  # Connect-the-Dots blog: ε far out in the tail of rare large losses
+    TASKS[f"blog{_t:.0e}".replace("+0", "")] = Task(
+        f"blog{_t:.0e}".replace("+0", ""), f"Connect-the-Dots blog: sigma=0.5, q=2e-5, T={_t}",
+        [0.5], 2e-5, [_t], "eps", 1e-8, prv_delta_error=1e-8 / 1000)
 
 
 # ----------------------------------------------------------------------------- tools
@@ -85,14 +89,16 @@ class NotInstalled(Exception):
 
 
 def _clear_dpaccount_caches():
-    """Clear every module-level functools cache in dpaccount.* (pairs hash by value,
-    so a fresh mechanism could otherwise hit caches filled by the previous run)."""
+    """Clear every module-level functools cache in dpaccount.* and the grid caches
+    (pairs hash by value, so a fresh mechanism could otherwise hit caches filled
+    by the previous run)."""
     for name, mod in list(sys.modules.items()):
         if not (name == "dpaccount" or name.startswith("dpaccount.")) or mod is None:
             continue
         for obj in list(vars(mod).values()):
             if callable(getattr(obj, "cache_clear", None)) and callable(getattr(obj, "cache_info", None)):
                 obj.cache_clear()
+    dpaccount.clear_cache()  # the composed grids and plans, shared by equal mechanisms
 
 
 def build_dpaccount(task):
@@ -213,7 +219,10 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=60.0,
                     help="do not repeat a tool whose run took longer than this many seconds")
     ap.add_argument("--quick", action="store_true", help="smoke test: task dpsgd only, one run")
+    ap.add_argument("--tools", default=",".join(t for t, _, _ in TOOLS),
+                    help="comma-separated subset of: " + ",".join(t for t, _, _ in TOOLS))
     args = ap.parse_args(argv)
+    tools = [t for t in TOOLS if t[0] in args.tools.split(",")]
     if args.quick:
         names, repeat = ["dpsgd"], 1
     else:
@@ -234,7 +243,7 @@ def main(argv=None):
         task = TASKS[name]
         print(f"\n=== {name}: {task.descr}; query {task.what}")
         base_time = base_val = None
-        for tool, fn, _ in TOOLS:
+        for tool, fn, _ in tools:
             try:
                 value, secs, runs = measure(fn, task, repeat, args.budget)
             except NotInstalled as e:

@@ -12,6 +12,7 @@ used grids are dropped (they are rebuilt if asked for again). A grid larger
 than the whole budget is returned but not kept.
 """
 import threading
+import weakref
 from collections import OrderedDict
 
 from .. import validation as v
@@ -28,7 +29,10 @@ def grid_bytes(grid):
 class GridCache:
     """A thread-safe LRU map with a byte budget; values are built on a miss."""
 
+    instances = weakref.WeakSet()  # every cache, for ``clear_cache``
+
     def __init__(self, limit=DEFAULT_LIMIT, size_of=grid_bytes):
+        GridCache.instances.add(self)
         self._items = OrderedDict()
         self._bytes = 0
         self._size_of = size_of
@@ -86,5 +90,6 @@ def set_cache_limit(nbytes):
 
 
 def clear_cache():
-    """Drop every cached composed grid (they are rebuilt when asked for)."""
-    GRIDS.clear()
+    """Drop every cached composed grid and grid plan (they are rebuilt when asked for)."""
+    for cache in list(GridCache.instances):
+        cache.clear()
