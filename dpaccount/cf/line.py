@@ -10,7 +10,7 @@ R = Σ_j Π_{i<j} A_i^{k_i} (M_j^{k_j} − A_j^{k_j}) Π_{i>j} M_i^{k_i}).
 Per sample we also keep a bound on |M̃_ν − M_ν|: from the factors' bounds Δ_j
 (``characteristic.log_mgf_error``), |ΠM̃_j^{k_j} − ΠM_j^{k_j}| ≤
 Π(|M_j| + Δ_j)^{k_j} − Π|M_j|^{k_j}, plus the rounding of Σ k_j log M_j. Atoms
-whose tilted weight p_i e^{cℓ_i} is below e^{−80} of the largest are dropped
+whose tilted weight p_i e^{cℓ_i} is below e^{−50} of the largest are dropped
 and their tilted mass added to Δ_j.
 
 The window error ∫(F*k − F) dν (``cf/window.py``) is
@@ -37,7 +37,7 @@ from .characteristic import (log_atoms_of, log_decay, log_error_continuous, log_
                              quadrature_size)
 from .window import flat_end, one_minus_window, window
 
-_DROP = 80.0
+_DROP = 50.0
 
 
 def times(k, z):
