@@ -54,6 +54,8 @@ _WORK = 3e7            # quadrature-node (or atom) × sample evaluations for one
 _PASSES = 8
 _GROW = 1.5      # the window's reach grows by this factor per round
 _HEADROOM = 1e-3  # the first pass aims at rtol × the Chernoff bound × this
+_CERT_RTOL = 1e-4  # a certified window error may be this large relative to δ
+_CERT_SAMPLES = 2 ** 17
 
 
 class Answer(NamedTuple):
@@ -143,31 +145,37 @@ class Direction:
         return (self.chernoff(eta) - self.chernoff(-eta)) / (2 * eta)
 
     def _line_part(self, line, eps, tol, rtol, offset):
-        """(I, error, certified) of the line integral (module docstring); the window's reach
-        stops growing once its error is below tol or rtol × the answer so far (offset + I)."""
+        """(I, error, certified) of the line integral (module docstring). The window's reach
+        grows until its estimated error is below tol or rtol × the answer so far
+        (offset + I) and, where every M is exact and the envelope decays, on (within a
+        smaller budget) until the t-domain bound is below that too. Where the bound ends
+        below the goal or 1e-4 × the answer it is the error and the answer is certified."""
         c = line.c
-        tau = max(self.tau, 64 * line.h)  # grows by half until the window error is small
+        certify = self.exact and line.decays()
+        tau = max(self.tau, line.first_reach())  # grows by half until the window error is small
         while True:
             line.extend(tau)
             value, rounding = line.sums(eps, tau)
-            est = abs(value - line.sums(eps, tau / _GROW)[0])
             goal = max(tol, 0.5 * rtol * abs(offset + value))
-            if line.recurs():
-                est = max(est, line.recurrence_tail(eps, tau, goal, _MAX_SAMPLES))
+            # the last change of V and half the one before (a single change may cancel by chance)
+            before = line.sums(eps, tau / _GROW)[0]
+            est = max(abs(value - before), 0.5 * abs(before - line.sums(eps, tau / _GROW ** 2)[0]))
+            bound = line.window_bound(eps, tau) if certify else math.inf
+            bound_goal = max(goal, _CERT_RTOL * abs(offset + value))
             alias = math.exp(min(log_alias(self.mgf, c, eps, 2 * math.pi / line.h, tau, line.taper), 700.0))
             room = 2 * len(line.t) < _MAX_SAMPLES and line.work + line.cost(tau) * len(line.t) < _WORK
             if alias > 0.25 * tol and room:
                 line.halve()
                 continue
             grown = (_GROW - 1.0) * tau / line.h
-            if est <= 0.5 * goal or len(line.t) + grown > _MAX_SAMPLES or \
-                    line.work + line.cost(_GROW * tau) * grown > _WORK:
+            pursue = certify and bound > 0.5 * goal and len(line.t) + grown <= _CERT_SAMPLES
+            if (est <= 0.5 * goal and not pursue) or len(line.t) + grown > _MAX_SAMPLES or \
+                    line.work + line.cost(_GROW * tau) * grown > _WORK or tau > line.reach_cap():
                 break
             tau *= _GROW
         self.tau = tau
-        bound = line.window_bound(eps, tau) if self.exact else math.inf
-        certified = bound <= max(10.0 * est, goal)
-        return value, alias + rounding + (bound if certified else est), certified
+        certified = bound <= bound_goal
+        return value, 1.01 * alias + rounding + (bound if certified else est), certified
 
     def delta(self, eps, rtol=_RTOL):
         """δ(ε) of this direction with its error (an ``Answer``)."""
@@ -214,15 +222,18 @@ class Direction:
         meets ``delta`` and halves down from there."""
         if self.p_inf >= delta:
             return math.inf, True
-        certified = [True]
+        seen = {}  # ε → (f, certified), remembered: the samples may grow between calls, the
+        #            bracket's signs may not change
 
         def f(e):
-            bound = self.chernoff_bound(e)
-            if bound <= 0.5 * delta:
-                return math.log(max(bound, 1e-300)) - math.log(delta)
-            ans = self.delta(e, rtol)
-            certified[0] = ans.certified
-            return math.log(max(ans.delta + side * ans.error, 1e-300)) - math.log(delta)
+            if e not in seen:
+                bound = self.chernoff_bound(e)
+                if bound <= 0.5 * delta:
+                    seen[e] = (math.log(max(bound, 1e-300)) - math.log(delta), self.exact)
+                else:
+                    ans = self.delta(e, rtol)
+                    seen[e] = (math.log(max(ans.delta + side * ans.error, 1e-300)) - math.log(delta), ans.certified)
+            return seen[e][0]
 
         hi = self._chernoff_epsilon(delta)
         while f(hi) > 0:
@@ -234,7 +245,7 @@ class Direction:
             hi, lo = lo, 0.5 * lo
             if lo < 1e-9:
                 if f(0.0) <= 0:
-                    return 0.0, certified[0]
+                    return 0.0, seen[0.0][1]
                 lo = 0.0
                 break
         root = optimize.brentq(f, lo, hi, xtol=1e-12, rtol=1e-12)
@@ -242,11 +253,10 @@ class Direction:
         # (f falls in ε: f(root) ≤ 0 on the pessimistic side, ≥ 0 on the optimistic one)
         step = 4e-12 * (1.0 + root)
         for _ in range(8):
-            value = f(root)
-            if side * value <= 0 or side == 0:
+            if side * f(root) <= 0 or side == 0:
                 break
             root = max(root + (step if side > 0 else -step), 0.0)
-        return root, certified[0]
+        return root, seen[root][1]
 
     def _chernoff_epsilon(self, delta):
         """The ε > 0 where the Chernoff bound falls to ``delta`` (bisection on its log; 1 if

@@ -17,15 +17,17 @@ The window error ∫(F*k − F) dν (``cf/window.py``) is
 * bounded in the t-domain by (1/π)∫(1 − W)|F̂| B e^{−cε} dt with the envelope B
   (``log_envelope``), an upper Riemann sum on a geometric grid (1 − W rises,
   |F̂| and B fall): rigorous where B is;
-* estimated by |V(τ) − V(τ/2)|, the change when the window's reach doubles;
-* where some factor is purely atomic (so M recurs: binomial losses lie close to
-  a lattice and |M| returns to 0.8 M(c) at t ≈ 2π/(4/n)), estimated also by the
-  absolute contribution of the atoms' recurrences outside the flat band,
-  (1/π)∫(1 − W)|F̂| P e^{−cε} dt with P the exact |A_j| of the purely atomic
-  factors times the envelope of the others, probed on the sample grid past
-  eight periods 2π/g of the closest atoms (g their smallest gap) until a
-  dyadic block adds less than tol/8, and beyond by its last block's maximum
-  (for purely atomic compositions P = |M|: the probe is the samples).
+* estimated by the change of the windowed sum V(τ) as the reach τ grows
+  (``cf/inversion.py``).
+
+Where some factor is purely atomic on no lattice (the binomial's losses
+log(k/(n+1−k)) lie close to a lattice of step 4/n, so |M| returns to 0.8 M(c)
+at t ≈ 2π/(4/n) and again at its multiples, with slowly falling peaks) the
+window starts at eight periods 2π/g (g the median gap between the atoms within
+1e-6 of the heaviest tilted weight): a window that had not reached the first
+return would look converged. Its taper is then short against the period
+(s ≤ 2π/(24g)) so that its flat band takes in whole returns, and it grows to
+at most 512 periods.
 """
 import math
 
@@ -35,9 +37,10 @@ from scipy.special import logsumexp
 from .basic import U, clogsumexp, log_error_atoms
 from .characteristic import (log_atoms_of, log_decay, log_error_continuous, log_masses, log_mgf_continuous,
                              quadrature_size)
-from .window import flat_end, one_minus_window, window
+from .window import one_minus_window, window
 
 _DROP = 50.0
+_PERIODS = 512  # a window whose transform recurs grows to at most this many periods 2π/gap
 
 
 def times(k, z):
@@ -68,7 +71,8 @@ class Factor:
         self.log_c = -math.inf if cont is None else float(cont.real[0])
         self.log_m = float(np.logaddexp(self.log_a, self.log_c))
         self.log_kappa = None if cont is None else log_decay(pair, c)
-        self.gap = float(np.min(np.diff(self.loss))) if len(self.loss) > 1 else math.inf
+        heavy = self.loss[w[keep] >= np.max(w) - 14.0] if len(w) else self.loss  # within 1e-6 of the top
+        self.gap = float(np.median(np.diff(heavy))) if len(heavy) > 1 else math.inf
 
     def evaluate(self, s):
         """(log A_j(s), log C_j(s) or None, log Δ_j(s))."""
@@ -112,10 +116,10 @@ class Line:
         self.log_m = np.zeros(0, dtype=complex)
         self.log_err = np.zeros(0)
         self.work = 0.0
-        self._probe_t, self._probe_logp, self._probe_h = np.zeros(0), np.zeros(0), 0.0
         # atoms whose transform recurs with period 2π/gap: a taper short against the period
-        gaps = [f.gap for f in self.factors if f.atoms_only] if part == "whole" else []
-        self.taper = 2 * math.pi / min(gaps) / 24 if gaps else None
+        atomic = [f.gap for f in self.factors if f.atoms_only] if part == "whole" else []
+        self.period = 2 * math.pi / min(atomic) if atomic else 0.0
+        self.taper = self.period / 24 if self.period > 0 else None
 
     def cost(self, t_max):
         """Work of one sample at |t| ≤ t_max."""
@@ -215,41 +219,14 @@ class Line:
         tail = np.exp(log_b[-1] - self.c * eps) / grid[-1]
         return float((np.sum(cells) + head + tail) / math.pi)
 
-    def recurs(self):
-        """True if some factor is purely atomic, so that |M| may recur (module docstring)."""
-        return self.taper is not None
+    def decays(self):
+        """True if the envelope B(t) tends to 0 (the remainder, or a factor without atoms)."""
+        return self.part == "remainder" or any(f.log_a == -math.inf for f in self.factors)
 
-    def _log_probe(self, t):
-        """log P(t): the exact |A_j| of the purely atomic factors times the others' envelope."""
-        s = self.c + 1j * t
-        return sum(f.count * (log_atoms_of(f.loss, f.log_mass, s).real if f.atoms_only
-                              else np.minimum(f.log_m, np.logaddexp(f.log_a, f.log_cont_bound(t))))
-                   for f in self.factors)
+    def first_reach(self):
+        """The smallest reach of a window: 64 steps, and 8 recurrence periods where |M| recurs."""
+        return max(64 * self.h, 8 * self.period)
 
-    def recurrence_tail(self, eps, tau, tol, max_points):
-        """The estimate of the atoms' recurrences outside the flat band (module docstring)."""
-        lo, total = flat_end(tau, self.taper), 0.0
-        block_end = max(2.0 * tau, 16 * math.pi / min(f.gap for f in self.factors if f.atoms_only))
-        only_atoms = all(f.atoms_only for f in self.factors)
-        while True:
-            if only_atoms:  # P = |M|: the probe is the samples themselves
-                self.extend(block_end)
-                probe_t, probe_logp, step = self.t, self.log_m.real, self.h
-            else:
-                have = len(self._probe_t)
-                if have * self._probe_h < block_end:  # extend the cached probe (its step: the first h)
-                    self._probe_h = self._probe_h or self.h
-                    t = np.arange(have, int(block_end / self._probe_h) + 2) * self._probe_h
-                    self._probe_t = np.concatenate([self._probe_t, t])
-                    self._probe_logp = np.concatenate([self._probe_logp, self._log_probe(t)])
-                probe_t, probe_logp, step = self._probe_t, self._probe_logp, self._probe_h
-            sel = (probe_t >= lo) & (probe_t <= block_end)
-            t, log_p = probe_t[sel], probe_logp[sel]
-            s = self.c + 1j * t
-            dens = one_minus_window(t, tau, self.taper) * np.exp(log_p - self.c * eps - np.log(np.abs(s * (s + 1.0))))
-            block = float(np.sum(dens)) * step / math.pi
-            total += block
-            if block <= tol / 8 or len(probe_t) > max_points:
-                last = float(np.max(log_p)) if len(t) else -math.inf
-                return total + math.exp(last - self.c * eps) / (math.pi * block_end)
-            lo, block_end = block_end, 2.0 * block_end
+    def reach_cap(self):
+        """The reach beyond which a window does not grow: 512 recurrence periods (∞ without)."""
+        return _PERIODS * self.period if self.period > 0 else math.inf
