@@ -54,7 +54,7 @@ _WORK = 3e7            # quadrature-node (or atom) × sample evaluations for one
 _PASSES = 8
 _GROW = 1.5      # the window's reach grows by this factor per round
 _HEADROOM = 1e-3  # the first pass aims at rtol × the Chernoff bound × this
-_CERT_RTOL = 1e-4  # a certified window error may be this large relative to δ
+_CERT_RTOL = 1e-5  # a certified window error may be this large relative to δ
 _CERT_SAMPLES = 2 ** 17
 
 
@@ -148,8 +148,8 @@ class Direction:
         """(I, error, certified) of the line integral (module docstring). The window's reach
         grows until its estimated error is below tol or rtol × the answer so far
         (offset + I) and, where every M is exact and the envelope decays, on (within a
-        smaller budget) until the t-domain bound is below that too. Where the bound ends
-        below the goal or 1e-4 × the answer it is the error and the answer is certified."""
+        smaller budget) until the t-domain bound is below the goal or 1e-5 × the answer;
+        where it ends so, the bound is the error and the answer is certified."""
         c = line.c
         certify = self.exact and line.decays()
         tau = max(self.tau, line.first_reach())  # grows by half until the window error is small
@@ -168,7 +168,7 @@ class Direction:
                 line.halve()
                 continue
             grown = (_GROW - 1.0) * tau / line.h
-            pursue = certify and bound > 0.5 * goal and len(line.t) + grown <= _CERT_SAMPLES
+            pursue = certify and bound > 0.5 * bound_goal and len(line.t) + grown <= _CERT_SAMPLES
             if (est <= 0.5 * goal and not pursue) or len(line.t) + grown > _MAX_SAMPLES or \
                     line.work + line.cost(_GROW * tau) * grown > _WORK or tau > line.reach_cap():
                 break

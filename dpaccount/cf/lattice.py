@@ -14,6 +14,9 @@ multiples of Y = n·g: the aliasing bound of ``cf/contour.py`` with the sharp
 window (K = 1) and the atoms' M_A(b) bounds it rigorously; n doubles until that
 bound is below the tolerance. Float rounding is bounded per point from the
 atoms' error bound (``basic.log_error_atoms``) and the closed form's exponents.
+Atoms count as on the lattice within 1e-11 (relative); their distance d from it
+adds Z_A (π/g + 1 + |c|) d, a bound to first order in d (d is ~1e-16 for the
+randomized response and Laplace).
 """
 import math
 
@@ -44,6 +47,19 @@ def common_lattice(terms):
     if any(abs(other / g - round(other / g)) > 1e-11 for other in steps):
         return None
     return offset, g
+
+
+def snap_error(terms, lat):
+    """d = Σ_j k_j max_i |ℓ_i − (o_j + n_i g)|: how far the composed atoms may lie from the
+    lattice O + gℤ they are inverted on (0 without a lattice)."""
+    if lat is False or lat is None or lat[1] == 0.0:
+        return 0.0
+    g, total = lat[1], 0.0
+    for p, k in terms:
+        loss = atoms(p)[0]
+        o = lattice(p)[0]
+        total += k * float(np.max(np.abs(loss - o - np.round((loss - o) / g) * g)))
+    return total
 
 
 def _log_atoms_and_error(terms, s):
@@ -101,5 +117,9 @@ def lattice_part(terms, eps, c, tol, lat):
         rounding = float(np.mean(err)) + U * math.log2(n) * float(np.mean(np.abs(value)))
         alias = math.exp(min(log_alias(mgf, c, eps, n * g, 0.0, sharp=True), 700.0))
         if alias <= 0.25 * tol or 2 * n > _MAX_POINTS:
-            return total, alias + rounding
+            # atoms off the lattice by d: the period's sums are orthogonal only to first order in
+            # d (the phase t·d ≤ πd/g, the tilt e^{cd}, f 1-Lipschitz): Z_A (π/g + 1 + |c|) d
+            d = snap_error(terms, lat)
+            snap = math.exp(min(mgf(c) - c * eps, 700.0)) * (math.pi / g + 1.0 + abs(c)) * d
+            return total, alias + rounding + snap
         n *= 2
