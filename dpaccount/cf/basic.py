@@ -53,6 +53,12 @@ def clogsumexp(z, axis=-1):
         return np.log(np.sum(np.exp(z - m), axis=axis)) + np.squeeze(m, axis=axis)
 
 
+def log_sub(a, b):
+    """log(e^a − e^b) elementwise for a ≥ b (−inf where equal)."""
+    with np.errstate(divide="ignore"):
+        return a + np.log(-np.expm1(np.minimum(b - a, 0.0)))
+
+
 def base_atoms(pair):
     """(ℓ_i, P-mass, Q-mass) of the finite atoms of a basic pair."""
     if isinstance(pair, (GaussianPair, LogisticPair)):
@@ -155,7 +161,8 @@ def log_error_atoms(loss, log_mass, s):
         for c in np.unique(s.real):
             idx = s.real == c
             re = log_mass + c * loss
-            first = np.logaddexp.reduce(re + np.log(len(loss) + 8.0 + 2.0 * (np.max(re) - re) + abs(c) * np.exp(log_abs)))
+            per = len(loss) + 8.0 + 2.0 * (np.max(re) - re) + abs(c) * np.exp(log_abs)
+            first = np.logaddexp.reduce(re + np.log(per))
             second = np.logaddexp.reduce(re + log_abs) + np.log(np.abs(s.imag[idx]))
             out[idx] = np.log(2 * U) + np.logaddexp(first, second)
     return out

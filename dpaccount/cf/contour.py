@@ -29,17 +29,12 @@ import math
 
 import numpy as np
 
+from .basic import log_sub
 from .characteristic import log_mgf, log_mgf_atoms
 from .window import log_kernel_moment
 
 C_MAX = 500.0
 GRID = np.concatenate([np.geomspace(0.02, C_MAX, 64), -np.linspace(0.05, 0.95, 19)])
-
-
-def _log_sub(a, b):
-    """log(e^a − e^b) for a ≥ b (−inf if equal)."""
-    with np.errstate(divide="ignore"):
-        return a + np.log(-np.expm1(np.minimum(b - a, 0.0)))
 
 
 class RealMGF:
@@ -59,7 +54,7 @@ class RealMGF:
                 self._cache[b] = log_a
             else:
                 log_m = sum(k * float(log_mgf(p, s).real[0]) for p, k in self.terms)
-                self._cache[b] = log_m if self.part == "whole" else float(_log_sub(log_m, log_a))
+                self._cache[b] = log_m if self.part == "whole" else float(log_sub(log_m, log_a))
         return self._cache[b]
 
     def fill(self, bs):
@@ -70,7 +65,7 @@ class RealMGF:
         s = np.array(new, dtype=complex)
         log_a = sum(k * log_mgf_atoms(p, s).real for p, k in self.terms)
         log_m = sum(k * log_mgf(p, s).real for p, k in self.terms) if self.part != "atoms" else log_a
-        out = log_a if self.part == "atoms" else (log_m if self.part == "whole" else _log_sub(log_m, log_a))
+        out = log_a if self.part == "atoms" else (log_m if self.part == "whole" else log_sub(log_m, log_a))
         self._cache.update(zip(new, (float(x) for x in out)))
 
 

@@ -20,7 +20,7 @@ Re s = c ≠ 0, −1 < c,
 * atoms on a common lattice (randomized response, Laplace): exact over one
   period (``cf/lattice.py``), the rest R = M − A on the line;
 * the line integral with a smooth window (``cf/window.py``, ``cf/line.py``),
-  whose reach τ doubles until the window error is below the tolerance;
+  whose reach τ grows by half until the window error is below the tolerance;
 * the tolerance: rtol × δ. δ is not known in advance; the first pass takes the
   Chernoff bound min_c M(c)e^{−cε}/(1+c) ≥ δ − P(L=∞) for it, and where the
   answer comes out far below (Poisson subsampling with small q·T: 1e4 times
@@ -50,12 +50,12 @@ from .line import Line, times
 
 _RTOL = 1e-6
 _MAX_SAMPLES = 2 ** 20
-_WORK = 3e7            # quadrature-node (or atom) × sample evaluations for one line
-_PASSES = 8
-_GROW = 1.5      # the window's reach grows by this factor per round
-_HEADROOM = 1e-3  # the first pass aims at rtol × the Chernoff bound × this
-_CERT_RTOL = 1e-5  # a certified window error may be this large relative to δ
-_CERT_SAMPLES = 2 ** 17
+_WORK = 3e7             # quadrature-node (or atom) × sample evaluations for one line
+_PASSES = 8             # passes that tighten the tolerance towards rtol × δ
+_GROW = 1.5             # the window's reach grows by this factor per round
+_HEADROOM = 1e-3        # the first pass aims at rtol × the Chernoff bound × this
+_CERT_RTOL = 1e-5       # a certified window error may be this large relative to δ
+_CERT_SAMPLES = 2 ** 17  # samples the pursuit of that bound may take
 
 
 class Answer(NamedTuple):

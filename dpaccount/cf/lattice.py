@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .basic import U, log_error_atoms
+from .basic import U, log_error_atoms, log_sub
 from .characteristic import atoms, lattice, log_masses, log_mgf_atoms
 from .contour import RealMGF, log_alias
 
@@ -72,9 +72,7 @@ def _log_atoms_and_error(terms, s):
         exact_part = exact_part + k * la.real
         size = size + 2.0 * k * np.abs(la)
     # |ΠÃ − ΠA| ≤ Π(|A_j| + Δ_j)^k − Π|A_j|^k; plus the rounding of Σ k log A_j
-    with np.errstate(divide="ignore"):
-        prod = grown + np.log(-np.expm1(exact_part - grown))
-    return log_a, np.logaddexp(prod, exact_part + np.log(U * size))
+    return log_a, np.logaddexp(log_sub(grown, exact_part), exact_part + np.log(U * size))
 
 
 def lattice_part(terms, eps, c, tol, lat):

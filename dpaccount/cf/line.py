@@ -34,7 +34,7 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from .basic import U, clogsumexp, log_error_atoms
+from .basic import U, clogsumexp, log_error_atoms, log_sub
 from .characteristic import (log_atoms_of, log_decay, log_error_continuous, log_masses, log_mgf_continuous,
                              quadrature_size)
 from .window import one_minus_window, window
@@ -48,11 +48,6 @@ def times(k, z):
     multiplication would turn the imaginary part into NaN)."""
     return k * z.real + 1j * (k * np.where(np.isfinite(z.real), z.imag, 0.0))
 
-
-def _log_sub(a, b):
-    """log(e^a − e^b) elementwise for a ≥ b."""
-    with np.errstate(divide="ignore"):
-        return a + np.log(-np.expm1(np.minimum(b - a, 0.0)))
 
 
 class Factor:
@@ -91,11 +86,15 @@ class Factor:
         return np.minimum(self.log_c, decay)
 
     def cost(self, t_max):
+        """Work of one evaluation at |t| ≤ t_max: atoms and quadrature nodes."""
         return len(self.loss) + quadrature_size(self.pair, self.c, t_max)
 
 
 def log_envelope(factors, t, part):
-    """log B(t) ≥ |M_ν(c+it')| for |t'| ≥ t (``cf/contour.py``), vectorised over t > 0."""
+    """log B(t) ≥ |M_ν(c+it')| for |t'| ≥ t, vectorised over t > 0: each factor by
+    min(M_j(c), A_j(c) + Ĉ_j(t))^{k_j} (atoms by their sup, the continuous part by
+    ``Factor.log_cont_bound``); the remainder by Π(A_j(c) + Ĉ_j(t))^{k_j} − Π A_j(c)^{k_j}
+    (every term of R has a continuous factor). Rigorous where every κ_j is."""
     t = np.asarray(t, dtype=float)
     total_m, total_r, total_a = 0.0, 0.0, 0.0
     for f in factors:
@@ -103,7 +102,7 @@ def log_envelope(factors, t, part):
         total_m = total_m + f.count * np.minimum(f.log_m, split)
         total_r = total_r + f.count * split
         total_a = total_a + f.count * f.log_a
-    return _log_sub(total_r, total_a) if part == "remainder" else total_m
+    return log_sub(total_r, total_a) if part == "remainder" else total_m
 
 
 class Line:
@@ -134,7 +133,7 @@ class Line:
         grown = sum(k * np.logaddexp(lm.real, err) for k, lm, (_, _, err) in zip(counts, one, parts))
         exact = sum(lm.real for lm in logm)
         size = 8.0 + 2.0 * sum(np.abs(lm) for lm in logm)
-        err = np.logaddexp(_log_sub(grown, exact), exact + np.log(U * size))
+        err = np.logaddexp(log_sub(grown, exact), exact + np.log(U * size))
         if self.part == "whole":
             self.work += len(t) * self.cost(float(np.max(t, initial=0.0)))
             return sum(logm), err
@@ -155,7 +154,7 @@ class Line:
         exact_a = sum(la.real for la in loga)
         total = sum(k * np.logaddexp(la.real, lc.real) if lc is not None else k * la.real
                     for k, (la, lc, _) in zip(counts, parts))
-        err = np.logaddexp.reduce([err, _log_sub(grown_a, exact_a),
+        err = np.logaddexp.reduce([err, log_sub(grown_a, exact_a),
                                    total + np.log(U * (size + 2.0 * sum(np.abs(la) for la in loga)) * len(pieces))])
         self.work += len(t) * self.cost(float(np.max(t, initial=0.0)))
         return clogsumexp(np.stack(pieces), axis=0), err
@@ -175,13 +174,11 @@ class Line:
         """Halve the step: add the midpoints of the samples so far."""
         mids = self.t[:-1] + 0.5 * self.h
         log_m, err = self._compose(mids)
-        n = len(self.t)
         order = np.argsort(np.concatenate([self.t, mids]), kind="stable")
         self.t = np.concatenate([self.t, mids])[order]
         self.log_m = np.concatenate([self.log_m, log_m])[order]
         self.log_err = np.concatenate([self.log_err, err])[order]
         self.h *= 0.5
-        assert len(self.t) == 2 * n - 1
 
     def log_z(self, eps):
         """log Z = log M_ν(c) − cε: the mass of the tilted measure ν."""

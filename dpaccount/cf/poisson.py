@@ -22,8 +22,9 @@ expm1(a + ib) = expm1(a) − 2e^a sin²(b/2) + 2i e^a sin(b/2)cos(b/2): with
 θ = tφ/2, two real matrix products per line Re s = c. Quadrature: composite
 32-point Gauss–Legendre panels in the base variable, each short enough that
 the phase tφ changes by at most 24 radians across it (error of each panel
-~12⁶⁴/64! ≈ 1e-20 of its mass) and at most 1 unit wide (a Gaussian base); the Gaussian base is cut 10 standard units
-beyond the tilted peak (dropped mass < e^{−50}). This is an *estimate*: the
+~12⁶⁴/64! ≈ 1e-20 of its mass) and at most one unit wide (a Gaussian base); the
+Gaussian base is cut 10 standard units beyond the tilted peak (dropped mass
+< e^{−50}). This is an *estimate*: the
 error bound ``log_error_continuous`` charges η = 1e-14 of Σ v|expm1| for the
 rule (not proven) plus the rounding.
 

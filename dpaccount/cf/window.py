@@ -41,7 +41,6 @@ import math
 import numpy as np
 from scipy import special
 
-FLAT = 0.25       # W = 1 to 6.3e-16 on [0, FLAT·τ]
 _S_PER_TAU = 1.0 / 24.0
 _TAIL = 10.0      # t_m + 10 s = τ: W(τ) = ½erfc(10/√2) < 7.7e-24
 
@@ -49,12 +48,6 @@ _TAIL = 10.0      # t_m + 10 s = τ: W(τ) = ½erfc(10/√2) < 7.7e-24
 def _shape(tau, taper=None):
     s = tau * _S_PER_TAU if taper is None else min(taper, tau * _S_PER_TAU)
     return tau - _TAIL * s, s
-
-
-def flat_end(tau, taper=None):
-    """The end of the flat band, t_m − 8.2 s (W = 1 to 6.3e-16 below it)."""
-    t_m, s = _shape(tau, taper)
-    return t_m - 8.2 * s
 
 
 def window(t, tau, taper=None):
