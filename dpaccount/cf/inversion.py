@@ -35,6 +35,7 @@ t-domain bound. The error analysis is written out in docs/cf_error_analysis.md.
 """
 import functools
 import math
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -80,7 +81,8 @@ def composed_log_phi(terms, t):
 
 class Direction:
     """One direction's inversion; its line samples are kept across ε (a root search of
-    ε(δ) evaluates δ at a dozen ε for the price of about one)."""
+    ε(δ) evaluates δ at a dozen ε for the price of about one). Shared through the
+    cache ``direction``: its queries hold a lock."""
 
     def __init__(self, terms):
         self.terms = terms
@@ -96,6 +98,7 @@ class Direction:
         self.exact = all(exact(p) for p, _ in terms)
         self.line, self.tau = None, 0.0
         self._eta, self._works, self._guesses = {}, {}, {}
+        self._lock = threading.RLock()
 
     def _log_eta(self, c):
         """log Σ_j k_j |ΔM_j(c)|/M_j(c): the relative evaluation error at t = 0."""
@@ -130,7 +133,8 @@ class Direction:
             return 1.0
         if eps > self.top + 1e-9 * (1.0 + abs(self.top)):
             return self.p_inf
-        return min(1.0, self.p_inf + math.exp(self._log_guess(eps)[0]))
+        with self._lock:
+            return min(1.0, self.p_inf + math.exp(self._log_guess(eps)[0]))
 
     def _line_for(self, eps, log_tol):
         c, y = self._plan(eps, log_tol)
@@ -157,9 +161,13 @@ class Direction:
             line.extend(tau)
             value, rounding = line.sums(eps, tau)
             goal = max(tol, 0.5 * rtol * abs(offset + value))
-            # the last change of V and half the one before (a single change may cancel by chance)
+            # the last change of V, trusted once it is below the one before; where |M| recurs
+            # (atoms on no lattice: returns enter the window one by one) the larger of the two
             before = line.sums(eps, tau / _GROW)[0]
-            est = max(abs(value - before), 0.5 * abs(before - line.sums(eps, tau / _GROW ** 2)[0]))
+            est, previous = abs(value - before), abs(before - line.sums(eps, tau / _GROW ** 2)[0])
+            converging = est <= previous
+            if line.period > 0:
+                est = max(est, previous)
             bound = line.window_bound(eps, tau) if certify else math.inf
             bound_goal = max(goal, _CERT_RTOL * abs(offset + value))
             alias = math.exp(min(log_alias(self.mgf, c, eps, 2 * math.pi / line.h, tau, line.taper), 700.0))
@@ -169,7 +177,7 @@ class Direction:
                 continue
             grown = (_GROW - 1.0) * tau / line.h
             pursue = certify and bound > 0.5 * bound_goal and len(line.t) + grown <= _CERT_SAMPLES
-            if (est <= 0.5 * goal and not pursue) or len(line.t) + grown > _MAX_SAMPLES or \
+            if (est <= 0.5 * goal and converging and not pursue) or len(line.t) + grown > _MAX_SAMPLES or \
                     line.work + line.cost(_GROW * tau) * grown > _WORK or tau > line.reach_cap():
                 break
             tau *= _GROW
@@ -179,6 +187,10 @@ class Direction:
 
     def delta(self, eps, rtol=_RTOL):
         """δ(ε) of this direction with its error (an ``Answer``)."""
+        with self._lock:
+            return self._delta(eps, rtol)
+
+    def _delta(self, eps, rtol):
         if self.log_fin == -math.inf:
             return Answer(1.0, 0.0, True)
         if eps > self.top + 1e-9 * (1.0 + abs(self.top)):  # no finite loss above ε
@@ -220,6 +232,10 @@ class Direction:
         Where the Chernoff bound is at most ``delta``/2 the root lies to the right and the
         bound stands in for δ (no inversion); the bracket starts at the ε where the bound
         meets ``delta`` and halves down from there."""
+        with self._lock:
+            return self._epsilon(delta, side, rtol)
+
+    def _epsilon(self, delta, side, rtol):
         if self.p_inf >= delta:
             return math.inf, True
         seen = {}  # ε → (f, certified), remembered: the samples may grow between calls, the

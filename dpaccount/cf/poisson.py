@@ -80,10 +80,11 @@ def poisson_loss_sup(pair):
 
 def _setup(pair, c):
     """(lo, hi, hx, log density, loss, slope, φ, remove) of the continuous part on the
-    line Re s = c, or None. The weights e^{(1+c)g(L)} dQ (remove) grow like e^{|c|L}
-    for large L; e^{−c g(−L)} dP (add) stays below (1 − q)^{−c} for c ≥ 0."""
+    line Re s = c, or None. The weights e^{(1+c)g(L)} dQ (remove) grow like e^{cL} dP
+    for large L (a Gaussian base: peak at x = cμ); e^{−c g(−L)} dP (add) stays below
+    (1 − q)^{−c} for c ≥ 0."""
     q, remove = pair.q, isinstance(pair, PoissonRemovePair)
-    spec = base_continuous_spec(pair.base, 1.0 + abs(c) if remove else max(-c, 0.0))
+    spec = base_continuous_spec(pair.base, abs(c) if remove else max(-c, 0.0))
     if spec is None:
         return None
     lo, hi, hx, logp, loss, slope = spec
