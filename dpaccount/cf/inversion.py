@@ -97,7 +97,7 @@ class Direction:
         self.chernoff = self.mgf if self.mgf.part == "whole" else RealMGF(terms, "whole")
         self.exact = all(exact(p) for p, _ in terms)
         self.line, self.tau = None, 0.0
-        self._eta, self._works, self._guesses = {}, {}, {}
+        self._eta, self._works, self._guesses, self._answers = {}, {}, {}, {}
         self._lock = threading.RLock()
 
     def _log_eta(self, c):
@@ -154,31 +154,29 @@ class Direction:
         (offset + I) and, where every M is exact and the envelope decays, on (within a
         smaller budget) until the t-domain bound is below the goal or 1e-5 × the answer;
         where it ends so, the bound is the error and the answer is certified."""
-        c = line.c
+        c, spent = line.c, line.work  # the work budget is per query: the samples are kept
         certify = self.exact and line.decays()
         tau = max(self.tau, line.first_reach())  # grows by half until the window error is small
         while True:
             line.extend(tau)
             value, rounding = line.sums(eps, tau)
             goal = max(tol, 0.5 * rtol * abs(offset + value))
-            # the last change of V, trusted once it is below the one before; where |M| recurs
-            # (atoms on no lattice: returns enter the window one by one) the larger of the two
+            # the last change of V and 1/8 of the one before (a change may cancel by chance);
+            # where |M| recurs (atoms on no lattice: returns enter one by one) the larger of the two
             before = line.sums(eps, tau / _GROW)[0]
-            est, previous = abs(value - before), abs(before - line.sums(eps, tau / _GROW ** 2)[0])
-            converging = est <= previous
-            if line.period > 0:
-                est = max(est, previous)
+            last, previous = abs(value - before), abs(before - line.sums(eps, tau / _GROW ** 2)[0])
+            est = max(last, previous if line.period > 0 else previous / 8)
             bound = line.window_bound(eps, tau) if certify else math.inf
             bound_goal = max(goal, _CERT_RTOL * abs(offset + value))
             alias = math.exp(min(log_alias(self.mgf, c, eps, 2 * math.pi / line.h, tau, line.taper), 700.0))
-            room = 2 * len(line.t) < _MAX_SAMPLES and line.work + line.cost(tau) * len(line.t) < _WORK
+            room = 2 * len(line.t) < _MAX_SAMPLES and line.work - spent + line.cost(tau) * len(line.t) < _WORK
             if alias > 0.25 * tol and room:
                 line.halve()
                 continue
             grown = (_GROW - 1.0) * tau / line.h
             pursue = certify and bound > 0.5 * bound_goal and len(line.t) + grown <= _CERT_SAMPLES
-            if (est <= 0.5 * goal and converging and not pursue) or len(line.t) + grown > _MAX_SAMPLES or \
-                    line.work + line.cost(_GROW * tau) * grown > _WORK or tau > line.reach_cap():
+            if (est <= 0.5 * goal and not pursue) or len(line.t) + grown > _MAX_SAMPLES or \
+                    line.work - spent + line.cost(_GROW * tau) * grown > _WORK or tau > line.reach_cap():
                 break
             tau *= _GROW
         self.tau = tau
@@ -186,9 +184,14 @@ class Direction:
         return value, 1.01 * alias + rounding + (bound if certified else est), certified
 
     def delta(self, eps, rtol=_RTOL):
-        """δ(ε) of this direction with its error (an ``Answer``)."""
+        """δ(ε) of this direction with its error (an ``Answer``); remembered, so that asking
+        again gives the same answer (the samples, and so the error, may have grown since)."""
         with self._lock:
-            return self._delta(eps, rtol)
+            if (eps, rtol) not in self._answers:
+                if len(self._answers) > 4096:
+                    self._answers.clear()
+                self._answers[eps, rtol] = self._delta(eps, rtol)
+            return self._answers[eps, rtol]
 
     def _delta(self, eps, rtol):
         if self.log_fin == -math.inf:
