@@ -7,389 +7,320 @@ branch of log M_j valid) and P(L = +∞) = 1 − Π_j (1 − p_inf_j)^{k_j}.
 
 Inversion (Zhu, Dong & Wang, AISTATS 2022, Lévy's formula; here in the
 Laplace-transform form of the hockey-stick function). With
-f(x) = (1 − e^{ε−x})_+, δ(ε) = P(L = ∞) + E_P[f(L); L finite], and for c > 0
-
-    f(x) = (1/2πi) ∫_{c−i∞}^{c+i∞} e^{s(x−ε)} / (s(s+1)) ds,
-
-because ∫ f(x) e^{−sx} dx = e^{−sε}/(s(s+1)). Moving the line to
-−1 < c < 0 crosses the pole at s = 0 (residue 1) and gives f − 1 instead, so
+f(x) = (1 − e^{ε−x})_+, δ(ε) = P(L = ∞) + E_P[f(L); L finite], and on any line
+Re s = c ≠ 0, −1 < c,
 
     δ(ε) = P(L=∞) + I(c)   (c > 0),        δ(ε) = 1 + I(c)   (−1 < c < 0),
-    I(c) = (1/π) Re ∫_0^∞ M(c+it) e^{−(c+it)ε} / ((c+it)(c+1+it)) dt.
+    I(c) = (1/π) Re ∫_0^∞ M(c+it) e^{−(c+it)ε} / ((c+it)(c+1+it)) dt
 
-The kernel decays like 1/t², so I converges absolutely. c is the saddle point
-of log M(c) − cε − log|c(1+c)| (the logarithm of the integrand's bound at
-t = 0, a Chernoff bound of δ), on the side of 0 where ε lies relative to
-E[L]: the integrand then barely oscillates and has the size of δ itself.
+(moving the line across the pole at s = 0 adds its residue 1). Four pieces:
 
-*Atoms.* Where every pair has atoms (randomized response, discrete pairs,
-Laplace), the purely atomic part A = Π A_j^{k_j} of M does not decay in t.
-When its atoms lie on a lattice gℤ its contribution is an integral over one
-period (exact; trapezoid rule converges geometrically):
+* the line Re s = c and the trapezoid step h (``cf/contour.py``: the c that
+  needs the fewest nodes for a rigorous aliasing bound, not the saddle point);
+* atoms on a common lattice (randomized response, Laplace): exact over one
+  period (``cf/lattice.py``), the rest R = M − A on the line;
+* the line integral with a smooth window (``cf/window.py``, ``cf/line.py``),
+  whose reach τ grows by half until the window error is below the tolerance;
+* the tolerance: rtol × δ. δ is not known in advance; the first pass takes the
+  Chernoff bound min_c M(c)e^{−cε}/(1+c) ≥ δ − P(L=∞) for it, and where the
+  answer comes out far below (Poisson subsampling with small q·T: 1e4 times
+  below) the pass is repeated with rtol × the answer.
 
-    I_A = (g/2π) ∫_{−π/g}^{π/g} A(c+it) K(c+it) dt,  K(s) = Σ_{y ∈ gℤ} f_c(y) e^{−sy},
-
-with f_c = f (c > 0) or f − 1 (c < 0), geometric series summed in closed
-form. The rest R = M − A (telescoped pair by pair, so it is computed without
-cancellation) goes through the line integral; for Laplace terms
-|C(c+it)| ≤ κ/|t| bounds its tail by Σ_j k_j κ_j Π_i M_i(c)^{k_i} / M_j(c) ·
-e^{−cε}/(2πT²), which fixes the truncation T.
-
-*Truncation where some factor does not decay* (issue 20). When A = 0 (some
-pair has no atoms) or the atoms lie on no common lattice, the whole M goes
-through the line integral, and |M(c+it)| is bounded for |t| ≥ T by
-B(T) = Π_j min(M_j(c), A_j(c) + Ĉ_j(T))^{k_j} (``_log_modulus_bound``): the
-atomic factors by their sup A_j(c), the continuous ones by the rigorous κ_j/t
-of ``characteristic.log_decay`` (exact for a Gaussian), or a probe of that
-one factor where smaller. Then the tail is ≤ B(T)e^{−cε}/(π(K+1)T).
-
-The estimate this replaces probed the product |F| at 16 points of [T, 2T]
-and assumed it decays beyond. With a Poisson-subsampled Gaussian (whose
-φ decays only like κ/t: its loss piles up at log(1 − q)) composed with
-many lattice atoms (200 Poisson-sampled randomized responses), |F| is
-tiny between the atoms' peaks at multiples of 2π/g and ~κ/t³ on them; the
-probe fell between the peaks, took T ≈ 8/σ, and dropped every peak: δ
-came out 0.6 % low with an error estimate of 1e-14 (ε(1e-6) = 12.1013
-against 12.10934 exact, an interval 1e-12 wide). The atoms are now never
-sampled for decay, only bounded by A_j(c). The price: such a direction's
-T is set by the work budget, the estimate is ~1 % of δ, and ε(δ) takes
-~20 s.
-
-*Error estimate, not a certificate.* The trapezoid rule on [0, T] is
-refined by halving until two resolutions agree to the tolerance; the
-estimate is their difference plus the truncation bound (rigorous where it
-uses κ, an estimate where a factor was probed) plus the aliasing difference
-of the lattice part, float rounding, and the quadrature inside M for
-subsampled pairs, trusted to 1e-14 of M_j(c) per factor (integrated against
-the kernel: ≤ 1e-14·Σk_j·M(c)e^{−cε}·π/(2√(|c|(1+c)))/π). So ``δ + err``
-is an *estimated* upper bound, not a rigorous one, and err > 0 always.
+The error returned is the sum of the aliasing bound, the window error (the
+rigorous t-domain bound where it is small enough, else the estimate), the
+bound on float and evaluation error of M, the lattice part's bounds and the
+rounding of P(L = ∞). ``certified`` is True when every term is a rigorous bound:
+every pair's M is a closed form or finite sum and the window error is the
+t-domain bound. The error analysis is written out in docs/cf_error_analysis.md.
 """
+import functools
 import math
+import threading
+from typing import NamedTuple
 
 import numpy as np
 from scipy import optimize
 
 from .. import validation as v
 from ..errors import RepresentationUnavailable
-from .characteristic import (atoms, clogsumexp, lattice, log_continuous_bound, log_decay, log_mgf,
-                             log_mgf_atoms, log_mgf_continuous, loss_sup, quadrature_size)
+from .basic import U
+from .characteristic import atoms, exact, log_mgf, log_mgf_continuous, log_mgf_error, loss_sup, quadrature_size
+from .contour import C_MAX, GRID, RealMGF, log_alias, plan
+from .lattice import common_lattice, lattice_part
+from .line import Line, times
 
-_U = np.finfo(float).eps
-_MAX_POINTS = 2 ** 22
-_WORK = 2e7  # quadrature-node × t-point evaluations allowed for one line integral
-_C_MAX = 500.0
+_RTOL = 1e-6
+_MAX_SAMPLES = 2 ** 20
+_WORK = 3e7             # quadrature-node (or atom) × sample evaluations for one line
+_PASSES = 8             # passes that tighten the tolerance towards rtol × δ
+_GROW = 1.5             # the window's reach grows by this factor per round
+_HEADROOM = 1e-3        # the first pass aims at rtol × the Chernoff bound × this
+_CERT_RTOL = 1e-5       # a certified window error may be this large relative to δ
+_CERT_SAMPLES = 2 ** 17  # samples the pursuit of that bound may take
 
 
-def composed_log_phi(terms, t):
-    """log φ(t) = Σ_j k_j log φ_j(t) of one direction (a tuple of (pair, count),
-    as in ``PairComposition``): compositions add log φ."""
-    return composed_log_mgf(terms, 1j * np.asarray(t, dtype=float))
+class Answer(NamedTuple):
+    """δ(ε) of one direction: the value, its error (bound or estimate), and whether
+    the error is a rigorous bound."""
 
-
-def _times(k, z):
-    """k·z for a count k and complex z, keeping −inf + 0j (k·z as complex
-    multiplication would turn the imaginary part into NaN)."""
-    return k * z.real + 1j * (k * np.where(np.isfinite(z.real), z.imag, 0.0))
+    delta: float
+    error: float
+    certified: bool
 
 
 def composed_log_mgf(terms, s):
     """Σ_j k_j log M_j(s) for a tuple of (pair, count)."""
     s = np.asarray(s, dtype=complex)
-    return sum((_times(k, log_mgf(p, s)) for p, k in terms), np.zeros(s.shape, dtype=complex))
+    return sum((times(k, log_mgf(p, s)) for p, k in terms), np.zeros(s.shape, dtype=complex))
 
 
-def _p_inf(terms):
-    """log P(L finite) = Σ k log(1 − p_inf) (−inf if some p_inf ≥ 1)."""
-    return sum(k * math.log1p(-p.p_inf) if p.p_inf < 1 else -math.inf for p, k in terms)
+def composed_log_phi(terms, t):
+    """log φ(t) = Σ_j k_j log φ_j(t) of one direction: compositions add log φ."""
+    return composed_log_mgf(terms, 1j * np.asarray(t, dtype=float))
 
 
-def _real_log_mgf(terms, c):
-    return float(composed_log_mgf(terms, np.array([c])).real[0])
+class Direction:
+    """One direction's inversion; its line samples are kept across ε (a root search of
+    ε(δ) evaluates δ at a dozen ε for the price of about one). Shared through the
+    cache ``direction``: its queries hold a lock."""
+
+    def __init__(self, terms):
+        self.terms = terms
+        self.log_fin = sum(k * math.log1p(-p.p_inf) if p.p_inf < 1 else -math.inf for p, k in terms)
+        self.p_inf = max(-math.expm1(self.log_fin), 0.0)
+        self.top = sum(k * loss_sup(p) for p, k in terms)
+        self.lat = common_lattice(terms)
+        self.part = "remainder" if self.lat not in (None, False) else "whole"
+        zero = np.zeros(1, dtype=complex)
+        self.has_line = self.part == "whole" or any(log_mgf_continuous(p, zero) is not None for p, _ in terms)
+        self.mgf = RealMGF(terms, self.part if self.has_line else "atoms")
+        self.chernoff = self.mgf if self.mgf.part == "whole" else RealMGF(terms, "whole")
+        self.exact = all(exact(p) for p, _ in terms)
+        self.line, self.tau = None, 0.0
+        self._eta, self._works, self._guesses, self._answers = {}, {}, {}, {}
+        self._lock = threading.RLock()
+
+    def _log_eta(self, c):
+        """log Σ_j k_j |ΔM_j(c)|/M_j(c): the relative evaluation error at t = 0."""
+        if c not in self._eta:
+            s = np.array([c + 0j])
+            self._eta[c] = float(np.logaddexp.reduce(
+                [math.log(k) + float(log_mgf_error(p, s)[0]) - float(log_mgf(p, s).real[0]) for p, k in self.terms]))
+        return self._eta[c]
+
+    def _log_guess(self, eps):
+        """log of the Chernoff bound min_c M(c)e^{−cε}/(1+c) ≥ δ − P(L=∞), and its c."""
+        if eps not in self._guesses:
+            grid = GRID[GRID > 0]
+            self.chernoff.fill(grid)
+            vals = np.array([self.chernoff(c) for c in grid]) - grid * eps - np.log1p(grid)
+            self._guesses[eps] = (float(np.min(vals)), float(grid[np.argmin(vals)]))
+        return self._guesses[eps]
+
+    def _plan(self, eps, log_tol):
+        return plan(self.mgf, eps, log_tol, self._log_eta, self._work, allow_negative=eps < self._mean())
+
+    def _work(self, c):
+        """Work of one sample on the line Re s = c at |t| ≈ 256 (atoms and quadrature nodes)."""
+        if c not in self._works:
+            self._works[c] = 1 + sum(len(atoms(p)[0]) + quadrature_size(p, c, 256.0) for p, _ in self.terms)
+        return self._works[c]
+
+    def chernoff_bound(self, eps):
+        """P(L=∞) + min_c M(c)e^{−cε}/(1+c): an upper bound on δ(ε) from M on the real
+        axis alone (no inversion; rigorous where M is); P(L=∞) above the largest loss."""
+        if self.log_fin == -math.inf:
+            return 1.0
+        if eps > self.top + 1e-9 * (1.0 + abs(self.top)):
+            return self.p_inf
+        with self._lock:
+            return min(1.0, self.p_inf + math.exp(self._log_guess(eps)[0]))
+
+    def _line_for(self, eps, log_tol):
+        c, y = self._plan(eps, log_tol)
+        line = self.line  # kept for a nearby line no more than twice too coarse (one halving)
+        if line is None or c * line.c <= 0 or not 0.5 <= c / line.c <= 2.0 or line.h > 4 * math.pi / y:
+            line, self.tau = Line(self.terms, c, 2 * math.pi / y, self.part), 0.0
+        self.line = line
+        return line
+
+    def _mean(self):
+        eta = 1e-6
+        return (self.chernoff(eta) - self.chernoff(-eta)) / (2 * eta)
+
+    def _line_part(self, line, eps, tol, rtol, offset):
+        """(I, error, certified) of the line integral (module docstring). The window's reach
+        grows until its estimated error is below tol or rtol × the answer so far
+        (offset + I) and, where every M is exact and the envelope decays, on (within a
+        smaller budget) until the t-domain bound is below the goal or 1e-5 × the answer;
+        where it ends so, the bound is the error and the answer is certified."""
+        c, spent = line.c, line.work  # the work budget is per query: the samples are kept
+        certify = self.exact and line.decays()
+        tau = max(self.tau, line.first_reach())  # grows by half until the window error is small
+        while True:
+            line.extend(tau)
+            value, rounding = line.sums(eps, tau)
+            goal = max(tol, 0.5 * rtol * abs(offset + value))
+            # the last change of V and 1/8 of the one before (a change may cancel by chance);
+            # where |M| recurs (atoms on no lattice: returns enter one by one) the larger of the two
+            before = line.sums(eps, tau / _GROW)[0]
+            last, previous = abs(value - before), abs(before - line.sums(eps, tau / _GROW ** 2)[0])
+            est = max(last, previous if line.period > 0 else previous / 8)
+            bound = line.window_bound(eps, tau) if certify else math.inf
+            bound_goal = max(goal, _CERT_RTOL * abs(offset + value))
+            alias = math.exp(min(log_alias(self.mgf, c, eps, 2 * math.pi / line.h, tau, line.taper), 700.0))
+            room = 2 * len(line.t) < _MAX_SAMPLES and line.work - spent + line.cost(tau) * len(line.t) < _WORK
+            if alias > 0.25 * tol and room:
+                line.halve()
+                continue
+            grown = (_GROW - 1.0) * tau / line.h
+            pursue = certify and bound > 0.5 * bound_goal and len(line.t) + grown <= _CERT_SAMPLES
+            if (est <= 0.5 * goal and not pursue) or len(line.t) + grown > _MAX_SAMPLES or \
+                    line.work - spent + line.cost(_GROW * tau) * grown > _WORK or tau > line.reach_cap():
+                break
+            tau *= _GROW
+        self.tau = tau
+        certified = bound <= bound_goal
+        return value, 1.01 * alias + rounding + (bound if certified else est), certified
+
+    def delta(self, eps, rtol=_RTOL):
+        """δ(ε) of this direction with its error (an ``Answer``); remembered, so that asking
+        again gives the same answer (the samples, and so the error, may have grown since)."""
+        with self._lock:
+            if (eps, rtol) not in self._answers:
+                if len(self._answers) > 4096:
+                    self._answers.clear()
+                self._answers[eps, rtol] = self._delta(eps, rtol)
+            return self._answers[eps, rtol]
+
+    def _delta(self, eps, rtol):
+        if self.log_fin == -math.inf:
+            return Answer(1.0, 0.0, True)
+        if eps > self.top + 1e-9 * (1.0 + abs(self.top)):  # no finite loss above ε
+            return Answer(self.p_inf, 4 * U * self.p_inf, True)
+        log_guess, c_guess = self._log_guess(eps)
+        if c_guess > 0.99 * C_MAX and any(quadrature_size(p, c_guess, 1.0) for p, _ in self.terms):
+            # the saddle point pins at the cap with a part needing quadrature: δ far below what
+            # the line integral resolves (Poisson q ≈ 1e-130 took minutes and tens of GB): refuse
+            raise RepresentationUnavailable(f"method='cf' cannot resolve δ at eps={eps!r}: its saddle point "
+                                            f"reaches the cap c = {C_MAX}; use method='pld' or 'analytic'")
+        tol = _HEADROOM * rtol * math.exp(log_guess) + 1e-300
+        for _ in range(_PASSES):
+            ans = self._once(eps, tol, rtol)
+            if ans.delta > 2 * ans.error:
+                if ans.error <= 2 * rtol * ans.delta or tol <= rtol * ans.delta:
+                    return ans
+                tol = max(0.5 * rtol * ans.delta, 1e-300)
+            elif tol <= 1e-290:
+                return ans
+            else:
+                tol = max(tol * 1e-3, 1e-300)
+        return ans
+
+    def _once(self, eps, tol, rtol):
+        line = self._line_for(eps, math.log(tol)) if self.has_line else None
+        c = line.c if line else self._plan(eps, math.log(tol))[0]
+        i_a, e_a = lattice_part(self.terms, eps, c, tol, self.lat)
+        base = self.p_inf if c > 0 else 1.0
+        i_r, e_r, certified = self._line_part(line, eps, tol, rtol, base + i_a) if line else (0.0, 0.0, True)
+        delta = base + i_a + i_r
+        err = e_a + e_r + 8 * U * (abs(base) * (1.0 + sum(k for _, k in self.terms)) + abs(delta))
+        return Answer(min(max(delta, 0.0), 1.0), err, certified and self.exact)
+
+    def epsilon(self, delta, side=1.0, rtol=_RTOL):
+        """The ε ≥ 0 where δ(ε) + side·err(ε) = ``delta`` (side = 1: the pessimistic root,
+        −1 the optimistic one), by Brent's method on the logarithm; ∞ when
+        P(L = ∞) ≥ delta or no root lies below 1e6. Returns (ε, certified).
+
+        Where the Chernoff bound is at most ``delta``/2 the root lies to the right and the
+        bound stands in for δ (no inversion); the bracket starts at the ε where the bound
+        meets ``delta`` and halves down from there."""
+        with self._lock:
+            return self._epsilon(delta, side, rtol)
+
+    def _epsilon(self, delta, side, rtol):
+        if self.p_inf >= delta:
+            return math.inf, True
+        seen = {}  # ε → (f, certified), remembered: the samples may grow between calls, the
+        #            bracket's signs may not change
+
+        def f(e):
+            if e not in seen:
+                bound = self.chernoff_bound(e)
+                if bound <= 0.5 * delta:
+                    seen[e] = (math.log(max(bound, 1e-300)) - math.log(delta), self.exact)
+                else:
+                    ans = self.delta(e, rtol)
+                    seen[e] = (math.log(max(ans.delta + side * ans.error, 1e-300)) - math.log(delta), ans.certified)
+            return seen[e][0]
+
+        hi = self._chernoff_epsilon(delta)
+        while f(hi) > 0:
+            hi *= 2.0
+            if hi > 1e6:
+                return math.inf, False
+        lo = 0.5 * hi
+        while f(lo) <= 0:
+            hi, lo = lo, 0.5 * lo
+            if lo < 1e-9:
+                if f(0.0) <= 0:
+                    return 0.0, seen[0.0][1]
+                lo = 0.0
+                break
+        root = optimize.brentq(f, lo, hi, xtol=1e-12, rtol=1e-12)
+        # Brent's root lies within its tolerance on either side: step to the side of ``side``
+        # (f falls in ε: f(root) ≤ 0 on the pessimistic side, ≥ 0 on the optimistic one)
+        step = 4e-12 * (1.0 + root)
+        for _ in range(8):
+            if side * f(root) <= 0 or side == 0:
+                break
+            root = max(root + (step if side > 0 else -step), 0.0)
+        return root, seen[root][1]
+
+    def _chernoff_epsilon(self, delta):
+        """The ε > 0 where the Chernoff bound falls to ``delta`` (bisection on its log; 1 if
+        it is below already at ε = 1e-6, 1e6 if never)."""
+        lo, hi = 1e-6, 1.0
+        if self.chernoff_bound(lo) <= delta:
+            return 1.0
+        while self.chernoff_bound(hi) > delta:
+            lo, hi = hi, 2.0 * hi
+            if hi > 1e6:
+                return 1e6
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if self.chernoff_bound(mid) > delta else (lo, mid)
+        return hi
 
 
-def _saddle(terms, eps):
-    """(c, log bound): minimiser of log M(c) − cε − log|c(1+c)| on the side of 0
-    given by the sign of ε − E[L] (E[L] by a central difference)."""
-    eta = 1e-6
-    mean = (_real_log_mgf(terms, eta) - _real_log_mgf(terms, -eta)) / (2 * eta)
-    if eps >= mean:
-        to_c = lambda u: _C_MAX / (1.0 + math.exp(-u))               # (0, C_MAX)
-    else:
-        to_c = lambda u: -1.0 / (1.0 + math.exp(-u))                  # (−1, 0)
-    obj = lambda u: (_real_log_mgf(terms, to_c(u)) - to_c(u) * eps
-                     - math.log(abs(to_c(u) * (1.0 + to_c(u)))))
-    res = optimize.minimize_scalar(obj, bounds=(-30.0, 30.0), method="bounded",
-                                   options={"xatol": 1e-6})
-    return to_c(res.x), float(res.fun)
+@functools.lru_cache(maxsize=16)
+def direction(terms):
+    """The (cached) ``Direction`` of a tuple of (pair, count)."""
+    return Direction(terms)
 
 
-def _remainder_log(terms, s, whole=False):
-    """log R(s), R = Π M_j^{k_j} − Π A_j^{k_j} (R = M if ``whole``), telescoped:
-    R = Σ_j Π_{i<j} A_i^{k_i} · (M_j^{k_j} − A_j^{k_j}) · Π_{i>j} M_i^{k_i},
-    each bracket M^k·(−expm1(k·log1p(−C/M))) without cancellation."""
-    if whole:
-        return composed_log_mgf(terms, s)
-    parts = [(log_mgf_atoms(p, s), log_mgf_continuous(p, s)) for p, _ in terms]
-    one = [at if cont is None else clogsumexp(np.stack([at, cont]), axis=0) for at, cont in parts]
-    logm = [_times(k, lm) for (_, k), lm in zip(terms, one)]
-    loga = [_times(k, at) for (_, k), (at, _) in zip(terms, parts)]
-    if any(np.all(np.isneginf(a.real)) for a in loga):
-        return sum(logm)  # some pair has no atoms: A = 0
-    pieces = []
-    for j, ((p, k), (_, cont)) in enumerate(zip(terms, parts)):
-        if cont is None:
-            continue
-        ratio = np.exp(cont - one[j])  # C_j / M_j
-        z = k * np.log1p(-ratio)  # log (A_j/M_j)^k
-        # log(1 − e^z): as log(−expm1(z)) for Re z ≤ 0, as z + log(expm1(−z)) above (no overflow)
-        big = z.real > 0
-        with np.errstate(divide="ignore"):
-            bracket = logm[j] + np.where(big, z + np.log(np.expm1(-np.where(big, z, 0))),
-                                         np.log(-np.expm1(np.where(big, 0, z))))
-        pieces.append(sum(loga[:j]) + bracket + sum(logm[j + 1:]))
-    if not pieces:
-        return None
-    return clogsumexp(np.stack(pieces), axis=0)
+def _terms(terms):
+    return tuple((p, v.count("count", k)) for p, k in terms)
 
 
-def _trapezoid(fun, t_max, h, tol, max_points):
-    """(1/π) Re ∫_0^{t_max} fun(t) dt by the trapezoid rule, halving h until two
-    resolutions agree to ``tol`` (or ``max_points`` is reached); returns
-    (value, |difference of the last two|)."""
-    n = max(2, int(math.ceil(t_max / h)))
-    h = t_max / n
-    y = fun(np.linspace(0.0, t_max, n + 1)).real
-    total = h * (y.sum() - 0.5 * (y[0] + y[-1])) / math.pi
-    while True:
-        mids = (np.arange(n) + 0.5) * h
-        finer = 0.5 * total + 0.5 * h * fun(mids).real.sum() / math.pi
-        diff = abs(finer - total)
-        n, h, total = 2 * n, h / 2, finer
-        if diff <= tol or 2 * n > max_points:
-            return total, diff
-
-
-def _nodes(terms, c, t_max):
-    """Cost of one evaluation of M: quadrature nodes plus atoms."""
-    return max(1, sum(quadrature_size(p, c, t_max) + len(atoms(p)[0]) for p, _ in terms))
-
-
-def _line_part(terms, eps, c, tol, whole=False):
-    """(I_R, error estimate) of the line integral of the remainder R = M − A
-    (of all of M if ``whole``: atoms on no common lattice)."""
-    fun = lambda t: np.exp(_line_log(terms, c + 1j * np.asarray(t, dtype=float), eps, whole))
-    if np.isneginf(_line_log(terms, np.array([c + 0j]), eps, whole).real[0]):
-        return 0.0, 0.0
-    # the integrand is ≈ e^{−σ²t²/2} near 0: resolve σ, and the poles at s = 0, −1
-    curv = sum(k * _curvature(p, c) for p, k in terms)
-    width = 1.0 / math.sqrt(max(curv, 1e-12))
-    h0 = min(width, abs(c), 1.0 + c if c < 0 else math.inf) / 4.0
-    log_kappas = [log_decay(p, c) for p, _ in terms]
-    if not whole and all(len(atoms(p)[0]) for p, _ in terms) and any(lk is not None for lk in log_kappas):
-        # the atoms do not decay: |R(c+it)| ≤ Σ_j k_j κ_j/|t| Π_i M_i(c)^{k_i} / M_j(c)
-        log_mc = [_real_log_mgf(((p, 1),), c) for p, _ in terms]
-        total = sum(k * lm for (_, k), lm in zip(terms, log_mc))
-        bound = sum(k * math.exp(lk + total - lm - c * eps)
-                    for (_, k), lk, lm in zip(terms, log_kappas, log_mc) if lk is not None)
-        # Nyquist: the integrand's frequencies are the losses ℓ − ε, |ℓ| ≤ Σ k max|atom|, plus
-        # the kernel's exponential tails (e^{−36} beyond 36/min(c, 1+c)); halving checks it
-        freq = sum(k * float(np.max(np.abs(atoms(p)[0]))) for p, k in terms) + abs(eps)
-        h0 = min(h0, math.pi / (freq + 36.0 / min(abs(c), 1.0 + c)))
-        t_max = max(min(math.sqrt(bound / (math.pi * tol)), h0 * _MAX_POINTS / 4), 64 * h0)
-        tail = bound / (2 * math.pi * t_max ** 2)  # ∫_T^∞ bound/t³ dt / π
-    else:
-        # R = M (A = 0, or ``whole``): |M(c+it)| ≤ B(t) ≤ B(T)(T/t)^K for |t| ≥ T
-        # (``_log_modulus_bound``), so the tail is ≤ (1/π) ∫_T^∞ B(t) e^{−cε}/t² dt
-        # ≤ B(T) e^{−cε}/(π(K+1)T). T doubles until that is below a tenth of the tolerance or
-        # the work budget is spent, then goes to the budget's end
-        cost = lambda t: 8 * (t / h0) * _nodes(terms, c, t)
-
-        def tail_at(t):
-            log_b, power = _log_modulus_bound(terms, c, t)
-            return math.exp(log_b - c * eps) / (math.pi * (power + 1) * t)
-
-        t_max = 8.0 * width
-        while tail_at(t_max) > 0.1 * tol and cost(2 * t_max) <= _WORK:
-            t_max *= 2.0
-        if tail_at(t_max) > 0.1 * tol:  # the budget ends between T and 2T: go to its end
-            lo, hi = t_max, 2 * t_max
-            for _ in range(12):
-                mid = 0.5 * (lo + hi)
-                lo, hi = (mid, hi) if cost(mid) <= _WORK else (lo, mid)
-            t_max = lo
-        tail = tail_at(t_max)
-    max_points = min(_MAX_POINTS, _WORK / _nodes(terms, c, t_max))
-    value, diff = _trapezoid(fun, t_max, h0, 0.5 * tol, max_points)
-    return value, diff + tail
-
-
-def _log_modulus_bound(terms, c, t):
-    """(log B(t), K) with B(t) ≥ |M(c+it')| for |t'| ≥ t and B(t') ≤ B(t)(t/t')^K beyond.
-
-    B(t) = Π_j min(M_j(c), A_j(c) + Ĉ_j(t))^{k_j}: |M_j(c+it')| ≤ M_j(c) always, and
-    ≤ |A_j| + |C_j| with |A_j(c+it')| ≤ A_j(c): the atoms, which need not decay at all (their
-    peaks recur with the lattice's period), are bounded by their sup, never sampled. For the
-    continuous part Ĉ_j(t) is the smaller of the rigorous bound of
-    ``characteristic.log_continuous_bound`` (exact for a Gaussian, κ_j/t otherwise) and, where
-    it is not a Gaussian, the largest |C_j| at 16 points of [t, 2t] — an *estimate* of the sup
-    beyond t that assumes |C_j| does not grow again (a single smooth factor, unlike the
-    product with atoms that the estimate of issue 20 sampled, and missed the peaks of).
-    K = Σ k_j over the atomless factors whose bound is κ_j/t (that form persists beyond t)."""
-    total, power = 0.0, 0
-    probe = t * np.linspace(1.0, 2.0, 16)
-    for p, k in terms:
-        whole = _real_log_mgf(((p, 1),), c)
-        log_a = float(log_mgf_atoms(p, np.array([c + 0j])).real[0])
-        log_cont = rigorous = log_continuous_bound(p, c, t)
-        if rigorous > -math.inf and p.gaussian_mu is None:
-            log_cont = min(rigorous, float(np.max(log_mgf_continuous(p, c + 1j * probe).real)))
-        split = float(np.logaddexp(log_a, log_cont))
-        if split < whole and log_a == -math.inf and log_cont == rigorous and p.gaussian_mu is None:
-            power += k
-        total += k * min(whole, split)
-    return total, power
-
-
-def _curvature(pair, c, eta=1e-4):
-    """d²/dc² log M(c) by a central difference (the tilted variance of L)."""
-    f = lambda x: _real_log_mgf(((pair, 1),), x)
-    return max((f(c + eta) - 2 * f(c) + f(c - eta)) / eta ** 2, 0.0)
-
-
-def _line_log(terms, s, eps, whole=False):
-    rem = _remainder_log(terms, s, whole)
-    if rem is None:
-        return np.full(s.shape, -np.inf + 0j)
-    return rem - s * eps - np.log(s * (s + 1.0))  # the kernel e^{−sε}/(s(s+1))
-
-
-def common_lattice(terms):
-    """How the purely atomic part A = Π A_j^{k_j} is inverted: (O, g) when every
-    composed atom is O + n·g (exactly, over one period; g = 0.0: a single atom
-    at O), ``False`` when some pair has no atoms (A = 0), None when the atoms
-    lie on no common lattice (they stay in the line integral, whose
-    truncation error is then bounded by A(c)e^{−cε}/(πT))."""
-    if any(len(atoms(p)[0]) == 0 for p, _ in terms):
-        return False
-    lats = [lattice(p) for p, _ in terms]
-    if any(lat is None for lat in lats):
-        return None
-    offset = sum(k * o for (_, k), (o, _) in zip(terms, lats))
-    steps = [g for _, g in lats if g > 0]
-    if not steps:
-        return offset, 0.0
-    g = min(steps)
-    if any(abs(other / g - round(other / g)) > 1e-11 for other in steps):
-        return None
-    return offset, g
-
-
-def _lattice_part(terms, eps, c, tol, lat):
-    """(I_A, aliasing estimate) of the purely atomic part on its lattice O + gℤ
-    (shifted to gℤ: atoms y − O, threshold ε − O)."""
-    if lat is False or lat is None:
-        return 0.0, 0.0
-    offset, g = lat
-    eps = eps - offset
-    if g == 0.0:  # a single atom at O with mass A(0): f_c(O) times the mass
-        mass = math.exp(sum(k * float(log_mgf_atoms(p, np.array([0j])).real[0]) for p, k in terms))
-        if c > 0:
-            return mass * max(-math.expm1(eps), 0.0), 0.0
-        return -mass * min(1.0, math.exp(eps)), 0.0
-    m = math.floor(eps / g) + 1  # first lattice point above ε (ε < y_m)
-    y_m, y_below = m * g, (m - 1) * g
-
-    def fun(t):
-        s = c + 1j * t
-        log_a = sum(_times(k, log_mgf_atoms(p, s)) for p, k in terms) - s * offset
-        up = np.exp(log_a + eps - (1.0 + s) * y_m - np.log(-np.expm1(-(1.0 + s) * g)))
-        if c > 0:   # Σ_{y>ε} (1 − e^{ε−y}) e^{−sy}
-            return np.exp(log_a - s * y_m - np.log(-np.expm1(-s * g))) - up
-        # Σ_{y>ε} −e^{ε−y}e^{−sy} + Σ_{y≤ε} −e^{−sy}
-        return -up - np.exp(log_a - s * y_below - np.log(-np.expm1(s * g)))
-
-    n = 64
-    t = -math.pi / g + 2 * math.pi * np.arange(n) / (g * n)
-    total = float(np.mean(fun(t)).real)
-    while True:
-        mids = t + math.pi / (g * n)
-        finer = 0.5 * total + 0.5 * float(np.mean(fun(mids)).real)
-        diff = abs(finer - total)
-        t = np.sort(np.concatenate([t, mids]))
-        n, total = 2 * n, finer
-        if diff <= tol or n >= _MAX_POINTS:
-            return total, diff
-
-
-def cf_to_delta(terms, eps, rtol=1e-6):
-    """(δ(ε), error estimate) of one direction (a tuple of (pair, count)).
-
-    Numerical inversion of the characteristic function (see the module
-    docstring); the estimate is meant to cover |δ − exact| but is not a
-    rigorous bound."""
+def cf_to_delta(terms, eps, rtol=_RTOL):
+    """(δ(ε), error) of one direction (a tuple of (pair, count)); the error is a
+    rigorous bound where ``direction(terms).delta(eps).certified``, else an estimate."""
     eps = v.real("eps", eps)
     if not math.isfinite(eps):
         raise ValueError(f"eps must be finite, got {eps!r}")
-    terms = tuple((p, v.count("count", k)) for p, k in terms)
-    log_fin = _p_inf(terms)
-    if log_fin == -math.inf:
-        return 1.0, 0.0
-    p_inf = max(-math.expm1(log_fin), 0.0)
-    top = sum(k * loss_sup(p) for p, k in terms)
-    if eps > top + 1e-9 * (1.0 + abs(top)):  # no finite loss above ε (margin: the sum's rounding)
-        return p_inf, 0.0
-    c, log_bound = _saddle(terms, eps)
-    if c > 0.99 * _C_MAX and any(quadrature_size(p, c, 1.0) for p, _ in terms):
-        # pinned at the cap with a part needing quadrature: δ far below what the line integral
-        # resolves (Poisson q ≈ 1e-130 made it take minutes and tens of GB): refuse up front
-        raise RepresentationUnavailable(f"method='cf' cannot resolve δ at eps={eps!r}: its saddle point "
-                                        f"reaches the cap c = {_C_MAX}; use method='pld' or 'analytic'")
-    # δ's scale: the Chernoff bound M(c)e^{−cε}/(1+c) is e^{log_bound}·|c| (the kernel at
-    # t = 0 has the factor 1/(c(1+c)), which undersells δ by ~|c| for a large saddle)
-    log_scale = min(0.0, log_bound + math.log(max(abs(c), 1.0)))
-    tol = rtol * math.exp(log_scale) + 1e-300
-    lat = common_lattice(terms)
-    i_a, e_a = _lattice_part(terms, eps, c, tol, lat)
-    i_r, e_r = _line_part(terms, eps, c, tol, whole=lat is None)
-    base = p_inf if c > 0 else 1.0
-    delta = base + i_a + i_r
-    # float rounding: each summed term is e^z with |z| up to |log M(c)| + |cε| (so relative
-    # error ~ u|z|), the terms are of the size of the scale; plus the base's
-    log_mc = log_bound + c * eps + math.log(abs(c * (1.0 + c)))
-    err = e_a + e_r + 64 * _U * ((1.0 + abs(log_mc) + abs(c * eps)) * math.exp(log_scale) + base)
-    # the quadrature inside M (module docstring): M(c)e^{−cε} = e^{log_bound}|c(1+c)|
-    quad = sum(k for p, k in terms if quadrature_size(p, c, 0.0) > 0)
-    err += 1e-14 * quad * math.exp(log_bound) * math.sqrt(abs(c) * (1.0 + c)) / 2
-    return min(max(delta, 0.0), 1.0), err
+    ans = direction(_terms(terms)).delta(eps, rtol)
+    return ans.delta, ans.error
 
 
-def epsilon_root(terms, delta, side=1.0, rtol=1e-6):
-    """The ε ≥ 0 where δ(ε) + side·err(ε) = ``delta`` for the inverted δ and its
-    error estimate (side = 1: the pessimistic root, −1 the optimistic one),
-    by Brent's method on the logarithm; ∞ when P(L = ∞) ≥ delta or no root
-    lies below 1e6."""
+def epsilon_root(terms, delta, side=1.0, rtol=_RTOL):
+    """The ε where δ(ε) + side·err(ε) = ``delta`` (``Direction.epsilon``)."""
     delta = v.probability("delta", delta, lo_open=True, hi_open=True)
-    terms = tuple((p, v.count("count", k)) for p, k in terms)
-    if -math.expm1(_p_inf(terms)) >= delta:
-        return math.inf
-
-    def f(e):
-        d, err = cf_to_delta(terms, e, rtol)
-        return math.log(max(d + side * err, 1e-300)) - math.log(delta)
-
-    if f(0.0) <= 0:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while f(hi) > 0:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e6:
-            return math.inf
-    return optimize.brentq(f, lo, hi, xtol=1e-12, rtol=1e-12)
+    return direction(_terms(terms)).epsilon(delta, side, rtol)[0]
 
 
-def cf_to_epsilon(terms, delta, rtol=1e-6):
-    """(ε, error estimate) of one direction: ε is the root of the inverted
-    δ(ε) = ``delta``, the estimate the distance to the root of δ + err
-    (``epsilon_root``); like err_δ, an estimate, not a certificate."""
+def cf_to_epsilon(terms, delta, rtol=_RTOL):
+    """(ε, error) of one direction: ε is the root of the inverted δ(ε) = ``delta``,
+    the error the distance to the root of δ + err."""
     eps = epsilon_root(terms, delta, 0.0, rtol)
     return eps, (epsilon_root(terms, delta, 1.0, rtol) - eps if math.isfinite(eps) else 0.0)

@@ -204,22 +204,25 @@ def test_laplace_single_and_twofold_match_exact():
 
 
 def test_logistic_pair_matches_its_closed_form():
+    # certified: the window error is the t-domain bound, pursued to 1e-5 × δ (its κ/t decay
+    # makes a finer bound cost a far longer window; docs/cf_error_analysis.md §4.2)
     pair = LogisticPair(1.0)
     for eps in (0.0, 0.4, 0.9):
-        _check(((pair, 1),), eps, float(pair.delta(eps, upper=False)))
+        _check(((pair, 1),), eps, float(pair.delta(eps, upper=False)), rel=1e-5)
 
 
 def test_subsampled_gaussian_single_step_matches_mpmath():
     # one step: the loss piles up next to log(1−q) on ever finer scales (e^L → 0), so φ
-    # decays slowly and the estimate stops at the work budget: honest but wide (≤ 25 %;
-    # measured: value 1–1.5 % below the exact δ, the estimate 6–16 %)
+    # decays only like κ/t; the window keeps that pile-up's leakage at e^{−s²d²/2} (d its
+    # distance from the kink). Measured: value within 1e-6, the estimate 1e-4 at ε = 0.01
+    # (was 1–1.5 % and 6–16 % with a sharp cut-off)
     sigma, q = 1.0, 0.05
     base = GaussianPair(1.0 / sigma)
     for eps in (0.01, 0.1, 0.5):
         _check(((PoissonRemovePair(base, q), 1),), eps,
-               float(oracles.subsampled_gaussian_remove_delta(eps, sigma, q)), rel=0.25)
+               float(oracles.subsampled_gaussian_remove_delta(eps, sigma, q)), rel=1e-3)
         _check(((PoissonAddPair(base, q), 1),), eps,
-               float(oracles.subsampled_gaussian_add_delta(eps, sigma, q)), rel=0.25)
+               float(oracles.subsampled_gaussian_add_delta(eps, sigma, q)), rel=1e-3)
 
 
 def test_subsampled_gaussian_composition_lies_in_the_certified_bracket():
@@ -288,11 +291,4 @@ def test_reference_case_with_cf(case):
     lo, hi = case["truth"]
     slack = 1e-15 if case["query"] == "delta" else 0.0
     assert got >= lo * (1 - 1e-9) - slack                 # never under-reports
-    if "binomial" in case["id"]:
-        # binomial atoms lie on no lattice: the estimate's truncation term (rigorous, A(c)/(πT))
-        # is ~2% here, so hold the estimated interval to containing the truth instead
-        b = (mech.get_approxDP_bounds if case["query"] == "eps" else mech.get_approx_delta_bounds)(
-            case["value"], method="cf")
-        assert b.lower <= hi and b.upper >= lo and (b.upper - b.lower) <= 0.05 * hi
-        return
-    assert check.judge(case, got, 1e-3) == "ok"
+    assert check.judge(case, got, 1e-3) == "ok"           # the binomial's too (was 2 % loose)
