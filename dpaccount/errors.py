@@ -25,8 +25,10 @@ class GridTooLarge(DPAccountError, MemoryError):
 
 
 class ApproximationWarning(UserWarning):
-    """An explicitly approximate method (``method="clt"``) answered on the
-    unsafe side of the certified bound: it under-reports the privacy loss."""
+    """An answer that is not certified: an explicitly approximate method
+    (``method="clt"``) answered on the unsafe side of the certified bound (it
+    under-reports the privacy loss), or ``method="cf"`` gave an interval whose
+    error is estimated, not bounded (``Bounds.certified`` is False)."""
 
 
 class AccuracyWarning(UserWarning):

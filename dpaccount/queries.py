@@ -13,8 +13,10 @@ tightest method that applies, in this order:
 3. ``"rdp"``      — the RDP conversion (``converters/rdp_to_dp.py``), an upper bound.
 
 ``method="cf"`` (never the default, not in ``available_methods``) inverts the
-characteristic function (``cf/queries.py``): value + error *estimate*, not a
-certificate; its ``*_bounds`` are [value − err, value + err], not certified.
+characteristic function (``cf/queries.py``): value + its error, a bound where
+every pair's M is a closed form or a finite sum (then ``Bounds.certified``),
+an *estimate* otherwise (Poisson subsampling, atoms on no common lattice), said
+with an ``ApproximationWarning`` by its ``*_bounds``.
 ``method="clt"`` (never the default, not in ``available_methods``) is the
 central limit theorem of Bu, Dong, Long & Su (2020) for compositions of
 Poisson-subsampled Gaussians (``fdp.py``): an *approximation*; it warns
@@ -53,13 +55,16 @@ _ROUNDS = 5  # grid refinements a *_bounds query tries before AccuracyNotReached
 
 
 class Bounds(NamedTuple):
-    """A certified interval: the exact value lies in [lower, upper] (for
-    method="cf" an estimated interval, value ∓ its error estimate)."""
+    """An interval [lower, upper] around the exact value. ``certified`` says
+    whether the exact value provably lies in it: always for "analytic" and
+    "pld"; for "cf" where every error involved is a bound, else the interval
+    is value ∓ an error *estimate* (cf/queries.py)."""
 
     lower: object
     upper: object
     method: str
     step: object = None
+    certified: bool = True
 
 
 class QueryDispatch:
@@ -209,8 +214,9 @@ class QueryDispatch:
         if method in ("rdp", "clt"):
             raise RepresentationUnavailable(f"method={method!r} gives no certified interval; "
                                             f"use method='pld' or 'analytic'")
-        if method == "cf":  # an estimated interval, not a certified one (cf/queries.py)
-            return Bounds(*cf_bounds(self, values, scalar, query), method)
+        if method == "cf":  # certified where every error is a bound (cf/queries.py)
+            lower, upper, certified = cf_bounds(self, values, scalar, query)
+            return Bounds(lower, upper, method, certified=certified)
         ask = values if not scalar else float(values.ravel()[0])
         if method == "analytic":
             upper = getattr(self, query)(ask, method=method)

@@ -95,8 +95,9 @@ def cf_query(mech, values, query, side=1.0):
 
 
 def cf_bounds(mech, values, scalar, query):
-    """(lower, upper): δ ∓ err or the roots of δ ∓ err = δ₀; certified where every
-    error is a bound, else an estimate, said with an ``ApproximationWarning``."""
+    """(lower, upper, certified): δ ∓ err or the roots of δ ∓ err = δ₀; certified
+    where every error is a bound, else an estimate, said with an
+    ``ApproximationWarning``."""
     upper, cert_up = _query(mech, values, query, 1.0)
     lower, cert_lo = _query(mech, values, query, -1.0)
     lower = np.minimum(lower, upper)
@@ -105,4 +106,4 @@ def cf_bounds(mech, values, scalar, query):
         warnings.warn(f"method='cf': [{np.min(lower):.6g}, {np.max(upper):.6g}] is an estimated interval, not a "
                       f"certified one (Poisson subsampling or atoms on no lattice: cf/queries.py); use "
                       f"method='pld' for a certified interval", ApproximationWarning, stacklevel=3)
-    return pick(lower), pick(upper)
+    return pick(lower), pick(upper), bool(cert_up and cert_lo)

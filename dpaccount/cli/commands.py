@@ -30,7 +30,8 @@ def cmd_query(args, progress):
         if args.bounds:
             fn = m.get_approxDP_bounds if query == "epsilon" else m.get_approx_delta_bounds
             b = fn(x, method=args.method, accuracy=args.accuracy)
-            rows.append({given: x, wanted: b.upper, "lower": b.lower, "method": b.method})
+            rows.append({given: x, wanted: b.upper, "lower": b.lower, "method": b.method,
+                         "certified": b.certified})
         else:
             fn = m.get_approxDP if query == "epsilon" else m.get_approx_delta
             rows.append({given: x, wanted: fn(x, method=args.method, accuracy=args.accuracy), "method": method})
@@ -41,9 +42,9 @@ def cmd_query(args, progress):
         at = f"at {label[given]} = {r[given]:g}"
         if args.bounds:
             print(f"{wanted} in [{fmt(r['lower'], up=False)}, {fmt(r[wanted])}] {at}  "
-                  f"(certified interval, method {r['method']})")
+                  f"({'certified' if r['certified'] else 'estimated'} interval, method {r['method']})")
         else:
-            kind = "estimate, not certified" if r["method"] == "cf" else "upper bound"
+            kind = "cf value + its error; --bounds says if certified" if r["method"] == "cf" else "upper bound"
             print(f"{wanted} = {fmt(r[wanted])} {at}  ({kind}, method {r['method']})")
 
 

@@ -78,12 +78,12 @@ def test_quadrature_and_atoms_on_no_lattice_are_estimates_and_say_so():
     for m in (sampled, binomial):
         assert not direction(m.pairs.remove).delta(1.0).certified
         with pytest.warns(dpa.ApproximationWarning, match="estimated interval"):
-            m.get_approx_delta_bounds(1.0, method="cf")
+            assert not m.get_approx_delta_bounds(1.0, method="cf").certified
     with warnings.catch_warnings():
         warnings.simplefilter("error", dpa.ApproximationWarning)  # certified: no warning
         b = dpa.Composition()([dpa.GaussianMechanism(2.0), dpa.RandomizedResponse(0.6)], [4, 9]) \
             .get_approxDP_bounds(1e-6, method="cf")
-    assert b.lower <= b.upper <= b.lower * (1 + 1e-9)
+    assert b.certified and b.lower <= b.upper <= b.lower * (1 + 1e-9)
 
 
 def test_chernoff_bound_is_above_the_exact_delta():
