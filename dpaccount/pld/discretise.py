@@ -118,7 +118,7 @@ def _atoms_to_grid(pair, step, lo, hi, pessimistic):
     return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(p_inf), pessimistic=pessimistic)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=8192)
 def loss_range(pair, tail):
     """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail.
 
@@ -136,16 +136,19 @@ def loss_range(pair, tail):
         a, b = pair.masses(x)
         return np.cumsum(a)[:-1], np.cumsum(a[::-1])[::-1][1:], np.cumsum(b[::-1])[::-1][1:]
 
+    first = tails(xs)  # the scan is shared by the three crossings
+
     def crossing(which, test):
         """(last x failing, first x passing) a test that turns true as x grows."""
-        points = xs
+        points, values = xs, first
         for _ in range(2):
-            ok = test(tails(points)[which])
+            ok = test(values[which])
             i = int(np.argmax(ok)) if ok.any() else len(points) - 1
             if i == 0:
                 return float(points[0]), float(points[0])
             points = np.linspace(points[i - 1], points[i], 128)
-        ok = test(tails(points)[which])
+            values = tails(points)
+        ok = test(values[which])
         i = int(np.argmax(ok)) if ok.any() else len(points) - 1
         return float(points[max(i - 1, 0)]), float(points[i])
 
@@ -163,7 +166,7 @@ def loss_range(pair, tail):
     return min(lo, hi), hi
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=8192)
 def loss_moments(pair, lo, hi, points=1025):
     """Mean and variance of the finite loss under P, from a grid on [lo, hi]."""
     edges = np.linspace(lo, hi, points)

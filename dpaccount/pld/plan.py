@@ -26,9 +26,12 @@ tier in ``_POINTS`` points), halved ``level`` times; a pair on a lattice g
 keeps its atoms on the grid (h = g/m, ``accountant.snap_to_lattice``).
 ε(δ) queries use one level per mechanism, the finest any δ whose Chernoff
 tail lies in [1e-30, 1e-2] needs (so ε(δ) stays one non-increasing curve);
-δ(ε) queries take the ε(δ) level where it suffices and one finer level
-elsewhere: the finest any of them needs, at most ``DELTA_LEVELS`` finer (the
-proxy grows without bound where ε nears the top of a bounded support).
+δ(ε) queries take the ε(δ) level where it suffices and the finer level
+their ε needs elsewhere (non-decreasing in ε), at most ``DELTA_LEVELS``
+finer (the proxy grows without bound where ε nears the top of a bounded
+support). Beyond the planned tails the tilt tables see the edges of the
+single-step windows rather than the loss (λ(ε) shoots up): the proxy takes λ
+where the Chernoff tail is 1e-30 there, as measured errors level off.
 The plan only trades tightness for time: every level's answers are
 certified upper bounds.
 """
@@ -88,7 +91,8 @@ class Plan(NamedTuple):
 
     def delta_levels(self, eps, accuracy):
         """The level δ(ε) queries need at each ε of a sorted lattice (non-decreasing):
-        only directions whose Chernoff tail at ε is within 10× of the larger count."""
+        only directions whose Chernoff tail at ε is within 10× of the larger count.
+        A query is answered at every level from ``eps_level`` up to its own."""
         looks = [(t.at_eps(eps)[1], delta_ratio(t, eps), t.rounded) for t in self.tilts]
         top = np.max([tail for tail, _, _ in looks], axis=0)
         need = np.full(np.shape(eps), np.inf)
@@ -96,9 +100,8 @@ class Plan(NamedTuple):
             if rounded:
                 step = np.sqrt(8 * SHARE * accuracy / (ratio * rounded))
                 need = np.where(tail >= top - math.log(10.0), np.minimum(need, step), need)
-        level = np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), self.eps_level,
-                        self.eps_level + DELTA_LEVELS)
-        return np.where(level > self.eps_level, level.max(initial=0), level)  # two levels at most
+        return np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), self.eps_level,
+                       self.eps_level + DELTA_LEVELS)
 
 
 def delta_ratio(tilts, eps):
@@ -106,6 +109,10 @@ def delta_ratio(tilts, eps):
     by the saddle point: p ≈ P(L > ε)·max(λ, 0.8/σ_λ) (an exponential tail
     of rate λ; near the mean, a normal density over P(L > ε) ≈ 1/2, σ_λ² =
     K''(λ)) and δ ≈ P(L > ε)/(λ + 1) (Q(L > ε) ≈ e^{−ε}P(L > ε)·λ/(λ + 1))."""
+    # beyond the planned tails the tables see the single-step windows' edges, not the
+    # loss: λ and σ_λ are taken at most where the Chernoff tail reaches 1e-30
+    edge = tilts.at_tail(_TAILS[0])[0]
+    eps = np.minimum(eps, edge)
     lam, _ = tilts.at_eps(eps)
     sd = np.sqrt(np.maximum(np.interp(eps, tilts.mean, tilts.var), 1e-300))
     return (lam + 1.0) * np.maximum(lam, 0.8 / sd)

@@ -10,9 +10,11 @@ built once and shared by every query that asks for that step.
 * ε(δ) queries use one step per mechanism (``Plan.eps_level``), so that
   ε(δ) is one non-increasing curve.
 * A δ(ε) query takes the ε(δ) level L where its tilt λ(ε) says that
-  suffices (small ε), else one finer level F, the same for all of them
-  (``Plan.delta_levels``); there its answer is min(δ_L, δ_F). With each
-  level non-increasing in ε, so is δ(ε): the set of levels only grows with ε.
+  suffices (small ε), else the level ℓ(ε) > L it needs (``Plan.delta_levels``,
+  non-decreasing in ε, at most 2³× finer); its answer is the smallest of
+  δ_L … δ_ℓ(ε). With each level non-increasing in ε, so is δ(ε): the chain
+  of levels only grows with ε. (One finer level shared by every ε, sized for
+  the largest, made small ε pay for the finest grid.)
 
 An element of an array gets exactly the answer it gets alone (its levels
 depend on it alone), and every answer is certified whatever the plan: the
@@ -25,7 +27,7 @@ import numpy as np
 from ..errors import AccuracyWarning, GridTooLarge
 from .cache import GridCache
 from .plan import affordable, plan
-from .step_profile import TIERS, StepProfile
+from .step_profile import TIERS, StepProfile, leads
 
 _PLANS = GridCache(limit=4096, size_of=lambda _: 1)  # plans: small, counted not sized
 
@@ -99,12 +101,41 @@ class PrivacyProfile:
 
     # -- δ(ε) --------------------------------------------------------------
     def delta(self, eps):
-        """Certified upper bound on δ(ε), vectorised over ε ≥ 0."""
-        return self._by_level(eps, lambda p, x: p.delta(x), np.minimum, every=True)
+        """Certified upper bound on δ(ε), vectorised over ε ≥ 0: per direction the
+        smallest answer over the query's chain of levels (each a certified upper
+        bound of that direction), then the larger direction. The direction whose
+        rough answer is lower is refined only until it is below the other's."""
+        eps = np.asarray(eps, dtype=float)
+        flat = eps.ravel()
+        wanted = self._delta_levels(np.where(np.isfinite(flat), flat, 0.0))
+        levels = affordable(self.plan, wanted)
+        first = int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy))
+        leading = leads(self.at_level(first).rough_delta(flat))
+        out = np.zeros(flat.shape)
+        for d, mine, ceiling in (("remove", leading, None), ("add", ~leading, None),
+                                 ("remove", ~leading, out), ("add", leading, out)):
+            best = np.full(flat.shape, np.inf)
+            for level in range(first, int(levels.max(initial=first)) + 1):
+                sel = mine & (levels >= level) & (best > (-np.inf if ceiling is None else ceiling))
+                if not sel.any():
+                    continue
+                try:
+                    got = self.at_level(level).delta_of(d, flat[sel], None if ceiling is None else ceiling[sel])
+                except GridTooLarge:
+                    if level == first:
+                        raise
+                    levels = np.minimum(levels, level - 1)
+                    break
+                best[sel] = np.minimum(best[sel], got)
+            out[mine] = np.maximum(out[mine], best[mine])
+        if np.any(levels < wanted):
+            self._coarser(int(np.max(wanted - levels)))
+        out = out.reshape(eps.shape)
+        return float(out) if out.ndim == 0 else out
 
     def delta_lower(self, eps):
         """Certified lower bound on δ(ε) at this accuracy (at each query's own level)."""
-        return self._by_level(eps, lambda p, x: p.delta_lower(x), np.maximum, every=False)
+        return self._by_level(eps, lambda p, x: p.delta_lower(x))
 
     def _delta_levels(self, eps):
         """Each δ(ε) query's level: that of the first point ≥ ε of a lattice fixed
@@ -116,30 +147,15 @@ class PrivacyProfile:
         lattice, levels = self._delta_plan
         return levels[np.minimum(np.searchsorted(lattice, eps, side="left"), len(lattice) - 1)]
 
-    def _by_level(self, eps, ask, better, every):
-        """``ask`` at each query's planned level (``every``: at every level up to
-        it, keeping the ``better`` answer)."""
+    def _by_level(self, eps, ask):
+        """``ask`` at each query's planned level."""
         eps = np.asarray(eps, dtype=float)
         flat = eps.ravel()
-        finite = np.where(np.isfinite(flat), flat, 0.0)
-        wanted = self._delta_levels(finite)
-        levels = affordable(self.plan, wanted)
-        out = None
-        first = int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy))
-        for level in sorted(set(levels.tolist()) | {first}):
-            sel = levels >= level if every else levels == level
-            try:
-                got = np.asarray(ask(self.at_level(level), flat[sel]), dtype=float)
-            except GridTooLarge:
-                if level == first or not every:
-                    raise
-                levels = np.minimum(levels, level - 1)
-                break
-            if out is None:
-                out = np.zeros(flat.shape) if not every else np.full(flat.shape, np.inf)
-            out[sel] = better(out[sel], got) if every else got
-        if np.any(levels < wanted):
-            self._coarser(int(np.max(wanted - levels)))
+        levels = affordable(self.plan, self._delta_levels(np.where(np.isfinite(flat), flat, 0.0)))
+        out = np.zeros(flat.shape)
+        for level in np.unique(levels):
+            sel = levels == level
+            out[sel] = np.asarray(ask(self.at_level(int(level)), flat[sel]), dtype=float)
         out = out.reshape(eps.shape)
         return float(out) if out.ndim == 0 else out
 

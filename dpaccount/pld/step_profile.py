@@ -55,6 +55,11 @@ def tier_of(delta):
     return out
 
 
+def leads(rough):
+    """Where the remove direction's rough answer is the larger (it goes first)."""
+    return rough["remove"] >= rough["add"]
+
+
 def p_inf_of(pairs):
     """P(L = +∞) of a composition of (pair, count): 1 − Π (1 − p_inf)^k."""
     if any(p.p_inf >= 1 for p, _ in pairs):
@@ -173,7 +178,7 @@ class StepProfile:
         values = np.asarray(values, dtype=float)
         flat = values.ravel()
         rough = {d: rough(self.grid(d), flat) for d in DIRECTIONS}
-        first = rough["remove"] >= rough["add"]
+        first = leads(rough)
         out = np.zeros(flat.shape)
         for d, mine in (("remove", first), ("add", ~first)):
             if mine.any():
@@ -187,6 +192,15 @@ class StepProfile:
     def _excess(self, direction, grid):
         """Mass the grid counts at +∞ beyond the true P(L = ∞): its window's tails."""
         return max(grid.p_inf - self._true_inf[direction], 0.0)
+
+    def rough_delta(self, eps):
+        """{direction: δ(ε) of its base grid}: which direction sets the answer."""
+        return {d: self.grid(d).delta(eps) for d in DIRECTIONS}
+
+    def delta_of(self, direction, eps, ceiling=None):
+        """Certified upper bound on δ(ε) of one direction (an array of ε); with
+        ``ceiling`` (an array) refined only until it is at most the ceiling."""
+        return self._delta_one(direction, np.asarray(eps, dtype=float), True, ceiling)
 
     def _delta_one(self, direction, eps, pessimistic, ceiling=None):
         upper, tiers = self._delta_at(direction, eps, True, ceiling)
@@ -231,12 +245,14 @@ class StepProfile:
                 read(self.grid(direction, tail, pessimistic), at)
             else:
                 noisy[at] = True
-            if ceiling is not None and pessimistic:  # a first look on merged bands
+            if ceiling is not None and pessimistic and noisy[at].any():  # a first look on merged bands
                 idx = at[noisy[at]]
                 tilts = self._band_tilt(direction, eps[idx], coarse=3)
                 for j in np.unique(tilts):
                     read(self.grid(direction, tail, pessimistic, int(j)), idx[tilts == j])
             idx = at[noisy[at]]
+            if not len(idx):
+                continue
             tilts = self._band_tilt(direction, eps[idx])
             for j in np.unique(tilts):
                 read(self.grid(direction, tail, pessimistic, int(j)), idx[tilts == j])
