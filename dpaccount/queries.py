@@ -205,11 +205,10 @@ class QueryDispatch:
 
     def _bounds(self, values, scalar, method, accuracy, query):
         """Certified [lower, upper], the grid refined until the interval is at
-        most ``accuracy`` wide relative to ``upper``. Each round divides the
-        grid accuracy ρ by at least 4 (the step halves), more when the width is
-        far off: the width shrinks like the step, ∝ √ρ (the optimistic grid
-        floors losses, a first-order error that a δ query feels through the
-        slope of log δ(ε))."""
+        most ``accuracy`` wide relative to ``upper``: the upper bound of the
+        plain query, the lower bound from the optimistic grid at the same
+        step, then one step halving per round where still too wide
+        (``PrivacyProfile.epsilon_bounds`` / ``delta_bounds``)."""
         method = self._choose(method)
         if method in ("rdp", "clt"):
             raise RepresentationUnavailable(f"method={method!r} gives no certified interval; "
@@ -226,30 +225,15 @@ class QueryDispatch:
                 lower = self._analytic_delta(values.ravel(), upper=False)
             lower = np.minimum(np.asarray(lower, dtype=float).reshape(values.shape), upper)
             return Bounds(float(lower.ravel()[0]) if scalar else lower, upper, method)
-        level, best = accuracy, None
-        for _ in range(_ROUNDS):
-            try:
-                upper = np.ravel(getattr(self, query)(ask, method=method, accuracy=level))
-                profile = self.privacy_profile(level)
-                lows = (profile.epsilon_lower if query == "get_approxDP" else profile.delta_lower)(values.ravel())
-            except GridTooLarge as exc:
-                if best is None:
-                    raise
-                raise AccuracyNotReached(
-                    f"certified interval [{best[0].min():.6g}, {best[1].max():.6g}] is wider than the "
-                    f"accuracy {accuracy!r} asked for, and a finer grid is too large ({exc})") from exc
-            lower = np.minimum(np.array(lows), upper)
-            best = (lower, upper, profile.step)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                width = np.where(upper == lower, 0.0, np.where(upper > 0, (upper - lower) / upper, 0.0))
-            if np.all(width <= accuracy):
-                break
-            # ρ ∝ step² ∝ width²: aim at half the accuracy, at most 2^-8 per round
-            level *= float(np.clip((0.5 * accuracy / np.max(np.nan_to_num(width, nan=1.0))) ** 2, 2.0 ** -8, 0.25))
-        else:
-            raise AccuracyNotReached(f"certified interval [{best[0].min():.6g}, {best[1].max():.6g}] is "
-                                     f"still wider than the accuracy {accuracy!r} asked for")
-        lower, upper, step = best
+        profile = self.privacy_profile(accuracy)
+        fn = profile.epsilon_bounds if query == "get_approxDP" else profile.delta_bounds
+        lower, upper, step, met = fn(values, _ROUNDS)
+        if not np.all(met):
+            raise AccuracyNotReached(
+                f"certified interval [{np.min(lower):.6g}, {np.max(upper):.6g}] is still wider than the "
+                f"accuracy {accuracy!r} asked for at the finest grid tried (step {step:.3g}); the grid cap "
+                f"or the rounds ({_ROUNDS}) stop there")
+        lower, upper = np.ravel(lower), np.ravel(upper)
         shape = values.shape
         pick = (lambda a: float(a[0])) if scalar else (lambda a: a.reshape(shape))
         return Bounds(pick(lower), pick(upper), method, step)

@@ -39,6 +39,7 @@ telescoping sums (dropping mass only lowers δ, also after composition).
 import math
 
 import numpy as np
+from scipy import optimize
 
 from .grid import PLDGrid
 
@@ -64,10 +65,31 @@ class _Curve:
 
 
 def _lower_hull(curve):
-    """Indices of the lower convex hull: points above the segment joining
-    their neighbours are removed, pass after pass (a point never on the
-    hull stays off it)."""
-    keep = np.arange(len(curve.x))
+    """Indices of the lower convex hull, in O(n): the hull's slopes are the
+    isotonic (non-decreasing) regression of the segment slopes weighted by
+    their widths (the greatest convex minorant; pool-adjacent-violators,
+    ``scipy.optimize.isotonic_regression``), its vertices the ends of the
+    pools. That is a first guess only, up to the rounding of the pooled
+    means: points the guess dropped but that lie below its broken line are
+    put back, and points above the segment joining their neighbours are
+    removed, pass after pass, until neither happens (usually at once)."""
+    n = len(curve.x)
+    keep = np.arange(n)
+    if n > 2:
+        pools = optimize.isotonic_regression(curve.slopes(keep), weights=np.diff(curve.x)).blocks
+        keep = np.unique(np.append(pools, n - 1))
+    for _ in range(4):
+        keep = _convex(curve, keep)
+        below = _below(curve, keep)
+        if not below.any():
+            return keep
+        keep = np.union1d(keep, np.nonzero(below)[0])
+    return _convex(curve, np.arange(n))  # the guess does not settle: every pass from scratch
+
+
+def _convex(curve, keep):
+    """``keep`` less the points above the segment joining their neighbours,
+    pass after pass (a point never on the hull stays off it)."""
     while True:
         s = curve.slopes(keep)
         bad = np.nonzero(s[:-1] > s[1:])[0] + 1
@@ -75,6 +97,27 @@ def _lower_hull(curve):
             return keep
         bad = bad[np.append(True, np.diff(bad) > 1)]  # never two neighbours at once
         keep = np.delete(keep, bad)
+
+
+def _below(curve, keep):
+    """Which points not in ``keep`` lie below the broken line through it, each
+    compared in the form the slopes use on its segment (e where x ≤ 1, else g),
+    by more than the line's own rounding (and, where x ≤ 1, the ulp of the
+    slope e-slope − 1 that ``_convex`` compares) plus 1e-13 of the line: the
+    points are lowered by 1e-10 of themselves (``_MARGIN``), so a line that
+    much above one is still below the exact curve."""
+    x = curve.x
+    seg = np.clip(np.searchsorted(x[keep], x, side="right") - 1, 0, len(keep) - 2)
+    left, right = keep[seg], keep[seg + 1]
+    low = x[right] <= 1.0
+    value = np.where(low, curve.e, curve.g)
+    dx, width = x - x[left], x[right] - x[left]
+    slope = (value[right] - value[left]) / width
+    line = value[left] + slope * dx
+    slack = 4 * _U * (np.abs(value[left]) + np.abs(slope) * dx + np.where(low, dx, 0.0)) + 1e-13 * np.abs(line)
+    below = value < line - slack
+    below[keep] = False
+    return below
 
 
 def pair_to_lower_grid(pair, step, lo, hi):

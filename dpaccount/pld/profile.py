@@ -137,6 +137,64 @@ class PrivacyProfile:
         """Certified lower bound on δ(ε) at this accuracy (at each query's own level)."""
         return self._by_level(eps, lambda p, x: p.delta_lower(x))
 
+    # -- certified intervals -------------------------------------------------
+    def epsilon_bounds(self, delta, rounds):
+        """(lower, upper, step) of ε(δ), refined until upper − lower ≤ accuracy·upper."""
+        start = np.full(np.shape(delta), self._eps_level)
+        return self._refined(np.asarray(delta, dtype=float), start, self.epsilon(delta), "epsilon", rounds)
+
+    def delta_bounds(self, eps, rounds):
+        """(lower, upper, step) of δ(ε), refined until upper − lower ≤ accuracy·upper."""
+        eps = np.asarray(eps, dtype=float)
+        start = affordable(self.plan, self._delta_levels(np.where(np.isfinite(eps), eps, 0.0)))
+        return self._refined(eps, start, self.delta(eps), "delta", rounds)
+
+    @property
+    def _eps_level(self):
+        return int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy))
+
+    def _refined(self, values, level, upper, kind, rounds):
+        """Each query's lower bound at its level, then, where the interval is
+        wider than the accuracy, one level finer per round (the step halves:
+        the optimistic side's error shrinks at least that fast), the upper
+        bound refined too once the lower one barely moves. Every value kept is
+        certified, so the largest lower and smallest upper bound are."""
+        flat, level = values.ravel(), np.array(level, dtype=np.int64).ravel()
+        upper = np.array(upper, dtype=float).ravel()
+        lower = np.zeros(flat.shape)
+        is_open = np.ones(flat.shape, bool)
+        top = int(affordable(self.plan, np.int64(1 << 20)))
+        for r in range(rounds):
+            try:
+                self._refine_round(flat, level, is_open, lower, upper, kind, r)
+            except GridTooLarge:
+                if r == 0:
+                    raise
+                break  # the finer grid does not fit: the interval stays as it is
+            lower = np.minimum(lower, upper)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                width = np.where(upper == lower, 0.0, np.where(upper > 0, (upper - lower) / upper, 0.0))
+            is_open = width > self.accuracy
+            if not is_open.any() or np.all(level[is_open] >= top):
+                break
+            level = np.where(is_open, np.minimum(level + 1, top), level)
+        step = self.at_level(int(level.max(initial=self._eps_level))).step
+        return lower.reshape(values.shape), upper.reshape(values.shape), step, ~is_open.reshape(values.shape)
+
+    def _refine_round(self, flat, level, is_open, lower, upper, kind, r):
+        """One round of ``_refined`` (``lower``, ``upper`` updated in place)."""
+        moved = np.zeros(flat.shape)
+        for j in np.unique(level[is_open]):
+            sel = is_open & (level == j)
+            at = self.at_level(int(j))
+            low = np.asarray(getattr(at, kind + "_lower")(flat[sel]), dtype=float)
+            moved[sel] = np.maximum(low - lower[sel], 0.0)
+            lower[sel] = np.maximum(lower[sel], low)
+            if r:  # the lower bound has had a finer level: refine the upper where it barely moved
+                still = sel & (moved <= 0.25 * (upper - lower))
+                if still.any():
+                    upper[still] = np.minimum(upper[still], getattr(at, kind)(flat[still]))
+
     def _delta_levels(self, eps):
         """Each δ(ε) query's level: that of the first point ≥ ε of a lattice fixed
         per mechanism (the ε of its tilt tables), where the plan is non-decreasing."""
