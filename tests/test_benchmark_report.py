@@ -37,7 +37,7 @@ def _fake():
     intervals = {"t1": Interval(2.0, 2.002, 1.5),
                  "t2": Interval(None, None, 3.0, "AccuracyNotReached: no interval")}
     results = {"t1": {"dpaccount": M(2.001, 0.5, 3), "peer_a": M(1.99, 2.0, 3, estimate=1.98),
-                      "peer_b": M(2.1, 1.0, 3)},
+                      "peer_b": M(2.1, 0.25, 3)},
                "t2": {"dpaccount": M(None, 61.0, 1, note="stopped after 60 s", kind="limit"),
                       "peer_a": M(None, None, note="peer_a fails: ValueError: out of [-L, L]", kind="error"),
                       "peer_b": M(0.03, 4.0, 2)}}
@@ -59,7 +59,7 @@ def test_the_table_is_well_formed_and_flags_an_under_report():
     assert "under-reports" in below[3] and below[4] == "-0.5 %" and "estimate 1.98" in below[2]
     assert by[("t1", "peer_a")][6] == "4×"
     above = by[("t1", "peer_b")]
-    assert above[3] == "above" and above[4].startswith("+4.9")
+    assert above[3] == "above" and above[4].startswith("+4.9") and above[6] == "0.5×"
     # no interval, a stopped run, a failing peer: said in the cell and a footnote, never a blank
     assert by[("t2", "**certified interval** (dpaccount, pld)")][2].startswith("— [")
     assert by[("t2", "dpaccount")][5].startswith("> 61 [")
@@ -78,6 +78,8 @@ def test_the_document_states_the_settings_and_renders_in_the_docs():
     for tool in tools:
         assert f"- {tool.name}: {tool.setting}" in text
     assert "- [a] AccuracyNotReached: no interval" in text
+    assert "(under-reports): peer_a on `t1` (-0.5 %)." in text
+    assert "Faster than dpaccount's default query: peer_b on `t1` (0.5×)." in text
     docutils_core = pytest.importorskip("docutils.core")
     sys.path.insert(0, str(ROOT / "docs" / "_ext"))
     try:
