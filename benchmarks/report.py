@@ -2,7 +2,7 @@
 """The benchmark report: one markdown table of dpaccount and its peers on the
 standard tasks, written to ``benchmarks/report.md`` (embedded in the docs).
 
-    python benchmarks/report.py                     # every task and tool (~15 min)
+    python benchmarks/report.py                     # every task and tool (~8 min on 2 cores)
     python benchmarks/report.py --tasks dpsgd --tools dpaccount,dp_accounting --output /tmp/report.md
 
 Everything runs in one process. For each task (``peers.py``) dpaccount's
