@@ -1,6 +1,6 @@
 """The characteristic-function accountant (method="cf") beside the certified PLD.
 
-Tasks: those of ``bench_peers.py`` (dpsgd, hetero11, hetero200) and, local to
+Tasks: those of ``peers.py`` (dpsgd, hetero11, hetero200) and, local to
 this script, the cases of issue 19:
 
 * ``dpsgd-small`` — σ = 0.9, q = 1e-3, T = 1000, ε at δ = 1e-7 (cf said 0.7462; 0.3720);
@@ -26,14 +26,13 @@ import time
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_peers import TASKS, Task, _clear_dpaccount_caches, build_dpaccount, measure  # noqa: E402
+from peers import TASKS, Task, build_dpaccount, clear_dpaccount_caches, measure  # noqa: E402
 
-import dpaccount  # noqa: E402  (bench_peers put the working tree first on the path)
-from dpaccount.pld.cache import clear_cache  # noqa: E402
+import dpaccount  # noqa: E402  (peers put the working tree first on the path)
 
 
 class _Binomial:
-    """A task outside bench_peers' family (Poisson-subsampled Gaussians)."""
+    """A task outside peers.py's family (Poisson-subsampled Gaussians)."""
 
     name, descr, query, target = "binomial", "Binomial(n=1000, p=0.5) × 20", "delta", 1.1
 
@@ -54,10 +53,9 @@ DEFAULT = "dpsgd,hetero11,dpsgd-small,blog1e3,blog1e4,blog1e5,binomial"
 
 
 def _fresh():
-    """Clear dpaccount's caches: the lru_caches (bench_peers) and the pld grid cache, which
-    is not one (without this the pld times after the first run are cache hits)."""
-    _clear_dpaccount_caches()
-    clear_cache()
+    """Clear dpaccount's caches: the lru_caches and the pld grid cache (peers.py; without
+    this the pld times after the first run are cache hits)."""
+    clear_dpaccount_caches()
 
 
 def _query(task, method, bounds):

@@ -36,11 +36,11 @@ an ``error`` column instead of stopping the sweep.
 import csv
 import io
 import itertools
-import json
 import os
 import pickle
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 
+from . import jsontext
 from . import validation as v
 from .errors import DPAccountError
 from .mechanism import Mechanism
@@ -81,7 +81,8 @@ class SweepResult:
         return f"<SweepResult: {len(self.rows)} rows × {self.columns}>"
 
     def to_csv(self, path_or_file=None):
-        """CSV text (full precision; empty cells for no answer); written to
+        """CSV text (full precision; empty cells for no answer, ``inf`` for an
+        infinite ε); written to
         ``path_or_file`` when given, else returned."""
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=self.columns, lineterminator="\n")
@@ -90,8 +91,10 @@ class SweepResult:
         return _emit(buf.getvalue(), path_or_file)
 
     def to_json(self, path_or_file=None):
-        """``{"columns": [...], "rows": [...]}`` as JSON text; written or returned as ``to_csv``."""
-        text = json.dumps({"columns": self.columns, "rows": self.rows}, indent=2, allow_nan=False, default=str)
+        """``{"columns": [...], "rows": [...]}`` as JSON text; written or returned as
+        ``to_csv``. No answer is ``null``; an infinite ε (no finite ε at that δ) is the
+        string ``"inf"`` (NaN ``"nan"``), as in ``to_csv`` and the command line's ``--json``."""
+        text = jsontext.dumps({"columns": self.columns, "rows": self.rows})
         return _emit(text + "\n", path_or_file)
 
     def to_dataframe(self):

@@ -25,6 +25,12 @@ def laplace(b, steps=1):
     return Composition()([LaplaceMechanism(b)], [steps])
 
 
+def subsampled_binomial(steps):
+    """Binomial(16, 1/2) has mass p^16 at an infinite loss; sampled at q = 0.1 and
+    composed 20 times that mass (≈ 3e-5) exceeds δ = 1e-5: no finite ε there."""
+    return Composition()([PoissonSampling()(BinomialMechanism(n=16, p=0.5), 0.1)], [steps])
+
+
 def both_deltas(m, eps=(0.5, 1.0)):
     return {f"delta@{e}": m.get_approx_delta(e) for e in eps}
 
@@ -95,6 +101,26 @@ def test_csv_json_and_dataframe(tmp_path):
     else:
         frame = table.to_dataframe()
         assert list(frame.columns) == table.columns and list(frame["epsilon"]) == [r["epsilon"] for r in table]
+
+
+def test_an_infinite_epsilon_is_inf_in_json_and_csv(capsys):
+    table = sweep(subsampled_binomial, {"steps": [1, 20]}, ("epsilon", 1e-5), SerialExecutor())
+    finite, infinite = (r["epsilon"] for r in table.rows)
+    assert 0 < finite < float("inf") and infinite == float("inf")
+    doc = json.loads(table.to_json())  # allow_nan=False: an infinity would raise, not write Infinity
+    assert doc["columns"] == ["steps", "epsilon"]
+    assert doc["rows"] == [{"steps": 1, "epsilon": finite}, {"steps": 20, "epsilon": "inf"}]
+    assert "Infinity" not in table.to_json()
+    rows = list(csv.DictReader(io.StringIO(table.to_csv())))
+    assert [r["epsilon"] for r in rows] == [repr(finite), "inf"]  # the same text as the JSON
+    assert [float(r["epsilon"]) for r in rows] == [float(r["epsilon"]) for r in doc["rows"]] == [finite, infinite]
+    recorded = sweep(BinomialMechanism, {"n": [10], "p": [0.5]}, ("epsilon", 1e-5), SerialExecutor(),
+                     method="rdp", errors="record")  # no answer: null in JSON, an empty cell in CSV
+    assert json.loads(recorded.to_json())["rows"][0]["epsilon"] is None
+    assert next(csv.DictReader(io.StringIO(recorded.to_csv())))["epsilon"] == ""
+    assert main(["sweep", "--mechanism", "binomial", "--n", "16", "--p", "0.5", "--q", "0.1", "--grid", "steps=1,20",
+                 "--delta", "1e-5", "--format", "json", "--workers", "1"]) == 0  # was: exit 2, not JSON compliant
+    assert json.loads(capsys.readouterr().out)["rows"] == doc["rows"]
 
 
 def test_the_sweep_command(capsys):

@@ -5,11 +5,12 @@ A printed bound is still a bound: ``fmt`` rounds an upper bound up and a
 lower bound down. Results go to stdout; progress, warnings and errors to
 stderr, one line each (the bar is redrawn in place on a terminal).
 """
-import json
 import math
 import sys
 import textwrap
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
+from .. import jsontext
 
 
 class UsageError(ValueError):
@@ -42,18 +43,8 @@ def print_note(text, width=100):
 
 
 def print_json(obj):
-    print(json.dumps(_plain(obj), indent=2, allow_nan=False, default=str))
-
-
-def _plain(obj):
-    """JSON has no infinite numbers: an infinite ε (no finite ε at that δ) is the string "inf"."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {key: _plain(val) for key, val in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(val) for val in obj]
-    return obj
+    """``obj`` as JSON on stdout; an infinite ε is the string "inf" (``jsontext.py``)."""
+    print(jsontext.dumps(obj))
 
 
 def result_document(m, query, rows=None, **extra):
