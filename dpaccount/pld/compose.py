@@ -178,7 +178,8 @@ def _tilted(items, ja, jb, tail, tilt, pessimistic, base):
         raise GridTooLarge(f"the tilted privacy-loss window needs {n} grid points (cap {MAX_GRID})")
     values, err, factor = _fft(items, new_a, n, tilt)
     if pessimistic:
-        probs = np.maximum(values + err, 0.0)
+        values += err
+        probs = np.maximum(values, 0.0, out=values)  # in place: these windows are the largest
     else:
         outside = (tilted_tail if new_a > lo else 0.0) + (tilted_tail if new_b < hi else 0.0)
         probs = np.maximum(values - err - outside * factor, 0.0)
@@ -278,18 +279,22 @@ def _fft(items, ja, n, tilt=0.0):
                 z, active = z[~dead], active[~dead]
             with np.errstate(under="ignore"):
                 spec[active] *= z ** k    # binary powering: ~2·log2(k) roundings
+    # error of each product coefficient, then of the inverse transform:
+    # Σ_ω w_ω (coef_err + η|ŷ| + dead) / size, w = 2 but at 0 and (even size) Nyquist
+    terms = np.exp(np.minimum(log_bound, 0.0))
+    terms[spec != 0] = 0.0                                   # dead frequencies: their bound
+    terms += eta * np.abs(spec)
+    terms += total_k * (eta + 4 * _U) * np.exp(log_bound - log_max)
+    terms[1:nfreq - (size % 2 == 0)] *= 2.0
+    bin_err = float(terms.sum() / size)
+    del terms, log_bound, log_max, active
     out = sfft.irfft(spec, size, workers=-1)
-    # error of each product coefficient, then of the inverse transform
-    coef_err = total_k * (eta + 4 * _U) * np.exp(log_bound - log_max)
-    weights = np.full(nfreq, 2.0)
-    weights[0] = 1.0
-    if size % 2 == 0:
-        weights[-1] = 1.0
-    dead_err = np.where(spec == 0, np.exp(np.minimum(log_bound, 0.0)), 0.0)
-    bin_err = float((weights * (coef_err + eta * np.abs(spec) + dead_err)).sum() / size)
-    out = np.roll(out, -((ja - origin) % size))[:n]
+    del spec
+    start = (ja - origin) % size  # the window's first bin in the circular result
+    out = out[start:start + n] if start + n <= size else np.concatenate((out[start:], out[:start + n - size]))
     if not tilt:
         return out, bin_err
     # untilt: p_s = p̃_s · exp(Σ k log N_i − λ s); beyond e^700 the bin is useless anyway
     factor = np.exp(np.minimum(log_scale - tilt * (ja + np.arange(n)) * step, 700.0))
-    return out * factor, bin_err * factor, factor
+    out = out * factor
+    return out, bin_err * factor, factor
