@@ -155,11 +155,11 @@ def _tilted(items, ja, jb, tail, tilt, pessimistic, base):
     """The tilted transform on a window that also holds the tilted measure.
 
     Tilting moves mass up, so the window [ja, jb] of the untilted measure is
-    widened to the tilted measure's own Chernoff quantiles at 1e-10 (its
-    log-MGF is θ ↦ Σ k Λ(λ + θ) − Σ k Λ(λ)). Circular aliasing only adds
-    mass, so the upper bounds stand whatever the window; for lower bounds the
-    tilted mass outside the window (≤ 1e-10 on each side), untilted, is
-    subtracted from every bin. What wraps around lands at the window's
+    widened to the tilted measure's own Chernoff quantiles at 1e-10 (1e-20
+    for lower bounds; its log-MGF is θ ↦ Σ k Λ(λ + θ) − Σ k Λ(λ)). Circular
+    aliasing only adds mass, so the upper bounds stand whatever the window;
+    for lower bounds the tilted mass outside the window (≤ 1e-20 on each
+    side), untilted, is subtracted from every bin. What wraps around lands at the window's
     bottom, a window's width below the tilt centre: the bins a tilted grid is
     read at (its band, ``step_profile.py``) get the tilted mass beyond the
     centre plus that width, far below 1e-10 of theirs. (A 1e-20 quantile
@@ -167,7 +167,9 @@ def _tilted(items, ja, jb, tail, tilt, pessimistic, base):
     step = items[0][0].step
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
-    tilted_tail = max(tail, 1e-10)  # of the tilted measure: only the lower bounds pay for it
+    # of the tilted measure: upper bounds only lose accuracy far from the bands read; lower
+    # bounds subtract it (untilted) from every bin, so theirs stays at 1e-20
+    tilted_tail = max(tail, 1e-10 if pessimistic else 1e-20)
     mgf, log_t = _MGF(items), math.log(tilted_tail)
     centre = mgf(tilt)
     b = _minimise_over_lambda(lambda th: (mgf(tilt + th) - centre - log_t) / th)

@@ -16,6 +16,11 @@ built once and shared by every query that asks for that step.
   of levels only grows with ε. (One finer level shared by every ε, sized for
   the largest, made small ε pay for the finest grid.)
 
+* Certified intervals (``epsilon_bounds``, ``delta_bounds``): the upper
+  bound of the plain query and the lower bound of the optimistic grids at
+  the same level, then one level finer per round (the step halves) only
+  where the interval is still wider than the accuracy.
+
 An element of an array gets exactly the answer it gets alone (its levels
 depend on it alone), and every answer is certified whatever the plan: the
 plan chooses tightness, never soundness.
