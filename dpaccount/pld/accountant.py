@@ -138,19 +138,21 @@ def plan_joint_step(composition, rho, tail):
     return max(plan_step(_merge_gaussians(composition.direction(d)), rho, tail) for d in DIRECTIONS)
 
 
-def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt_at=None, base=None):
+def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt_at=None, base=None,
+                  hints=(None, None)):
     """The certified grid of one direction (a tuple of (pair, count)).
 
     With ``tilt_at`` (a loss level) the composition is also run exponentially
     tilted towards that level and combined with ``base`` (the untilted grid)
     bin by bin (``pld/compose.compose``): small δ near that level become
-    accurate to ~1e-15 of themselves instead of ~1e-15 of the peak."""
+    accurate to ~1e-15 of themselves instead of ~1e-15 of the peak. ``hints``:
+    the window's Chernoff λ on coarser grids (``compose.chernoff_lambdas``)."""
     pairs = _merge_gaussians(pairs)
     if step is None:
         step = plan_step(pairs, rho, tail)
     items = step_grids(pairs, step, tail, pessimistic)
     tilt = saddle_tilt(items, tilt_at) if tilt_at is not None else 0.0
-    return compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base)
+    return compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base, hints=hints)
 
 
 def step_grids(pairs, step, tail, pessimistic=True):

@@ -66,8 +66,8 @@ def apriori_plan(pairs, eps, eta, pilot_rho=0.1):
         lo, hi = loss_range(p, eta / total_k)
         items.append((pair_to_grid(p, pilot, math.floor(lo / pilot), math.ceil(hi / pilot)), k))
     mgf, log_eta = _MGF(items), math.log(eta)
-    hi = _quantile(mgf, log_eta, 1.0)
-    lo = -_quantile(mgf, log_eta, -1.0)
+    hi = _quantile(mgf, log_eta, 1.0)[0]
+    lo = -_quantile(mgf, log_eta, -1.0)[0]
     if rounded_k == 0:  # every pair sits on its lattice: nothing is rounded
         step, disc = pilot, 0.0
     else:

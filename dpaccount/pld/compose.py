@@ -44,10 +44,21 @@ class _MGF:
         return sum(k * g.log_mgf(lam) for g, k in self._parts)
 
 
-def _minimise_over_lambda(f, argmin=False):
+_NEAR = (0.8, 0.9, 1.0, 1.1, 1.25)
+
+
+def _minimise_over_lambda(f, argmin=False, hint=None):
     """min over λ ∈ [1e-3, 1e3] of f (or the λ attaining it): a log-spaced
     scan, then Brent on the bracket around the best point (any λ is valid in
-    a Chernoff bound: the search only tightens)."""
+    a Chernoff bound: the search only tightens). With ``hint`` (the λ of the
+    same search on coarser grids of the same pairs) only λ near it are tried,
+    unless the best of them is at an end (then the optimum moved: the scan)."""
+    if hint is not None:
+        near = [hint * c for c in _NEAR]
+        vals = [f(x) for x in near]
+        i = int(np.argmin(vals))
+        if 0 < i < len(near) - 1:
+            return near[i] if argmin else vals[i]
     grid = np.geomspace(1e-3, 1e3, 10)
     vals = [f(x) for x in grid]
     i = int(np.argmin(vals))
@@ -58,22 +69,33 @@ def _minimise_over_lambda(f, argmin=False):
     return min(vals[i], float(res.fun))
 
 
-def _quantile(mgf, log_tail, sign):
-    """A level with P(sign·S ≥ level) ≤ tail: min_λ (Σ k Λ(sign·λ) − log tail)/λ
+def _quantile(mgf, log_tail, sign, hint=None):
+    """(level, λ): P(sign·S ≥ level) ≤ tail at level = min_λ (Σ k Λ(sign·λ) − log tail)/λ
     (Chernoff: P(sign·S ≥ level) ≤ exp(Σ k Λ(sign·λ) − λ·level) for every λ > 0)."""
-    return _minimise_over_lambda(lambda lam: (mgf(sign * lam) - log_tail) / lam)
+    def f(lam):
+        return (mgf(sign * lam) - log_tail) / lam
+    lam = _minimise_over_lambda(f, argmin=True, hint=hint)
+    return f(lam), lam
 
 
-def chernoff_window(items, tail):
+def chernoff_lambdas(items, tail):
+    """The λ of the upper and lower window quantiles (``chernoff_window``): hints
+    for the windows of the same pairs on finer grids, which move little."""
+    mgf, log_t = _MGF(items), math.log(tail)
+    return _quantile(mgf, log_t, 1.0)[1], _quantile(mgf, log_t, -1.0)[1]
+
+
+def chernoff_window(items, tail, hints=(None, None)):
     """Grid indices (ja, jb) and bounds (below, above) on the finite mass of the
     composed loss under ja·h and over jb·h: each ≤ ``tail`` by Chernoff, and 0
-    where the window reaches the end of the support."""
+    where the window reaches the end of the support. ``hints``: the
+    ``chernoff_lambdas`` of the same pairs on coarser grids (searched near)."""
     step = items[0][0].step
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
     mgf, log_t = _MGF(items), math.log(tail)
-    b = _quantile(mgf, log_t, 1.0)
-    a = -_quantile(mgf, log_t, -1.0)
+    b = _quantile(mgf, log_t, 1.0, hints[0])[0]
+    a = -_quantile(mgf, log_t, -1.0, hints[1])[0]
     ja = max(lo, int(math.floor(a / step)))
     jb = max(min(hi, int(math.ceil(b / step))), ja)
     return ja, jb, (tail if ja > lo else 0.0), (tail if jb < hi else 0.0)
@@ -92,7 +114,7 @@ def saddle_tilt(items, level):
     return _minimise_over_lambda(lambda lam: mgf(lam) - lam * level, argmin=True)
 
 
-def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None):
+def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(None, None)):
     """Compose ``[(PLDGrid, count), ...]`` (same step, same rounding) into one grid.
 
     With ``tilt`` = λ > 0 the transforms run on the tilted masses p_j e^{λ ε_j}
@@ -119,7 +141,7 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None):
         extra = math.exp(log_mass) if pessimistic else 0.0
         return PLDGrid(step=step, offset=sum(k * g.offset for g, k in items), probs=np.zeros(1),
                        p_inf=min(1.0, p_inf + extra), pessimistic=pessimistic)
-    ja, jb, below, above = chernoff_window(items, tail)
+    ja, jb, below, above = chernoff_window(items, tail, hints)
     n = jb - ja + 1
     if n > MAX_GRID:
         raise GridTooLarge(f"the composed privacy-loss window needs {n} grid points "

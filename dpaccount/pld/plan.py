@@ -42,7 +42,7 @@ import numpy as np
 
 from ..errors import GridTooLarge
 from .accountant import DIRECTIONS, _merge_gaussians, snap_to_lattice, step_grids
-from .compose import MAX_GRID, chernoff_window
+from .compose import MAX_GRID, chernoff_lambdas, chernoff_window
 from .discretise import _is_multiple, loss_range
 
 SHARE = 0.5                       # c: the share of the accuracy the step may spend
@@ -85,6 +85,7 @@ class Plan(NamedTuple):
     points: int            # the largest composed window at level 0 (points)
     eps_level: int         # the level of every ε(δ) query
     tilts: tuple           # Tilts per direction
+    hints: dict = None     # direction → the window's Chernoff λ (up, down) at the first tail
 
     def step(self, composition, level):
         return snap(composition, self.coarse / 2.0 ** level)
@@ -185,7 +186,7 @@ def _moments(items, lam):
 
 def plan(composition, accuracy, tail):
     """The ``Plan`` of a ``PairComposition`` at ``accuracy`` (window tail ``tail``)."""
-    coarse, points = _coarse(composition, tail)
+    coarse, points, hints = _coarse(composition, tail)
     tilts = []
     for d in DIRECTIONS:
         pairs = _merge_gaussians(composition.direction(d))
@@ -201,26 +202,29 @@ def plan(composition, accuracy, tail):
         use = (eps >= 0.8 * top) & (eps > 0)
         if rounded and use.any():
             need = min(need, float(np.min(np.sqrt(8 * SHARE * accuracy * eps[use] / (lam[use] * rounded)))))
-    return Plan(coarse, points, int(levels_for(coarse, need)), tuple(tilts))
+    return Plan(coarse, points, int(levels_for(coarse, need)), tuple(tilts), hints)
 
 
 def _coarse(composition, tail):
-    """(step, points): the composed window at ``tail`` of the wider direction
-    in ``_POINTS`` points, from provisional single-step grids of ~1k points."""
-    steps = []
+    """(step, points, hints): the composed window at ``tail`` of the wider
+    direction in ``_POINTS`` points, from provisional single-step grids of ~1k
+    points, and each direction's window λ there (``compose.chernoff_lambdas``:
+    the windows of every level search near them)."""
+    steps, hints = [], {}
     for d in DIRECTIONS:
         pairs = _merge_gaussians(composition.direction(d))
         total = sum(k for _, k in pairs)
         ranges = [loss_range(p, tail / total) for p, _ in pairs]
         provisional = max(hi - lo for lo, hi in ranges) / 1024 or 1.0
         items = step_grids(pairs, provisional, tail)
-        ja, jb, _, _ = chernoff_window(items, tail)
+        hints[d] = chernoff_lambdas(items, tail)
+        ja, jb, _, _ = chernoff_window(items, tail, hints[d])
         steps.append(max(jb - ja, 1) * provisional / _POINTS)
     width = max(s * _POINTS for s in steps)
     pairs = [pk for d in DIRECTIONS for pk in _merge_gaussians(composition.direction(d))]
     lattices = {p.lattice for p, _ in pairs}
     if len(lattices) == 1 and None not in lattices:  # every loss on one lattice: the exact grid
         coarse = lattices.pop()
-        return coarse, int(math.ceil(width / coarse)) + 1
+        return coarse, int(math.ceil(width / coarse)) + 1, hints
     coarse = snap(composition, max(steps))
-    return coarse, int(math.ceil(width / coarse)) + 1
+    return coarse, int(math.ceil(width / coarse)) + 1, hints

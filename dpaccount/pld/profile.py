@@ -57,7 +57,8 @@ class PrivacyProfile:
         if level not in self._at:
             first = int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy))
             bands = self.at_level(first) if level > first else None  # δ levels share the ε level's bands
-            self._at[level] = StepProfile(self._pairs, self.accuracy, self.plan.step(self._pairs, level), bands)
+            self._at[level] = StepProfile(self._pairs, self.accuracy, self.plan.step(self._pairs, level), bands,
+                                          self.plan.hints)
         return self._at[level]
 
     @property

@@ -92,8 +92,9 @@ class StepProfile:
     may move an answer (a tenth of it) before a tilted grid is consulted.
     All take arrays."""
 
-    def __init__(self, pairs, accuracy, step, bands=None):
+    def __init__(self, pairs, accuracy, step, bands=None, hints=None):
         self._pairs = pairs
+        self._hints = hints or {}  # direction → window λ at the first tail (``Plan.hints``)
         self.accuracy = accuracy
         self.step = step
         self._bands = bands or self  # whose band lattice (``_levels``) tilt centres come from
@@ -110,7 +111,8 @@ class StepProfile:
             base = self.grid(direction, tail, pessimistic) if tilt is not None and tail == TIERS[0] else None
             return composed_grid(self._pairs.direction(direction), tail=tail,
                                  pessimistic=pessimistic, step=self.step,
-                                 tilt_at=None if tilt is None else tilt * self.step, base=base)
+                                 tilt_at=None if tilt is None else tilt * self.step, base=base,
+                                 hints=self._hints.get(direction, (None, None)) if tail == TIERS[0] else (None, None))
         return GRIDS.get(key, build)
 
     def certificate(self):
