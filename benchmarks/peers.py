@@ -115,12 +115,12 @@ def run_dpaccount(task):
     return m.get_approx_delta(task.target)
 
 
-def dpaccount_bounds(task, method=None):
+def dpaccount_bounds(task, method=None, accuracy=1e-3):
     """dpaccount's certified interval (``Bounds``), from a cold start."""
     clear_dpaccount_caches()
     m = build_dpaccount(task)
     query = m.get_approxDP_bounds if task.query == "eps" else m.get_approx_delta_bounds
-    return query(task.target, method=method)
+    return query(task.target, method=method, accuracy=accuracy)
 
 
 # ----------------------------------------------------------------------------- peers

@@ -18,11 +18,12 @@ import argparse
 import datetime
 import os
 import platform
-import re
 import subprocess
 import sys
 import time
 from typing import NamedTuple, Optional
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers import TASKS, TOOLS, NotInstalled, TimeLimit, dpaccount_bounds, measure, time_limit, version  # noqa: E402
@@ -31,7 +32,7 @@ import dpaccount  # noqa: E402  (peers put the working tree first on the path)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIMIT = 60.0
-REACHED = re.compile(r"certified interval \[([^,\]]+), ([^\]]+)\]")
+ACCURACY = 1e-5  # of the certified interval the tools are placed against
 
 
 class Interval(NamedTuple):
@@ -53,24 +54,23 @@ class Measurement(NamedTuple):
 
 
 # ----------------------------------------------------------------------------- measuring
-def certified_interval(task, limit=LIMIT):
-    """dpaccount's certified interval (method="pld"), from a cold start. Where it misses
-    the accuracy (``AccuracyNotReached``) the rows compare with the interval its message
-    reports (6 digits there: widened here by 1e-5 relative, more than that rounding)."""
+def certified_interval(task, limit=LIMIT, accuracy=ACCURACY):
+    """dpaccount's certified interval (method="pld", at ``accuracy``: tighter than the
+    default answers', to place every tool), from a cold start. Where it misses the
+    accuracy (``AccuracyNotReached``) the rows compare with the certified interval it
+    reached (``AccuracyNotReached.bounds``)."""
     t0 = time.perf_counter()
     try:
         with time_limit(limit):
-            b = dpaccount_bounds(task, method="pld")
+            b = dpaccount_bounds(task, method="pld", accuracy=accuracy)
         return Interval(b.lower, b.upper, time.perf_counter() - t0)
     except dpaccount.AccuracyNotReached as exc:
         secs = time.perf_counter() - t0
-        found = REACHED.search(str(exc))
         note = f"AccuracyNotReached: {str(exc).split(' (')[0]}"
-        if not found:
+        if exc.bounds is None:
             return Interval(None, None, secs, note)
-        lo, hi = (float(x) for x in found.groups())
-        return Interval(lo - 1e-5 * abs(lo), hi + 1e-5 * abs(hi), secs,
-                        note + "; the rows compare with that interval (widened by 1e-5 relative)")
+        return Interval(float(np.min(exc.bounds.lower)), float(np.max(exc.bounds.upper)), secs,
+                        note + "; the rows compare with that (certified) interval")
     except TimeLimit:
         return Interval(None, None, time.perf_counter() - t0, f"the bounds call was stopped after {limit:g} s")
     except Exception as exc:  # the report says what failed and goes on
@@ -217,7 +217,6 @@ def _commit():
 
 def document(tasks, tools, intervals, results, context):
     """The whole report (markdown text); ``context``: started, load_start, load_end, repeat, limit."""
-    import numpy
     import scipy
     lines, notes = build_table(tasks, intervals, results, tools)
     packages = dict.fromkeys(t.package for t in tools if t.name != "dpaccount")
@@ -229,12 +228,12 @@ def document(tasks, tools, intervals, results, context):
         f"on {machine()}; load average (1/5/15 min) {context['load_start']} at the start and "
         f"{context['load_end']} at the end (the machine was shared: compare ratios from the same run). "
         f"dpaccount {dpaccount.__version__} at commit {_commit()}, Python {platform.python_version()}, "
-        f"numpy {numpy.__version__}, scipy {scipy.__version__}; {versions or 'no peers'}.",
+        f"numpy {np.__version__}, scipy {scipy.__version__}; {versions or 'no peers'}.",
         "",
         "Every run builds its objects from scratch (dpaccount's caches cleared); times are the median "
         f"of {context['repeat']} runs (fewer when a run took over {context['limit']:g} s; a run is stopped at "
         f"{context['limit']:g} s). The certified interval is dpaccount's `get_approxDP_bounds` / "
-        "`get_approx_delta_bounds` (method `pld`, accuracy 1e-3): the exact value lies in it. *below* "
+        "`get_approx_delta_bounds` (method `pld`, accuracy 1e-5, or the interval it reached): the exact value lies in it. *below* "
         "means under the certified lower bound: that tool under-reports the privacy loss. distance = "
         "relative distance to the nearest end of the interval. dpaccount's default answer is an upper "
         "bound from a grid sized for the default accuracy (within 0.1 % above the exact value), so it may "

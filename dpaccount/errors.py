@@ -17,7 +17,13 @@ class RepresentationUnavailable(DPAccountError, LookupError):
 
 class AccuracyNotReached(DPAccountError, RuntimeError):
     """The accountant could not meet the requested accuracy within its memory
-    cap; the message says what it could reach."""
+    cap; the message says what it could reach. Where that is a certified
+    interval, ``bounds`` holds it (a ``Bounds``: the exact value lies in it,
+    only wider than asked), else ``bounds`` is None."""
+
+    def __init__(self, message, bounds=None):
+        super().__init__(message)
+        self.bounds = bounds
 
 
 class GridTooLarge(DPAccountError, MemoryError):

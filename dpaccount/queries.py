@@ -228,14 +228,14 @@ class QueryDispatch:
         profile = self.privacy_profile(accuracy)
         fn = profile.epsilon_bounds if query == "get_approxDP" else profile.delta_bounds
         lower, upper, step, met = fn(values, _ROUNDS)
+        lower, upper = np.ravel(lower), np.ravel(upper)
+        shape = values.shape
+        pick = (lambda a: float(a[0])) if scalar else (lambda a: a.reshape(shape))
         if not np.all(met):
             raise AccuracyNotReached(
                 f"certified interval [{np.min(lower):.6g}, {np.max(upper):.6g}] is still wider than the "
                 f"accuracy {accuracy!r} asked for at the finest grid tried (step {step:.3g}); the grid cap "
-                f"or the rounds ({_ROUNDS}) stop there")
-        lower, upper = np.ravel(lower), np.ravel(upper)
-        shape = values.shape
-        pick = (lambda a: float(a[0])) if scalar else (lambda a: a.reshape(shape))
+                f"or the rounds ({_ROUNDS}) stop there", Bounds(pick(lower), pick(upper), method, step))
         return Bounds(pick(lower), pick(upper), method, step)
 
     def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY):

@@ -209,8 +209,11 @@ def test_bounds_meet_the_accuracy_or_say_so(out_of_reach):
     mech = dpa.Composition()([dpa.BinomialMechanism(n=1000, p=0.5)], [20])
     b = mech.get_approx_delta_bounds(1.0)
     assert b.upper - b.lower <= 1e-3 * b.upper
-    with pytest.raises(dpa.AccuracyNotReached, match="certified interval"):
+    with pytest.raises(dpa.AccuracyNotReached, match="certified interval") as caught:
         mech.get_approx_delta_bounds(1.0, accuracy=out_of_reach)
+    reached = caught.value.bounds  # the interval it could certify, as a value
+    assert reached.lower <= b.upper and reached.upper >= b.lower  # both hold the exact value
+    assert reached.upper - reached.lower > out_of_reach * reached.upper
 
 
 @pytest.mark.parametrize("delta", [1e-12, 1e-40, 1e-100])
