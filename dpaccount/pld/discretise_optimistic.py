@@ -10,9 +10,21 @@ with a second-order gap, the optimistic counterpart of Connect-the-Dots:
    derivative −Q(L > ε_{j+1}) may stand in for the left one). With the
    masses (A, B) of the open cell (ε_j, ε_{j+1}) this is
    (x_{j+1}B − A)(A − x_j B)/(Δx·B) ≤ Δx·B/4 (an atom at ε_{j+1} itself, which
-   the pair reports through ``atom_masses``, is taken out of the closed cell). Lowering each point by the
-   larger gap of its two segments puts the broken line through the lowered
-   points below δ.
+   the pair reports through ``atom_masses``, is taken out of the closed cell).
+   The line through the ends lowered by (c_L, c_R) passes below the apex,
+   hence below δ on the segment, iff c_L/ℓ + c_R/r ≥ 1 with ℓ = A − x_j B,
+   r = x_{j+1}B − A (ℓ + r = Δx·B; the height is ℓr/(Δx·B)). Each segment
+   asks for the height at both ends, except where an end has less room than
+   that above max(T, 0) (T below): that end is lowered by its room only and
+   the other end by the rest, r(1 − c_L/ℓ) or ℓ(1 − c_R/r) (≤ Δx·B). Each
+   point is lowered by the larger request of its two segments, so the broken
+   line through the lowered points is below δ. Why the room matters: near
+   the bottom of a loss with an edge (log(1−q) of a Poisson remove pair) δ
+   is T itself, and a point lowered below T drags the convex curve below T
+   all the way to x = 0 (g(0) = 1): a mean-loss bias of the whole lowering,
+   first order in the step, where the same lowering inside the curve costs
+   only its hat's weight Δx/x ≈ h. The same holds at the top, where δ
+   reaches 0: a point lowered below 0 moves the end of the support down.
    After the last point the line drops, over one more grid step, to the
    mass at +∞ lowered by the last gap; from its lowest point on, the hull
    is replaced by the flat line at that height (still below it). The lower convex hull B of these
@@ -120,8 +132,51 @@ def _below(curve, keep):
     return below
 
 
-def pair_to_lower_grid(pair, step, lo, hi):
-    """The optimistic grid of ``pair`` on lo·step, …, (hi+1)·step (+ p_∞)."""
+
+def _room(eps, x, e0, g0, q_ninf, low):
+    """How far each point may be lowered before it passes below the tangent
+    T at 0 or below 0 (where it would leave the hull off the grid: a crossing
+    whose kink moves down a whole step). Only a policy: nothing rests on it."""
+    to_t = np.where(low, e0, g0 + np.expm1(eps)) - q_ninf * x
+    to_zero = np.where(low, e0 - np.expm1(eps), g0)
+    return np.maximum(np.minimum(to_t, to_zero), 0.0)
+
+
+def _requests(low_part, high_part, tri, pad, room_l, room_r, tolerant=True):
+    """Each segment's lowering of its left and right end, (c_L, c_R), with
+    c_L/ℓ + c_R/r ≥ 1 for the cell's ℓ = A − x_j B and r = x_{j+1}B − A
+    (the line through the lowered ends then passes below the apex of the
+    triangle under δ): the padded triangle height ``tri`` at both ends
+    (tri/ℓ + tri/r = 1 exactly, padded up) where both ends have that room;
+    else the end short of room is lowered by its room only and the other
+    takes c = (its part + pad)·(1 − room/(the other part + pad)), rounded
+    up: ℓ and r are inflated by their rounding (``pad``), which can only
+    raise c. Where neither way fits, the triangle height at both ends.
+    ``tolerant``: a rest may exceed its room by rounding (see below); where
+    the step is wider than a near-atom the pinned curve can then reach 0
+    before the grid (``pair_to_lower_grid`` raises) and the caller retries
+    with exact rooms only."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        right_rest = (high_part + pad) * np.maximum(1.0 - room_l / (low_part + pad), 0.0) * (1 + 8 * _U)
+        left_rest = (low_part + pad) * np.maximum(1.0 - room_r / (high_part + pad), 0.0) * (1 + 8 * _U)
+    right_rest = np.nan_to_num(right_rest, nan=0.0)
+    left_rest = np.nan_to_num(left_rest, nan=0.0)
+    fits = (room_l >= tri) & (room_r >= tri)
+    # the partner's rest may exceed its room by rounding alone (the margin,
+    # the pads): where the room is exactly that rest in exact arithmetic, as
+    # at a loss's edge; a point that much below T or 0 crosses it within
+    # rounding of its own grid point, where the crossing's kink stays
+    slack = 1e-9 * (room_l + room_r) + 4 * pad if tolerant else 0.0
+    pin_left = ~fits & (room_l < tri) & (right_rest <= room_r + slack)
+    pin_right = ~fits & ~pin_left & (room_r < tri) & (left_rest <= room_l + slack)
+    left = np.where(pin_left, np.minimum(room_l, tri), np.where(pin_right, left_rest, tri))
+    right = np.where(pin_left, right_rest, np.where(pin_right, np.minimum(room_r, tri), tri))
+    return left, right
+
+
+def pair_to_lower_grid(pair, step, lo, hi, tolerant=True):
+    """The optimistic grid of ``pair`` on lo·step, …, (hi+1)·step (+ p_∞)
+    (``tolerant``: see ``_requests``)."""
     eps = np.arange(lo, hi + 1) * step
     m = len(eps)
     if eps[-1] + step > 700 or eps[0] < -700:
@@ -157,18 +212,20 @@ def pair_to_lower_grid(pair, step, lo, hi):
         tri = np.where(cb > 0, low_part * np.minimum(high_part / (dx * cb), 1.0), 0.0)
     pad = 64 * _U * (ca + x[1:] * cb)
     tri = np.minimum(tri * (1.0 + 64 * _U / step), dx * cb / 4.0) + pad
-    # where δ reaches 0 at a segment's right end, lower only its left end, by
-    # Δx(s_R − s_c) = A − x_j B (≥ the triangle; then δ ≥ its right tangent
-    # covers the segment), so that the support's end stays on the grid
-    zero_right = (delta[1:] == 0.0) & (delta[:-1] > 0.0)
-    left_demand = np.where(zero_right, low_part * (1.0 + 64 * _U / step) + pad, tri)
-    right_demand = np.where(zero_right, 0.0, tri)
+    # each segment asks its ends to be lowered by (c_L, c_R) with
+    # c_L/(A − x_j B) + c_R/(x_{j+1}B − A) ≥ 1 (the line then passes below the
+    # triangle's apex); by the triangle height at both ends where each end has
+    # that much room above max(T, 0), else the end without room keeps its room
+    # and the other end takes the rest (``_requests``)
+    low = eps <= 0
+    e0, g0 = excess * (1 - _MARGIN), delta * (1 - _MARGIN)
+    room = _room(eps, x, e0, g0, q_ninf, low)
+    left_demand, right_demand = _requests(low_part, high_part, tri, pad, room[:-1], room[1:], tolerant)
     top_gap = (x_end - x[-1]) * b[-1] / 4.0
     lower_by = np.maximum(np.append(0.0, right_demand), np.append(left_demand, top_gap))
     gap = np.append(tri, top_gap)
-    low = eps <= 0
-    e_low = excess * (1 - _MARGIN) - lower_by
-    g_high = delta * (1 - _MARGIN) - lower_by
+    e_low = e0 - lower_by
+    g_high = g0 - lower_by
     e = np.where(low, e_low, np.expm1(eps) + g_high)
     g = np.where(low, -np.expm1(eps) + e_low, g_high)
     g_end = pair.p_inf * (1 - _MARGIN) - gap[-1]
