@@ -43,11 +43,10 @@ def pair_to_grid(pair, step, lo, hi, pessimistic=True):
         hi = lo + 1
     on_grid = hasattr(pair, "atoms") and pair.lattice is not None and _is_multiple(pair.lattice, step)
     if not pessimistic and not on_grid:
-        for tolerant in (True, False):
-            try:
-                return pair_to_lower_grid(pair, step, lo, hi, tolerant)
-            except OverflowError:
-                pass  # losses beyond ±700, or a near-atom wider than the step: privacy buckets below
+        try:
+            return pair_to_lower_grid(pair, step, lo, hi)
+        except OverflowError:
+            pass  # losses beyond ±700: privacy buckets below
     if hasattr(pair, "atoms"):
         return _atoms_to_grid(pair, step, lo, hi, pessimistic)
     idx = np.arange(lo, hi + 1)

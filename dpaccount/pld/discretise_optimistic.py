@@ -142,7 +142,7 @@ def _room(eps, x, e0, g0, q_ninf, low):
     return np.maximum(np.minimum(to_t, to_zero), 0.0)
 
 
-def _requests(low_part, high_part, tri, pad, room_l, room_r, tolerant=True):
+def _requests(low_part, high_part, tri, pad, room_l, room_r):
     """Each segment's lowering of its left and right end, (c_L, c_R), with
     c_L/ℓ + c_R/r ≥ 1 for the cell's ℓ = A − x_j B and r = x_{j+1}B − A
     (the line through the lowered ends then passes below the apex of the
@@ -151,32 +151,22 @@ def _requests(low_part, high_part, tri, pad, room_l, room_r, tolerant=True):
     else the end short of room is lowered by its room only and the other
     takes c = (its part + pad)·(1 − room/(the other part + pad)), rounded
     up: ℓ and r are inflated by their rounding (``pad``), which can only
-    raise c. Where neither way fits, the triangle height at both ends.
-    ``tolerant``: a rest may exceed its room by rounding (see below); where
-    the step is wider than a near-atom the pinned curve can then reach 0
-    before the grid (``pair_to_lower_grid`` raises) and the caller retries
-    with exact rooms only."""
+    raise c. Where neither way fits, the triangle height at both ends."""
     with np.errstate(divide="ignore", invalid="ignore"):
         right_rest = (high_part + pad) * np.maximum(1.0 - room_l / (low_part + pad), 0.0) * (1 + 8 * _U)
         left_rest = (low_part + pad) * np.maximum(1.0 - room_r / (high_part + pad), 0.0) * (1 + 8 * _U)
     right_rest = np.nan_to_num(right_rest, nan=0.0)
     left_rest = np.nan_to_num(left_rest, nan=0.0)
     fits = (room_l >= tri) & (room_r >= tri)
-    # the partner's rest may exceed its room by rounding alone (the margin,
-    # the pads): where the room is exactly that rest in exact arithmetic, as
-    # at a loss's edge; a point that much below T or 0 crosses it within
-    # rounding of its own grid point, where the crossing's kink stays
-    slack = 1e-9 * (room_l + room_r) + 4 * pad if tolerant else 0.0
-    pin_left = ~fits & (room_l < tri) & (right_rest <= room_r + slack)
-    pin_right = ~fits & ~pin_left & (room_r < tri) & (left_rest <= room_l + slack)
+    pin_left = ~fits & (room_l < tri) & (right_rest <= room_r)
+    pin_right = ~fits & ~pin_left & (room_r < tri) & (left_rest <= room_l)
     left = np.where(pin_left, np.minimum(room_l, tri), np.where(pin_right, left_rest, tri))
     right = np.where(pin_left, right_rest, np.where(pin_right, np.minimum(room_r, tri), tri))
     return left, right
 
 
-def pair_to_lower_grid(pair, step, lo, hi, tolerant=True):
-    """The optimistic grid of ``pair`` on lo·step, …, (hi+1)·step (+ p_∞)
-    (``tolerant``: see ``_requests``)."""
+def pair_to_lower_grid(pair, step, lo, hi):
+    """The optimistic grid of ``pair`` on lo·step, …, (hi+1)·step (+ p_∞)."""
     eps = np.arange(lo, hi + 1) * step
     m = len(eps)
     if eps[-1] + step > 700 or eps[0] < -700:
@@ -220,7 +210,7 @@ def pair_to_lower_grid(pair, step, lo, hi, tolerant=True):
     low = eps <= 0
     e0, g0 = excess * (1 - _MARGIN), delta * (1 - _MARGIN)
     room = _room(eps, x, e0, g0, q_ninf, low)
-    left_demand, right_demand = _requests(low_part, high_part, tri, pad, room[:-1], room[1:], tolerant)
+    left_demand, right_demand = _requests(low_part, high_part, tri, pad, room[:-1], room[1:])
     top_gap = (x_end - x[-1]) * b[-1] / 4.0
     lower_by = np.maximum(np.append(0.0, right_demand), np.append(left_demand, top_gap))
     gap = np.append(tri, top_gap)
