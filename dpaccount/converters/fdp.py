@@ -79,7 +79,7 @@ def profile_to_tradeoff(eps, delta, alpha, lower=True):
     out = np.zeros(flat.shape)
     if len(eps):
         ok = eps <= _MAX_EXP
-        e, cc = eps[ok], c[ok]
+        e, cc, dd = _merge_near(eps[ok], c[ok], delta[ok], lower)
         s = np.exp(e)
         if len(e) > 1:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -96,7 +96,7 @@ def profile_to_tradeoff(eps, delta, alpha, lower=True):
         for k, shift in ((k, shift) for k in starts for shift in range(-3, 4)):
             j = np.clip(k + shift, 0, len(e) - 1)
             val = cc[j] - s[j] * flat
-            pad = 8 * _U * (1.0 + delta[ok][j] + s[j] * flat * (2.0 + np.abs(e[j])))
+            pad = 8 * _U * (1.0 + dd[j] + s[j] * flat * (2.0 + np.abs(e[j])))
             best = np.maximum(best, val - pad if lower else val + pad)
         out = best
         zero = flat <= 0  # α = 0: every line counts, e^ε α = 0 however large ε is
@@ -104,6 +104,21 @@ def profile_to_tradeoff(eps, delta, alpha, lower=True):
             out[zero] = np.max(c) + (-8 * _U if lower else 8 * _U)
     out = np.clip(out, 0.0, 1.0).reshape(alpha.shape)
     return float(out) if out.ndim == 0 else out
+
+
+def _merge_near(eps, c, delta, lower):
+    """Points whose ε agree to 32 ulps merged into one line: the increments
+    between them are rounding noise that would mislead the search of
+    ``profile_to_tradeoff`` (two pairs with the same loss give such twins).
+    The merged line is valid: for a lower bound the group's largest c with its
+    largest ε (δ is non-increasing, so 1 − δ_i ≤ 1 − δ(ε_max) for every i), for
+    an upper bound its largest c with its smallest ε (above every line of it)."""
+    if len(eps) < 2:
+        return eps, c, delta
+    start = np.append(True, np.diff(eps) > 32 * _U * np.maximum(np.abs(eps[1:]), 1.0))
+    idx = np.flatnonzero(start)
+    at = np.append(idx[1:], len(eps)) - 1 if lower else idx  # the group's largest / smallest ε
+    return eps[at], np.maximum.reduceat(c, idx), np.minimum.reduceat(delta, idx)
 
 
 def tradeoff_to_profile(alpha, beta, eps):

@@ -43,10 +43,14 @@ def pair_to_grid(pair, step, lo, hi, pessimistic=True):
         hi = lo + 1
     on_grid = hasattr(pair, "atoms") and pair.lattice is not None and _is_multiple(pair.lattice, step)
     if not pessimistic and not on_grid:
-        try:
-            return pair_to_lower_grid(pair, step, lo, hi)
-        except OverflowError:
-            pass  # losses beyond ±700: privacy buckets below
+        grids = []
+        for split in (True, False):  # two valid lowerings (``pair_to_lower_grid``)
+            try:
+                grids.append(pair_to_lower_grid(pair, step, lo, hi, split))
+            except OverflowError:
+                pass  # losses beyond ±700, or the curve reaches 0 before the grid
+        if grids:  # the one whose mean loss is the larger: the less biased
+            return max(grids, key=lambda g: float(g.probs @ g.losses) + g.p_inf * (hi + 2) * step)
     if hasattr(pair, "atoms"):
         return _atoms_to_grid(pair, step, lo, hi, pessimistic)
     idx = np.arange(lo, hi + 1)

@@ -165,8 +165,12 @@ def _requests(low_part, high_part, tri, pad, room_l, room_r):
     return left, right
 
 
-def pair_to_lower_grid(pair, step, lo, hi):
-    """The optimistic grid of ``pair`` on lo·step, …, (hi+1)·step (+ p_∞)."""
+def pair_to_lower_grid(pair, step, lo, hi, split=True):
+    """The optimistic grid of ``pair`` on lo·step, …, (hi+1)·step (+ p_∞).
+    ``split``: a segment's lowering is split by the room each end has above
+    max(T, 0) (``_room``); else both ends take the triangle height, but for an
+    end at 0 (the top of a bounded support), which keeps its place while the
+    other end takes the rest (Laplace's atoms at ±ε₀ fare better so)."""
     eps = np.arange(lo, hi + 1) * step
     m = len(eps)
     if eps[-1] + step > 700 or eps[0] < -700:
@@ -209,7 +213,7 @@ def pair_to_lower_grid(pair, step, lo, hi):
     # and the other end takes the rest (``_requests``)
     low = eps <= 0
     e0, g0 = excess * (1 - _MARGIN), delta * (1 - _MARGIN)
-    room = _room(eps, x, e0, g0, q_ninf, low)
+    room = _room(eps, x, e0, g0, q_ninf, low) if split else np.where(delta > 0.0, np.inf, 0.0)
     left_demand, right_demand = _requests(low_part, high_part, tri, pad, room[:-1], room[1:])
     top_gap = (x_end - x[-1]) * b[-1] / 4.0
     lower_by = np.maximum(np.append(0.0, right_demand), np.append(left_demand, top_gap))
