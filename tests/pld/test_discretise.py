@@ -62,3 +62,23 @@ def test_both_grids_are_second_order(name):
         opt = pair_to_grid(pair, step, jlo, jhi, pessimistic=False).delta(eps)
         widths.append(np.max(((pess - opt) / exact)[live]))
     assert widths[1] <= widths[0] / 2.5
+
+
+def test_a_grid_cut_short_keeps_its_tails():
+    """On a range far narrower than the loss's, the pessimistic grid still dominates:
+    the mass above its top goes to +∞ and the mass below its bottom to its first point,
+    so one grid and the composition of two stay above the exact curves (mpmath,
+    N(1,1) vs N(0,1): 1-GDP, and √2-GDP for two), and the optimistic grid below.
+    (The optimistic grid keeps the mass below its range at its first point, which
+    is below the curve for one grid but not after composition: the accountant's
+    ranges leave out at most 1e-30, not the 7 % cut here.)"""
+    from oracles import gdp_delta
+
+    from dpaccount.pld.compose import compose
+    pair, step = GaussianPair(1.0), 0.01
+    lo, hi = -100, 300            # losses in [-1, 3]: P(L < -1) ≈ 0.07, P(L > 3) ≈ 0.006
+    pess, opt = pair_to_grid(pair, step, lo, hi), pair_to_grid(pair, step, lo, hi, pessimistic=False)
+    two_pess = compose([(pess, 2)])
+    for eps in np.linspace(0.0, 5.0, 26):
+        assert opt.delta(eps) <= gdp_delta(eps, 1.0) <= pess.delta(eps), eps
+        assert gdp_delta(eps, 2 ** 0.5) <= two_pess.delta(eps), eps
