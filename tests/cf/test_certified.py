@@ -94,3 +94,22 @@ def test_chernoff_bound_is_above_the_exact_delta():
     d = direction(((GaussianPair(0.6), 10),))
     for eps in (0.5, 3.0, 8.0):
         assert d.chernoff_bound(eps) >= float(oracles.gdp_delta(eps, 0.6 * math.sqrt(10)))
+
+
+@pytest.mark.parametrize("name", ["gaussian", "rr"])
+def test_certified_cf_bounds_of_a_mechanism_hold_the_exact_value(name):
+    """``get_*_bounds(method="cf")`` on closed forms and finite sums: the interval
+    (δ ∓ its error bound, and the roots of δ ∓ error = δ₀) holds the exact value."""
+    if name == "gaussian":
+        mech, mu = dpa.Composition()([dpa.GaussianMechanism(1.5)], [10]), math.sqrt(10) / 1.5
+        exact, exact_eps = (lambda e: oracles.gdp_delta(e, mu)), (lambda d: oracles.gdp_epsilon(d, mu))
+    else:
+        mech = dpa.Composition()([dpa.RandomizedResponse(0.7)], [25])
+        exact = lambda e: oracles.rr_composed_delta(e, 0.7, 25)
+        exact_eps = lambda d: oracles.bisect_decreasing(exact, d)
+    for eps in (0.1, 0.7, 2.0, 4.0):
+        b = mech.get_approx_delta_bounds(eps, method="cf")
+        assert b.certified and b.lower <= exact(eps) <= b.upper, (eps, b)
+    for delta in (1e-3, 1e-7):
+        b = mech.get_approxDP_bounds(delta, method="cf")
+        assert b.certified and b.lower <= exact_eps(delta) <= b.upper, (delta, b)
