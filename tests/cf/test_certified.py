@@ -13,6 +13,7 @@
 import math
 import warnings
 
+import mpmath as mp
 import numpy as np
 import oracles
 import pytest
@@ -113,3 +114,30 @@ def test_certified_cf_bounds_of_a_mechanism_hold_the_exact_value(name):
     for delta in (1e-3, 1e-7):
         b = mech.get_approxDP_bounds(delta, method="cf")
         assert b.certified and b.lower <= exact_eps(delta) <= b.upper, (delta, b)
+
+
+def test_atoms_near_but_off_a_common_lattice_are_not_snapped():
+    """Randomized responses with log-odds a₁ and a₂ = 1.005·a₁ share no lattice: their
+    atoms stay in the line integral (an estimate, said so), and the answer is within its
+    error of the exact finite sum over the (k₁+1)(k₂+1) composed atoms (mpmath)."""
+    p1 = 0.7
+    a1 = math.log(p1 / (1 - p1))
+    p2 = 1.0 / (1.0 + math.exp(-1.005 * a1))
+    k1, k2 = 3, 2
+    terms = ((randomized_response_pair(p1), k1), (randomized_response_pair(p2), k2))
+
+    def exact(eps):
+        total = mp.mpf(0)
+        for j1 in range(k1 + 1):
+            for j2 in range(k2 + 1):
+                w = [mp.binomial(k, j) * mp.mpf(p) ** j * (1 - mp.mpf(p)) ** (k - j)
+                     for p, k, j in ((p1, k1, j1), (p2, k2, j2))]
+                y = (2 * j1 - k1) * mp.log(mp.mpf(p1) / (1 - p1)) + \
+                    (2 * j2 - k2) * mp.log(mp.mpf(p2) / (1 - mp.mpf(p2)))
+                total += w[0] * w[1] * max(1 - mp.exp(eps - y), 0)
+        return total
+
+    for eps in (0.2, 1.0):
+        ans = direction(terms).delta(eps)
+        assert not ans.certified, eps
+        assert abs(ans.delta - float(exact(eps))) <= ans.error, (eps, ans)

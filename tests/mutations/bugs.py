@@ -164,6 +164,11 @@ BUGS = (
         "err = e_a + e_r + 8 * U", "err = e_r + 8 * U",
         ("tests/cf/test_certified.py",),
         "the error bound of the lattice part (aliasing over one period, snapping) left out"),
+    Bug("cf-lattice-snapped-loosely", "dpaccount/cf/lattice.py",
+        "if any(abs(other / g - round(other / g)) > 1e-11 for other in steps):",
+        "if any(abs(other / g - round(other / g)) > 1e-2 for other in steps):",
+        ("tests/cf/test_certified.py",),
+        "atoms within 1 % of a common lattice snapped onto it (their distance not in the bound)"),
     # ---------------------------------------------------------------- f-DP
     Bug("gdp-tradeoff-rounded-up", "dpaccount/converters/fdp.py",
         "out = out * (1.0 - slack if lower else 1.0 + slack)",
