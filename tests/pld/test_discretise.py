@@ -82,3 +82,17 @@ def test_a_grid_cut_short_keeps_its_tails():
     for eps in np.linspace(0.0, 5.0, 26):
         assert opt.delta(eps) <= gdp_delta(eps, 1.0) <= pess.delta(eps), eps
         assert gdp_delta(eps, 2 ** 0.5) <= two_pess.delta(eps), eps
+
+
+def test_losses_beyond_700_bracket_the_exact_curve():
+    """μ = 40: losses reach past ±700, where e^ε leaves the range of the optimistic
+    construction, and the optimistic grid falls back to privacy buckets (each cell's
+    P-mass at its lower end, the mass above the top at the top point). Both grids still
+    bracket the exact curve (mpmath), and the optimistic one holds at most the P-mass 1."""
+    from oracles import gdp_delta
+    pair, step = GaussianPair(40.0), 0.5
+    lo, hi = -400, 2400                       # losses in [-200, 1200]
+    pess, opt = pair_to_grid(pair, step, lo, hi), pair_to_grid(pair, step, lo, hi, pessimistic=False)
+    assert 1.0 - 1e-9 <= opt.mass <= 1.0 and opt.p_inf == 0.0
+    for eps in np.linspace(0.0, 1300.0, 53):
+        assert opt.delta(eps) <= gdp_delta(eps, 40.0) <= pess.delta(eps), eps
