@@ -111,3 +111,26 @@ def test_poisson_pairs_delta_are_rounded_both_ways(q, eps):
         low, up = pair.delta(eps, upper=False), pair.delta(eps, upper=True)
         assert low <= ex <= up, (pair, eps)
         assert _close(low, ex, rel=1e-9) and _close(up, ex, rel=1e-9)
+
+
+@pytest.mark.parametrize("cls", [PoissonRemovePair, PoissonAddPair])
+@pytest.mark.parametrize("base", ["rr", "leaky-rr", "leaky-rr-reversed"])
+def test_poisson_atom_masses_are_the_masses_of_a_small_cell_around_them(cls, base):
+    """At each atom x of a Poisson pair (the base's atoms mapped through the loss map,
+    and P(L = ±∞) of the base landing at ∓log(1 − q)), atom_masses(x) equals the
+    (P, Q)-masses of the cell (x − d, x + d] of ``masses`` for a tiny d: two routes,
+    one exact answer."""
+    from dpaccount.pld.pairs_zoo import leaky_rr_pair
+    make = {"rr": lambda: randomized_response_pair(0.7), "leaky-rr": lambda: leaky_rr_pair(1.0, 0.01),
+            "leaky-rr-reversed": lambda: leaky_rr_pair(1.0, 0.01).reverse()}[base]
+    pair, q = cls(make(), 0.3), 0.3
+    loss, _ = pair.base.atoms[:2]
+    loss = np.asarray(loss, dtype=float)
+    mapped = np.log1p(q * np.expm1(loss)) if cls is PoissonRemovePair else -np.log1p(q * np.expm1(-loss))
+    points = np.concatenate((mapped, [math.log1p(-q), -math.log1p(-q)]))
+    for x in points:
+        d = 1e-9 * (1 + abs(x))
+        a, b = pair.masses(np.array([x - d, x + d]))
+        pa, pb = pair.atom_masses(np.array([x]))
+        assert a[1] == pytest.approx(pa[0], rel=1e-9, abs=1e-15), (x, a, pa)
+        assert b[1] == pytest.approx(pb[0], rel=1e-9, abs=1e-15), (x, b, pb)
