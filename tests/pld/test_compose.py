@@ -9,6 +9,7 @@ supports, FFT beyond), with windows cut by the Chernoff tail, and tilted
 towards small δ. Where the answer is far above the window's tail and the
 noise, it is also tight.
 """
+import functools
 import math
 
 import numpy as np
@@ -18,6 +19,17 @@ from oracles import rr_composed_delta
 from dpaccount.pld.compose import _DIRECT_LIMIT, compose, saddle_tilt
 from dpaccount.pld.discretise import pair_to_grid
 from dpaccount.pld.pairs import randomized_response_pair
+
+
+@functools.lru_cache(maxsize=None)
+def _exact(eps, p, k):
+    """Exact δ(ε) of k-fold randomized response (mpmath; shared by the tests below)."""
+    return rr_composed_delta(eps, p, k)
+
+
+def _points(p, m, k):
+    """40 levels from 0 to the top of the composed support (exclusive)."""
+    return np.linspace(0.0, _items(p, m, k, True)[1], 41)[:-1]
 
 
 def _items(p, m, k, pessimistic):
@@ -48,9 +60,8 @@ CASES = [
 def test_composed_grids_bracket_the_exact_composition(p, m, k, tail, tilt_at):
     pess = _composed(p, m, k, tail, True, tilt_at)
     opt = _composed(p, m, k, tail, False, tilt_at)
-    top = _items(p, m, k, True)[1]
-    for eps in np.linspace(0.0, top, 61)[:-1]:
-        exact = rr_composed_delta(eps, p, k)
+    for eps in _points(p, m, k):
+        exact = _exact(eps, p, k)
         assert opt.delta(eps) <= exact <= pess.delta(eps), eps
 
 
@@ -69,9 +80,8 @@ def test_composed_grids_are_tight_above_the_tail(p, m, k, tail, tilt_at):
     optimistic one within 1e-6 too (tilted: near the tilt's centre)."""
     pess = _composed(p, m, k, tail, True, tilt_at)
     opt = _composed(p, m, k, tail, False, tilt_at)
-    points = np.linspace(0.0, _items(p, m, k, True)[1], 61)[:-1] if tilt_at is None else [tilt_at]
-    for eps in points:
-        exact = float(rr_composed_delta(eps, p, k))
+    for eps in (_points(p, m, k) if tilt_at is None else [tilt_at]):
+        exact = float(_exact(eps, p, k))
         if exact < (1e6 * tail if tilt_at is None else 0.0) or exact < 1e6 * pess.noise_effect(eps):
             continue
         assert pess.delta(eps) <= exact * (1 + 1e-6), eps
