@@ -96,3 +96,25 @@ def test_losses_beyond_700_bracket_the_exact_curve():
     assert 1.0 - 1e-9 <= opt.mass <= 1.0 and opt.p_inf == 0.0
     for eps in np.linspace(0.0, 1300.0, 53):
         assert opt.delta(eps) <= gdp_delta(eps, 40.0) <= pess.delta(eps), eps
+
+
+def test_an_atom_grid_cut_short_keeps_its_tails():
+    """Atoms beyond the grid's range: the pessimistic grid sends those above its top to
+    +∞ and those below to its first point, so it stays above the exact curve (mpmath:
+    P = 1 + Bin(12, 0.3), Q = Bin(12, 0.3)); the optimistic grid of randomized response
+    (on its lattice) moves the atoms above its top down to it and keeps all its P-mass."""
+    import mpmath as mp
+    from oracles import discrete_delta
+    n, p = 12, 0.3
+    pmf = [mp.binomial(n, k) * mp.mpf(p) ** k * (1 - mp.mpf(p)) ** (n - k) for k in range(n + 1)]
+    atoms = [((pmf[k - 1] if k >= 1 else 0), (pmf[k] if k <= n else 0)) for k in range(n + 2)]
+    step = 0.01
+    pess = pair_to_grid(binomial_pair(n, p), step, -50, 100)   # losses in [-0.5, 1]: atoms on both sides
+    for eps in np.linspace(0.0, 4.0, 41):
+        assert discrete_delta(eps, atoms) <= pess.delta(eps), eps
+    rr = randomized_response_pair(0.8)                          # atoms at ±log 4 ≈ ±1.386
+    a = math.log(4.0)
+    opt = pair_to_grid(rr, a / 10, -12, 5, pessimistic=False)   # top point at a/2: the upper atom moved down
+    assert 1.0 - 1e-12 <= opt.mass <= 1.0
+    for eps in np.linspace(0.0, 2.0, 21):
+        assert opt.delta(eps) <= discrete_delta(eps, [(0.8, 0.2), (0.2, 0.8)]), eps
