@@ -6,6 +6,7 @@ value, and returns the value as a Python ``float``/``int``.
 """
 import math
 import numbers
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -19,13 +20,21 @@ def _unwrap(value):
     return value
 
 
+_MAX_COUNT = 2 ** 63 - 1  # counts index numpy int64 arrays and grid offsets
+
+
 def real(name, value):
     """A finite-or-infinite real number (bools are refused); NaN is refused.
-    numpy scalars and 0-d numeric arrays count as numbers."""
+    numpy scalars and 0-d numeric arrays count as numbers. An int or Fraction
+    beyond the float range (|x| ≥ 2^1024: ``float`` overflows) is refused too."""
     value = _unwrap(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must lie within the float range (magnitude at most "
+                         f"{sys.float_info.max!r}), got {value!r}") from None
     if math.isnan(value):
         raise ValueError(f"{name} must not be NaN, got {value!r}")
     return value
@@ -58,7 +67,7 @@ def probability(name, value, lo_open=False, hi_open=False):
 
 
 def count(name, value, minimum=1):
-    """A whole number >= minimum (integral floats such as 3.0 are accepted)."""
+    """A whole number in [minimum, 2^63 − 1] (integral floats such as 3.0 are accepted)."""
     value = _unwrap(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a whole number, got {value!r} ({type(value).__name__})")
@@ -70,6 +79,8 @@ def count(name, value, minimum=1):
         value = int(value)
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
+    if value > _MAX_COUNT:
+        raise ValueError(f"{name} must be at most 2**63 - 1 = {_MAX_COUNT}, got {value!r}")
     return value
 
 

@@ -22,6 +22,7 @@ weaker, in that direction.
 """
 import contextlib
 import math
+from fractions import Fraction
 import signal
 import warnings
 
@@ -35,6 +36,7 @@ import dpaccount as dpa
 
 TIME_LIMIT = 8  # seconds per case (a few seconds of work at most, on a shared machine)
 NAN, INF, TINY = float("nan"), float("inf"), 5e-324
+HUGE = 10 ** 400                     # a Python int beyond the float range
 DELTAS = (1e-5, 0.5, TINY)           # ε(δ) queries
 EPSILONS = (0.0, 1.0, 30.0, 1e6)     # δ(ε) queries
 
@@ -211,6 +213,19 @@ BAD_INPUT = [
     ("query-alpha-inf", lambda: G1.get_RDP(INF), ValueError, "alpha", INF),
     ("query-accuracy-nan", lambda: G1.get_approxDP(1e-5, method="pld", accuracy=NAN), ValueError, "accuracy",
      NAN),
+    # Python ints (and Fractions) beyond the float range: float() would raise OverflowError
+    ("real-huge-int", lambda: dpa.validation.real("x", HUGE), ValueError, "x", HUGE),
+    ("gauss-sigma-huge-int", lambda: dpa.GaussianMechanism(sigma=HUGE), ValueError, "sigma", HUGE),
+    ("gauss-sigma-huge-neg-int", lambda: dpa.GaussianMechanism(sigma=-HUGE), ValueError, "sigma", -HUGE),
+    ("gauss-sigma-huge-fraction", lambda: dpa.GaussianMechanism(sigma=Fraction(HUGE, 3)), ValueError, "sigma",
+     Fraction(HUGE, 3)),
+    ("poisson-q-huge-int", lambda: PS(G1, HUGE), ValueError, "q", HUGE),
+    ("query-delta-huge-int", lambda: G1.get_approxDP(HUGE), ValueError, "delta", HUGE),
+    ("query-eps-huge-int", lambda: G1.get_approx_delta(HUGE), ValueError, "eps", HUGE),
+    ("query-alpha-huge-int", lambda: G1.get_RDP(HUGE), ValueError, "alpha", HUGE),
+    ("compose-count-huge-int", lambda: C([G1], [HUGE]), ValueError, "counts", HUGE),
+    ("group-k-huge-int", lambda: GP(G1, HUGE), ValueError, "k", HUGE),
+    ("binomial-n-huge-int", lambda: dpa.BinomialMechanism(n=HUGE, p=0.5), ValueError, "n", HUGE),
 ]
 
 REFUSED = [
@@ -247,6 +262,22 @@ REFUSED = [
     ("cf-q-1e-130", lambda: PS(G1, 1e-130).get_approxDP(1e-5, method="cf"), dpa.RepresentationUnavailable,
      "method='cf'"),
     ("rdp-bounds", lambda: G1.get_approxDP_bounds(1e-5, method="rdp"), dpa.RepresentationUnavailable, "no certified interval"),
+]
+
+
+INFINITE_EPSILON = [
+    # (id, build the mechanism, δ below its P(L = ∞)): ε(δ) = ∞ and its certified interval [∞, ∞], fast
+    ("approxdp-delta-below-atom", lambda: dpa.ApproxDPMechanism(eps=1.0, delta=1e-3), 1e-5),
+    ("poisson-approxdp", lambda: PS(dpa.ApproxDPMechanism(eps=1.0, delta=1e-3), 0.5), 1e-5),
+    ("poisson-approxdp-composed", lambda: C([PS(dpa.ApproxDPMechanism(eps=1.0, delta=1e-3), 0.1)], [10]), 1e-5),
+    # the optimistic grid of the sampled step dropped its mass at +∞ on a coarse step, and the
+    # certified interval [finite, ∞] was refined on ever finer Gaussian grids (minutes)
+    ("poisson-approxdp-with-gaussians",
+     lambda: C([PS(dpa.ApproxDPMechanism(eps=1.0, delta=1e-3), 0.1), G1], [10, 10]), 1e-5),
+    ("gauss-with-approxdp", lambda: C([G1, dpa.ApproxDPMechanism(eps=1.0, delta=1e-3)], [10, 1]), 1e-5),
+    ("laplace-with-approxdp", lambda: C([dpa.LaplaceMechanism(b=1.0), dpa.ApproxDPMechanism(eps=1.0, delta=1e-3)],
+                                        [3, 1]), 1e-4),
+    ("binomial-composed", lambda: C([dpa.BinomialMechanism(n=10, p=0.5)], [3]), 1e-5),
 ]
 
 
@@ -339,7 +370,8 @@ def _ids(table):
 def test_bad_input_is_a_clear_error(case):
     _, call, exc, name, value = case
     with time_limit():
-        if isinstance(value, (list, complex)) and value:  # shown as given (the helper reads numbers)
+        beyond_floats = isinstance(value, (int, Fraction)) and abs(value) > 2 ** 1024
+        if isinstance(value, (list, complex)) and value or beyond_floats:  # shown as given (the helper reads floats)
             with pytest.raises(exc, match=rf"\b{name}\b") as info:
                 call()
             assert repr(value) in str(info.value), str(info.value)
@@ -441,3 +473,15 @@ def test_table_is_large_and_covers_the_public_api():
     for name in public + ["Composition()", "PoissonSampling()", "SubsetSampling()", "GroupPrivacy()"]:
         assert f"dpa.{name}" in sources, name
     assert len(BAD_INPUT) + len(REFUSED) + len(ANSWERED) >= 150
+
+
+@pytest.mark.parametrize("case", INFINITE_EPSILON, ids=_ids(INFINITE_EPSILON))
+def test_infinite_epsilon_is_answered_fast(case):
+    """Where P(L = ∞) > δ no finite ε exists: ε(δ) and both ends of its certified
+    interval are ∞, within the time limit (no refinement of the grid)."""
+    _, build, delta = case
+    with time_limit():
+        mech = build()
+        assert mech.get_approxDP(delta) == math.inf
+        b = mech.get_approxDP_bounds(delta)
+        assert b.lower == b.upper == math.inf, b

@@ -119,6 +119,17 @@ def test_composing_a_group_guarantee_with_a_one_step_one_raises():
                          [1, 1]).relation == GroupRelation(ADD_REMOVE, 2)
 
 
+
+def test_groups_of_groups_multiply_their_relation():
+    """k steps of a j-fold relation are jk steps: a group of 3 of a group of 2 is 6-fold,
+    composes with 6-fold guarantees and with no other."""
+    g = GaussianMechanism(1.0)
+    nested = GroupPrivacy()(GroupPrivacy()(g, 2), 3)
+    assert nested.relation == GroupRelation(ADD_REMOVE, 6) == group_relation(GroupRelation(ADD_REMOVE, 2), 3)
+    assert Composition()([nested, GroupPrivacy()(g, 6)], [1, 1]).relation == GroupRelation(ADD_REMOVE, 6)
+    with pytest.raises(ValueError, match="5-fold add/remove"):
+        Composition()([nested, GroupPrivacy()(g, 5)], [1, 1])
+
 def test_poisson_sampling_needs_add_remove():
     with pytest.raises(ValueError, match="replace-one"):
         PoissonSampling()(GaussianMechanism(1.0, relation="replace-one"), 0.1)

@@ -27,13 +27,18 @@ with a second-order gap, the optimistic counterpart of Connect-the-Dots:
    reaches 0: a point lowered below 0 moves the end of the support down.
    After the last point the line drops, over one more grid step, to the
    mass at +∞ lowered by the last gap; from its lowest point on, the hull
-   is replaced by the flat line at that height (still below it). The lower convex hull B of these
+   is replaced by the flat line at that height (still below it). Where the
+   lowered points fall below P(L = ∞) itself (a coarse grid, a large atom
+   in the top cell), the hull is cut where it meets that floor instead:
+   δ ≥ P(L = ∞) everywhere, so the flat line stays below δ and the mass at
+   +∞ is kept. The lower convex hull B of these
    points is below δ, and so is its linear extension to the left (a secant
    of a convex function lies below it outside its interval).
-2. g = max(T, B, 0) with T(x) = 1 − (1 − Q(L = −∞))·x, the tangent of δ at
-   x = 0: convex, below δ, g(0) = 1 and every slope ≥ −1, so it is the
-   curve of a valid pair. Its kinks are B's (grid points) and the two
-   crossings with T and with 0, which lie off the grid: their mass is moved
+2. g = max(T, B, F) with T(x) = 1 − (1 − Q(L = −∞))·x, the tangent of δ at
+   x = 0, and the floor F = P(L = ∞)(1 − margin): convex, below δ, g(0) = 1
+   and every slope ≥ −1, so it is the curve of a valid pair. Its kinks are
+   B's (grid points) and the two crossings with T and with F, which lie off
+   the grid: their mass is moved
    down to the grid point below (moving loss down lowers every δ(ε)).
 3. A valid pair below δ everywhere is dominated by the true pair
    (Blackwell; Zhu, Dong & Wang 2022), and domination survives
@@ -250,19 +255,21 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
         put_below(x_cross, x_cross * turn)
     hx, hg, hslot, s = hx[k:], hg[k:], hslot[k:], s[k:]
     # right: g must not rise: it stays flat from the first kept point after
-    # which it would (g-slope ≥ 0); and it must not fall below 0: cut there
+    # which it would (g-slope ≥ 0); and it must not fall below the floor
+    # P(L = ∞)(1 − margin) ≤ δ (0 without mass at +∞): cut there, flat beyond
     rising = np.nonzero(s >= 0.0)[0]
     last = int(rising[0]) if len(rising) else len(hx) - 1
     hx, hg, hslot, s = hx[:last + 1], hg[:last + 1], hslot[:last + 1], s[:last]
-    under = np.nonzero(hg <= 0)[0]
+    floor = max(pair.p_inf * (1 - _MARGIN), 0.0)
+    under = np.nonzero(hg <= floor)[0]
     if len(under):
         k = int(under[0])
         if k == 0:
-            raise OverflowError("the curve reaches 0 before the grid: too coarse a grid")
-        x_cut = hx[k - 1] - hg[k - 1] / s[k - 1]              # g falls with slope s < 0
+            raise OverflowError("the curve reaches its floor before the grid: too coarse a grid")
+        x_cut = hx[k - 1] - (hg[k - 1] - floor) / s[k - 1]    # g falls with slope s < 0
         put_below(x_cut, x_cut * -s[k - 1])
         hx, hslot, s = hx[:k], hslot[:k], s[:k]
-        p_inf = 0.0
+        p_inf = floor
     else:
         s = np.append(s, 0.0)                                 # flat g after the last point
         p_inf = float(hg[-1])

@@ -33,14 +33,20 @@ _U = np.finfo(float).eps
 def _remove_base_edges(edges, q):
     """Base-loss edges of the remove pair's cells: log1p(expm1(ε)/q), −inf below.
 
-    Where expm1(ε)/q would overflow the same value is written
-    ε − log q + log1p(−(1−q)e^{−ε}), which stays finite."""
+    The same value is ε − log q + log1p(−y), y = (1−q)e^{−ε}. That form is
+    used where expm1(ε)/q would overflow (it stays finite), and where
+    2(1 − q) < 1 − e^ε: the first form errs by about 2u·|x|/(1 + x) with
+    x = expm1(ε)/q, large where 1 + x is small (q = 1 − 1e-9 at ε = −20 lost
+    1e-7 of log1p(x)), the second by about 2u·y/(1 − y), and the ratio of the
+    two is (1 − e^ε)/(1 − q) > 2 there."""
     e = np.asarray(edges, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         x = np.expm1(e) / q
         out = np.where(x > -1.0, np.log1p(np.maximum(x, -1.0)), -np.inf)
-        big = e - math.log(q) + np.log1p(-(1.0 - q) * np.exp(-e))
-    return np.where(np.isinf(x) & (e > 0), big, out)
+        y = (1.0 - q) * np.exp(-e)
+        big = e - math.log(q) + np.log1p(-np.minimum(y, 1.0))
+        second = (np.isinf(x) & (e > 0)) | ((y < 1.0) & (2.0 * (1.0 - q) < -np.expm1(e)))
+    return np.where(second, big, out)
 
 
 def _add_base_edges(edges, q):

@@ -13,6 +13,7 @@
 import math
 import warnings
 
+import mpmath as mp
 import numpy as np
 import oracles
 import pytest
@@ -94,3 +95,49 @@ def test_chernoff_bound_is_above_the_exact_delta():
     d = direction(((GaussianPair(0.6), 10),))
     for eps in (0.5, 3.0, 8.0):
         assert d.chernoff_bound(eps) >= float(oracles.gdp_delta(eps, 0.6 * math.sqrt(10)))
+
+
+@pytest.mark.parametrize("name", ["gaussian", "rr"])
+def test_certified_cf_bounds_of_a_mechanism_hold_the_exact_value(name):
+    """``get_*_bounds(method="cf")`` on closed forms and finite sums: the interval
+    (δ ∓ its error bound, and the roots of δ ∓ error = δ₀) holds the exact value."""
+    if name == "gaussian":
+        mech, mu = dpa.Composition()([dpa.GaussianMechanism(1.5)], [10]), math.sqrt(10) / 1.5
+        exact, exact_eps = (lambda e: oracles.gdp_delta(e, mu)), (lambda d: oracles.gdp_epsilon(d, mu))
+    else:
+        mech = dpa.Composition()([dpa.RandomizedResponse(0.7)], [25])
+        exact = lambda e: oracles.rr_composed_delta(e, 0.7, 25)
+        exact_eps = lambda d: oracles.bisect_decreasing(exact, d)
+    for eps in (0.1, 0.7, 2.0, 4.0):
+        b = mech.get_approx_delta_bounds(eps, method="cf")
+        assert b.certified and b.lower <= exact(eps) <= b.upper, (eps, b)
+    for delta in (1e-3, 1e-7):
+        b = mech.get_approxDP_bounds(delta, method="cf")
+        assert b.certified and b.lower <= exact_eps(delta) <= b.upper, (delta, b)
+
+
+def test_atoms_near_but_off_a_common_lattice_are_not_snapped():
+    """Randomized responses with log-odds a₁ and a₂ = 1.005·a₁ share no lattice: their
+    atoms stay in the line integral (an estimate, said so), and the answer is within its
+    error of the exact finite sum over the (k₁+1)(k₂+1) composed atoms (mpmath)."""
+    p1 = 0.7
+    a1 = math.log(p1 / (1 - p1))
+    p2 = 1.0 / (1.0 + math.exp(-1.005 * a1))
+    k1, k2 = 3, 2
+    terms = ((randomized_response_pair(p1), k1), (randomized_response_pair(p2), k2))
+
+    def exact(eps):
+        total = mp.mpf(0)
+        for j1 in range(k1 + 1):
+            for j2 in range(k2 + 1):
+                w = [mp.binomial(k, j) * mp.mpf(p) ** j * (1 - mp.mpf(p)) ** (k - j)
+                     for p, k, j in ((p1, k1, j1), (p2, k2, j2))]
+                y = (2 * j1 - k1) * mp.log(mp.mpf(p1) / (1 - p1)) + \
+                    (2 * j2 - k2) * mp.log(mp.mpf(p2) / (1 - mp.mpf(p2)))
+                total += w[0] * w[1] * max(1 - mp.exp(eps - y), 0)
+        return total
+
+    for eps in (0.2, 1.0):
+        ans = direction(terms).delta(eps)
+        assert not ans.certified, eps
+        assert abs(ans.delta - float(exact(eps))) <= ans.error, (eps, ans)

@@ -107,3 +107,22 @@ def test_search_finds_the_best_line_when_small_e_eps_is_noise():
     brute = np.array([np.max(1 - delta - np.exp(eps) * a) for a in alphas])
     assert np.all(got <= np.maximum(brute, 0) + 1e-15)
     assert np.all(got >= brute - 1e-12)
+
+
+
+@pytest.mark.parametrize("mu0,points", [(1.0, [0.0, 1.0, 10.0]), (0.5, [0.0, 0.4, 1.5, 6.0]),
+                                        (2.0, [0.0, 3.0, 40.0])])
+def test_gdp_mu_holds_on_the_chords_between_the_points(mu0, points):
+    """A profile known at a few points is the chord between them (linear in e^ε, as a
+    PLD grid's is): here the chords of δ_μ0, which lie above δ_μ0. The certified μ must
+    hold on the whole half-line, on the chords too (mpmath δ_μ on a fine grid), not
+    only at the points."""
+    eps = np.array(points)
+    delta = np.array([float(gdp_delta(e, mu0)) for e in eps]) * (1 + 1e-12)
+    mu = gdp_mu_from_profile(eps, delta, tail=1e-15)
+    assert mu < np.inf
+    for left, right, d_left, d_right in zip(eps[:-1], eps[1:], delta[:-1], delta[1:]):
+        t0, t1 = mp.exp(left), mp.exp(right)
+        for e in np.linspace(left, right, 101):
+            chord = d_left + (d_right - d_left) * (mp.exp(e) - t0) / (t1 - t0)
+            assert chord <= gdp_delta(e, mu) + mp.mpf(1e-15), e

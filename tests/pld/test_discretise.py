@@ -62,3 +62,59 @@ def test_both_grids_are_second_order(name):
         opt = pair_to_grid(pair, step, jlo, jhi, pessimistic=False).delta(eps)
         widths.append(np.max(((pess - opt) / exact)[live]))
     assert widths[1] <= widths[0] / 2.5
+
+
+def test_a_grid_cut_short_keeps_its_tails():
+    """On a range far narrower than the loss's, the pessimistic grid still dominates:
+    the mass above its top goes to +∞ and the mass below its bottom to its first point,
+    so one grid and the composition of two stay above the exact curves (mpmath,
+    N(1,1) vs N(0,1): 1-GDP, and √2-GDP for two), and the optimistic grid below.
+    (The optimistic grid keeps the mass below its range at its first point, which
+    is below the curve for one grid but not after composition: the accountant's
+    ranges leave out at most 1e-30, not the 7 % cut here.)"""
+    from oracles import gdp_delta
+
+    from dpaccount.pld.compose import compose
+    pair, step = GaussianPair(1.0), 0.01
+    lo, hi = -100, 300            # losses in [-1, 3]: P(L < -1) ≈ 0.07, P(L > 3) ≈ 0.006
+    pess, opt = pair_to_grid(pair, step, lo, hi), pair_to_grid(pair, step, lo, hi, pessimistic=False)
+    two_pess = compose([(pess, 2)])
+    for eps in np.linspace(0.0, 5.0, 26):
+        assert opt.delta(eps) <= gdp_delta(eps, 1.0) <= pess.delta(eps), eps
+        assert gdp_delta(eps, 2 ** 0.5) <= two_pess.delta(eps), eps
+
+
+def test_losses_beyond_700_bracket_the_exact_curve():
+    """μ = 40: losses reach past ±700, where e^ε leaves the range of the optimistic
+    construction, and the optimistic grid falls back to privacy buckets (each cell's
+    P-mass at its lower end, the mass above the top at the top point). Both grids still
+    bracket the exact curve (mpmath), and the optimistic one holds at most the P-mass 1."""
+    from oracles import gdp_delta
+    pair, step = GaussianPair(40.0), 0.5
+    lo, hi = -400, 2400                       # losses in [-200, 1200]
+    pess, opt = pair_to_grid(pair, step, lo, hi), pair_to_grid(pair, step, lo, hi, pessimistic=False)
+    assert 1.0 - 1e-9 <= opt.mass <= 1.0 and opt.p_inf == 0.0
+    for eps in np.linspace(0.0, 1300.0, 53):
+        assert opt.delta(eps) <= gdp_delta(eps, 40.0) <= pess.delta(eps), eps
+
+
+def test_an_atom_grid_cut_short_keeps_its_tails():
+    """Atoms beyond the grid's range: the pessimistic grid sends those above its top to
+    +∞ and those below to its first point, so it stays above the exact curve (mpmath:
+    P = 1 + Bin(12, 0.3), Q = Bin(12, 0.3)); the optimistic grid of randomized response
+    (on its lattice) moves the atoms above its top down to it and keeps all its P-mass."""
+    import mpmath as mp
+    from oracles import discrete_delta
+    n, p = 12, 0.3
+    pmf = [mp.binomial(n, k) * mp.mpf(p) ** k * (1 - mp.mpf(p)) ** (n - k) for k in range(n + 1)]
+    atoms = [((pmf[k - 1] if k >= 1 else 0), (pmf[k] if k <= n else 0)) for k in range(n + 2)]
+    step = 0.01
+    pess = pair_to_grid(binomial_pair(n, p), step, -50, 100)   # losses in [-0.5, 1]: atoms on both sides
+    for eps in np.linspace(0.0, 4.0, 41):
+        assert discrete_delta(eps, atoms) <= pess.delta(eps), eps
+    rr = randomized_response_pair(0.8)                          # atoms at ±log 4 ≈ ±1.386
+    a = math.log(4.0)
+    opt = pair_to_grid(rr, a / 10, -12, 5, pessimistic=False)   # top point at a/2: the upper atom moved down
+    assert 1.0 - 1e-12 <= opt.mass <= 1.0
+    for eps in np.linspace(0.0, 2.0, 21):
+        assert opt.delta(eps) <= discrete_delta(eps, [(0.8, 0.2), (0.2, 0.8)]), eps

@@ -79,3 +79,58 @@ def test_swap_identity(pair, eps):
     rhs = 1 - math.exp(eps) + math.exp(eps) * pair.reverse().delta(-eps)
     # the right-hand side cancels: allow its rounding, ~e^ε ulps of 1
     assert lhs == pytest.approx(rhs, rel=1e-9, abs=1e-12 * math.exp(eps))
+
+
+@pytest.mark.parametrize("q", [1e-6, 0.3, 1 - 1e-9])
+def test_poisson_base_edges_against_mpmath(q):
+    """The base-loss edges of the Poisson pairs' cells, log1p(expm1(ε)/q) (remove) and
+    −log1p(expm1(−ε)/q) (add), against mpmath from ε = −50 to 800, where expm1(ε)/q
+    leaves the float range and the other form takes over; −∞ / +∞ where no base loss
+    maps there (e^ε ≤ 1 − q, remove; e^{−ε} ≤ 1 − q, add)."""
+    from dpaccount.pld.poisson_sampling import _add_base_edges, _remove_base_edges
+    eps = np.concatenate((np.linspace(-50, 50, 41), [0.01, 700.0, 709.0, 712.0, 750.0, 800.0]))
+    for fn, sign in ((_remove_base_edges, 1), (_add_base_edges, -1)):
+        got = fn(eps, q)
+        for e, g in zip(eps, got):
+            x = mp.expm1(sign * mp.mpf(e)) / q
+            if x <= -1:
+                assert g == -sign * math.inf, (fn.__name__, e, g)
+            else:
+                exact = sign * mp.log1p(x)
+                assert abs(g - exact) <= 1e-13 * (1 + abs(exact)), (fn.__name__, e, g, exact)
+
+
+@pytest.mark.parametrize("q", [0.01, 0.3])
+@pytest.mark.parametrize("eps", [-1.0, 0.0, 0.2, 1.5, 4.0])
+def test_poisson_pairs_delta_are_rounded_both_ways(q, eps):
+    """δ(ε, upper=False) ≤ exact ≤ δ(ε, upper=True) (mpmath), both within 1e-9."""
+    sigma = 0.9
+    for pair, exact in ((PoissonRemovePair(GaussianPair(1 / sigma), q), subsampled_gaussian_remove_delta),
+                        (PoissonAddPair(GaussianPair(1 / sigma), q), subsampled_gaussian_add_delta)):
+        ex = exact(eps, sigma, q)
+        low, up = pair.delta(eps, upper=False), pair.delta(eps, upper=True)
+        assert low <= ex <= up, (pair, eps)
+        assert _close(low, ex, rel=1e-9) and _close(up, ex, rel=1e-9)
+
+
+@pytest.mark.parametrize("cls", [PoissonRemovePair, PoissonAddPair])
+@pytest.mark.parametrize("base", ["rr", "leaky-rr", "leaky-rr-reversed"])
+def test_poisson_atom_masses_are_the_masses_of_a_small_cell_around_them(cls, base):
+    """At each atom x of a Poisson pair (the base's atoms mapped through the loss map,
+    and P(L = ±∞) of the base landing at ∓log(1 − q)), atom_masses(x) equals the
+    (P, Q)-masses of the cell (x − d, x + d] of ``masses`` for a tiny d: two routes,
+    one exact answer."""
+    from dpaccount.pld.pairs_zoo import leaky_rr_pair
+    make = {"rr": lambda: randomized_response_pair(0.7), "leaky-rr": lambda: leaky_rr_pair(1.0, 0.01),
+            "leaky-rr-reversed": lambda: leaky_rr_pair(1.0, 0.01).reverse()}[base]
+    pair, q = cls(make(), 0.3), 0.3
+    loss, _ = pair.base.atoms[:2]
+    loss = np.asarray(loss, dtype=float)
+    mapped = np.log1p(q * np.expm1(loss)) if cls is PoissonRemovePair else -np.log1p(q * np.expm1(-loss))
+    points = np.concatenate((mapped, [math.log1p(-q), -math.log1p(-q)]))
+    for x in points:
+        d = 1e-9 * (1 + abs(x))
+        a, b = pair.masses(np.array([x - d, x + d]))
+        pa, pb = pair.atom_masses(np.array([x]))
+        assert a[1] == pytest.approx(pa[0], rel=1e-9, abs=1e-15), (x, a, pa)
+        assert b[1] == pytest.approx(pb[0], rel=1e-9, abs=1e-15), (x, b, pb)

@@ -1,0 +1,55 @@
+"""PLDGrid's queries rounded outwards, against an exact (mpmath) evaluation of
+the same float masses.
+
+For masses p_j at (offset + j)·h and p_∞, exactly
+
+    δ(ε) = p_∞ + Σ_{ε_j > ε} p_j (1 − e^{ε − ε_j}),
+
+so a pessimistic grid's δ(ε) must be ≥ this and an optimistic one's ≤ it, at
+grid points and between them, and ε(δ) must be on the matching side: the exact
+δ at a pessimistic ε(δ) is ≤ δ, at an optimistic one ≥ δ.
+"""
+import mpmath as mp
+import numpy as np
+import pytest
+
+from dpaccount.pld.grid import PLDGrid
+
+
+def _exact_delta(grid, eps):
+    eps = mp.mpf(float(eps))
+    total = mp.mpf(grid.p_inf)
+    for j, p in enumerate(grid.probs):
+        loss = (grid.offset + j) * mp.mpf(grid.step)  # the grid's loss values, exactly
+        if loss > eps:
+            total += mp.mpf(float(p)) * (1 - mp.exp(eps - loss))
+    return total
+
+
+def _grids(seed, pessimistic):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(200, 2000))
+    probs = rng.exponential(size=n) * np.exp(-np.linspace(0, 40, n))  # a decaying tail
+    probs /= probs.sum()
+    step = float(rng.choice([1e-3, 7e-3, 0.05]))
+    return PLDGrid(step=step, offset=int(rng.integers(-n // 2, 0)), probs=probs,
+                   p_inf=float(rng.choice([0.0, 1e-9])), pessimistic=pessimistic)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_delta_is_rounded_outwards(seed):
+    pess, opt = _grids(seed, True), _grids(seed, False)
+    losses = pess.losses
+    points = np.concatenate((losses[losses >= 0][::37], losses[losses >= 0][::53] + 0.3 * pess.step))
+    for eps in points:
+        exact = _exact_delta(pess, eps)
+        assert opt.delta(eps) <= exact <= pess.delta(eps), eps
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_epsilon_is_rounded_outwards(seed):
+    pess, opt = _grids(seed, True), _grids(seed, False)
+    for delta in [0.3, 1e-2, 1e-4, 1e-7]:
+        e_up, e_low = pess.epsilon(delta), opt.epsilon(delta)
+        assert _exact_delta(pess, e_up) <= delta
+        assert e_low == 0.0 or _exact_delta(opt, e_low) >= delta
