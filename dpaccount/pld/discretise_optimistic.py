@@ -239,7 +239,8 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
         if x_kink <= 0 or mass <= 0:
             return  # a kink at x = 0 carries no P-mass
         j = int(math.floor(math.log(x_kink) / step + 1e-9)) - lo
-        probs[min(max(j, 0), m)] += mass
+        if j >= 0:  # below the grid: dropped (moving it up to the first point is not below δ
+            probs[min(j, m)] += mass  # once composed; dropping P-mass lowers every δ)
 
     # left: T has g-slope q_ninf − 1; B starts below T and crosses it once
     t_gap = he - q_ninf * hx                                  # B − T at the kept points (e-form)
