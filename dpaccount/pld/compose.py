@@ -320,5 +320,4 @@ def _fft(items, ja, n, tilt=0.0):
         return out, bin_err
     # untilt: p_s = p̃_s · exp(Σ k log N_i − λ s); beyond e^700 the bin is useless anyway
     factor = np.exp(np.minimum(log_scale - tilt * (ja + np.arange(n)) * step, 700.0))
-    out = out * factor
-    return out, bin_err * factor, factor
+    return out * factor, bin_err * factor, factor

@@ -52,10 +52,15 @@ class PrivacyProfile:
         self.plan = _PLANS.get((pairs, accuracy), lambda: plan(pairs, accuracy, TIERS[0]))
         self._at, self._delta_plan = {}, None
 
+    @property
+    def _eps_level(self):
+        """The ε(δ) queries' level (``GridTooLarge`` up front where it exceeds the cap)."""
+        return int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy))
+
     def at_level(self, level):
         """The ``StepProfile`` of one level of the plan's step lattice."""
         if level not in self._at:
-            first = int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy))
+            first = self._eps_level
             bands = self.at_level(first) if level > first else None  # δ levels share the ε level's bands
             self._at[level] = StepProfile(self._pairs, self.accuracy, self.plan.step(self._pairs, level), bands,
                                           self.plan.hints)
@@ -63,7 +68,7 @@ class PrivacyProfile:
 
     @property
     def _eps(self):
-        return self.at_level(int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy)))
+        return self.at_level(self._eps_level)
 
     def _coarser(self, short):
         warnings.warn(f"the grid step this accuracy ({self.accuracy!r}) needs would exceed the grid cap; "
@@ -94,7 +99,7 @@ class PrivacyProfile:
     def _fitting(self, ask):
         """``ask`` at the ε(δ) level, or the finest coarser one whose grids fit the cap."""
         wanted = self.plan.eps_level
-        for level in range(int(affordable(self.plan, wanted, refuse=True, accuracy=self.accuracy)), -1, -1):
+        for level in range(self._eps_level, -1, -1):
             try:
                 out = ask(self.at_level(level))
             except GridTooLarge:
@@ -115,7 +120,7 @@ class PrivacyProfile:
         flat = eps.ravel()
         wanted = self._delta_levels(np.where(np.isfinite(flat), flat, 0.0))
         levels = affordable(self.plan, wanted)
-        first = int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy))
+        first = self._eps_level
         leading = leads(self.at_level(first).rough_delta(flat))
         out = np.zeros(flat.shape)
         for d, mine, ceiling in (("remove", leading, None), ("add", ~leading, None),
@@ -154,10 +159,6 @@ class PrivacyProfile:
         eps = np.asarray(eps, dtype=float)
         start = affordable(self.plan, self._delta_levels(np.where(np.isfinite(eps), eps, 0.0)))
         return self._refined(eps, start, self.delta(eps), "delta", rounds)
-
-    @property
-    def _eps_level(self):
-        return int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy))
 
     def _refined(self, values, level, upper, kind, rounds):
         """Each query's lower bound at its level, then, where the interval is
