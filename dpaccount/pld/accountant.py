@@ -139,20 +139,23 @@ def plan_joint_step(composition, rho, tail):
 
 
 def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt_at=None, base=None,
-                  hints=(None, None)):
+                  hints=(None, None), proxy_step=None):
     """The certified grid of one direction (a tuple of (pair, count)).
 
     With ``tilt_at`` (a loss level) the composition is also run exponentially
     tilted towards that level and combined with ``base`` (the untilted grid)
     bin by bin (``pld/compose.compose``): small δ near that level become
     accurate to ~1e-15 of themselves instead of ~1e-15 of the peak. ``hints``:
-    the window's Chernoff λ on coarser grids (``compose.chernoff_lambdas``)."""
+    the window's Chernoff λ on coarser grids (``compose.chernoff_lambdas``);
+    ``proxy_step``: a coarser step whose grids the searches for the tilt's λ
+    run on (``compose._MGF``)."""
     pairs = _merge_gaussians(pairs)
     if step is None:
         step = plan_step(pairs, rho, tail)
     items = step_grids(pairs, step, tail, pessimistic)
-    tilt = saddle_tilt(items, tilt_at) if tilt_at is not None else 0.0
-    return compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base, hints=hints)
+    proxy = step_grids(pairs, proxy_step, tail, pessimistic) if proxy_step and proxy_step != step else None
+    tilt = saddle_tilt(proxy or items, tilt_at) if tilt_at is not None else 0.0
+    return compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base, hints=hints, proxy=proxy)
 
 
 def step_grids(pairs, step, tail, pessimistic=True):

@@ -35,38 +35,50 @@ _DIRECT_LIMIT = 4096
 
 class _MGF:
     """λ ↦ Σ_i k_i Λ_i(λ), Λ(λ) = log Σ_j p_j e^{λ ε_j} of the finite part (exact;
-    each grid memoises its own Λ, ``PLDGrid.log_mgf``)."""
+    each grid memoises its own Λ, ``PLDGrid.log_mgf``). ``proxy``: the grids of
+    the same pairs at a coarser step, whose Λ (``rough``) is cheap and close
+    (the steps' rounding is a spread of variance ≤ h²/4 per step): searches for
+    a λ run on it; a bound is then evaluated exactly at the λ found."""
 
-    def __init__(self, items):
+    def __init__(self, items, proxy=None):
         self._parts = items
+        self._proxy = proxy or items
 
     def __call__(self, lam):
         return sum(k * g.log_mgf(lam) for g, k in self._parts)
+
+    def rough(self, lam):
+        return sum(k * g.log_mgf(lam) for g, k in self._proxy)
 
 
 _NEAR = (0.8, 0.9, 1.0, 1.1, 1.25)
 
 
-def _minimise_over_lambda(f, argmin=False, hint=None):
+def _minimise_over_lambda(f, argmin=False, hint=None, rough=None):
     """min over λ ∈ [1e-3, 1e3] of f (or the λ attaining it): a log-spaced
     scan, then Brent on the bracket around the best point (any λ is valid in
     a Chernoff bound: the search only tightens). With ``hint`` (the λ of the
     same search on coarser grids of the same pairs) only λ near it are tried,
-    unless the best of them is at an end (then the optimum moved: the scan)."""
+    unless the best of them is at an end (then the optimum moved: the scan).
+    With ``rough`` (a cheap approximation of f) the search runs on it and the
+    value returned is f at the λ it found."""
+    lam = _argmin(rough or f, hint)
+    return lam if argmin else f(lam)
+
+
+def _argmin(f, hint):
     if hint is not None:
         near = [hint * c for c in _NEAR]
         vals = [f(x) for x in near]
         i = int(np.argmin(vals))
         if 0 < i < len(near) - 1:
-            return near[i] if argmin else vals[i]
+            return near[i]
     grid = np.geomspace(1e-3, 1e3, 10)
     vals = [f(x) for x in grid]
     i = int(np.argmin(vals))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 2e-2 * lo})
-    if argmin:
-        return float(res.x) if res.fun < vals[i] else float(grid[i])
-    return min(vals[i], float(res.fun))
+    return float(res.x) if res.fun < vals[i] else float(grid[i])
 
 
 def _quantile(mgf, log_tail, sign, hint=None):
@@ -74,7 +86,7 @@ def _quantile(mgf, log_tail, sign, hint=None):
     (Chernoff: P(sign·S ≥ level) ≤ exp(Σ k Λ(sign·λ) − λ·level) for every λ > 0)."""
     def f(lam):
         return (mgf(sign * lam) - log_tail) / lam
-    lam = _minimise_over_lambda(f, argmin=True, hint=hint)
+    lam = _minimise_over_lambda(f, argmin=True, hint=hint, rough=lambda lam: (mgf.rough(sign * lam) - log_tail) / lam)
     return f(lam), lam
 
 
@@ -85,15 +97,16 @@ def chernoff_lambdas(items, tail):
     return _quantile(mgf, log_t, 1.0)[1], _quantile(mgf, log_t, -1.0)[1]
 
 
-def chernoff_window(items, tail, hints=(None, None)):
+def chernoff_window(items, tail, hints=(None, None), proxy=None):
     """Grid indices (ja, jb) and bounds (below, above) on the finite mass of the
     composed loss under ja·h and over jb·h: each ≤ ``tail`` by Chernoff, and 0
     where the window reaches the end of the support. ``hints``: the
-    ``chernoff_lambdas`` of the same pairs on coarser grids (searched near)."""
+    ``chernoff_lambdas`` of the same pairs on coarser grids (searched near);
+    ``proxy``: such grids to search on (``_MGF``)."""
     step = items[0][0].step
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
-    mgf, log_t = _MGF(items), math.log(tail)
+    mgf, log_t = _MGF(items, proxy), math.log(tail)
     b = _quantile(mgf, log_t, 1.0, hints[0])[0]
     a = -_quantile(mgf, log_t, -1.0, hints[1])[0]
     ja = max(lo, int(math.floor(a / step)))
@@ -101,10 +114,11 @@ def chernoff_window(items, tail, hints=(None, None)):
     return ja, jb, (tail if ja > lo else 0.0), (tail if jb < hi else 0.0)
 
 
-def _mass_above(items, level):
-    """Chernoff: P(S > level) ≤ exp(min_λ Σ k Λ(λ) − λ·level), rounded up."""
-    mgf = _MGF(items)
-    return min(1.0, math.exp(_minimise_over_lambda(lambda lam: mgf(lam) - lam * level)) * (1 + 16 * _U))
+def _mass_beyond(mgf, level, sign=1.0):
+    """Chernoff: P(sign·S > sign·level) ≤ exp(min_λ Σ k Λ(sign·λ) − λ·sign·level), rounded up."""
+    exponent = _minimise_over_lambda(lambda lam: mgf(sign * lam) - lam * sign * level,
+                                     rough=lambda lam: mgf.rough(sign * lam) - lam * sign * level)
+    return min(1.0, math.exp(min(exponent, 0.0)) * (1 + 16 * _U))
 
 
 def saddle_tilt(items, level):
@@ -114,7 +128,7 @@ def saddle_tilt(items, level):
     return _minimise_over_lambda(lambda lam: mgf(lam) - lam * level, argmin=True)
 
 
-def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(None, None)):
+def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(None, None), proxy=None):
     """Compose ``[(PLDGrid, count), ...]`` (same step, same rounding) into one grid.
 
     With ``tilt`` = λ > 0 the transforms run on the tilted masses p_j e^{λ ε_j}
@@ -141,7 +155,7 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
         extra = math.exp(log_mass) if pessimistic else 0.0
         return PLDGrid(step=step, offset=sum(k * g.offset for g, k in items), probs=np.zeros(1),
                        p_inf=min(1.0, p_inf + extra), pessimistic=pessimistic)
-    ja, jb, below, above = chernoff_window(items, tail, hints)
+    ja, jb, below, above = chernoff_window(items, tail, hints, proxy)
     n = jb - ja + 1
     if n > MAX_GRID:
         raise GridTooLarge(f"the composed privacy-loss window needs {n} grid points "
@@ -159,10 +173,13 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
         if pessimistic:
             probs[0] += below
     else:
-        top = jb
-        ja, probs, noise_bins = _tilted(items, ja, jb, tail, tilt, pessimistic, base)
+        bottom, top = ja, jb
+        mgf = _MGF(items, proxy)
+        ja, probs, noise_bins = _tilted(items, mgf, ja, jb, tail, tilt, pessimistic, base)
         if ja + len(probs) - 1 > top:  # the tilted window reaches higher: bound the mass above its top
-            above = min(above, _mass_above(items, (ja + len(probs) - 1) * step))
+            above = min(above, _mass_beyond(mgf, (ja + len(probs) - 1) * step))
+        if ja > bottom:  # it starts higher: bound the mass below its bottom (moved up to it)
+            below = _mass_beyond(mgf, ja * step, -1.0)
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
             probs[0] += below
@@ -173,12 +190,16 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
                    noise=noise)
 
 
-def _tilted(items, ja, jb, tail, tilt, pessimistic, base):
-    """The tilted transform on a window that also holds the tilted measure.
+def _tilted(items, mgf, ja, jb, tail, tilt, pessimistic, base):
+    """The tilted transform on a window that holds the tilted measure.
 
-    Tilting moves mass up, so the window [ja, jb] of the untilted measure is
-    widened to the tilted measure's own Chernoff quantiles at 1e-10 (1e-20
-    for lower bounds; its log-MGF is θ ↦ Σ k Λ(λ + θ) − Σ k Λ(λ)). Circular
+    The tilt runs at θ ≤ λ (``_read_tilt``: narrower windows where the law
+    tilted at λ itself is very wide). The window is the tilted measure's own
+    Chernoff quantiles at 1e-10 (1e-20 for lower bounds; its log-MGF is
+    θ' ↦ Σ k Λ(θ + θ') − Σ k Λ(θ)), its top raised to the untilted window's
+    [ja, jb] where that is higher; the untilted mass below its bottom is
+    moved up to the bottom (``compose``: pessimistic, and nothing for δ(ε)
+    at the ε it is read at, which lie above). Circular
     aliasing only adds mass, so the upper bounds stand whatever the window;
     for lower bounds the tilted mass outside the window (≤ 1e-20 on each
     side), untilted, is subtracted from every bin. What wraps around lands at the window's
@@ -192,11 +213,15 @@ def _tilted(items, ja, jb, tail, tilt, pessimistic, base):
     # of the tilted measure: upper bounds only lose accuracy far from the bands read; lower
     # bounds subtract it (untilted) from every bin, so theirs stays at 1e-20
     tilted_tail = max(tail, 1e-10 if pessimistic else 1e-20)
-    mgf, log_t = _MGF(items), math.log(tilted_tail)
-    centre = mgf(tilt)
-    b = _minimise_over_lambda(lambda th: (mgf(tilt + th) - centre - log_t) / th)
-    a = -_minimise_over_lambda(lambda th: (mgf(tilt - th) - centre - log_t) / th)
-    new_a, new_b = max(lo, min(ja, int(math.floor(a / step)))), min(hi, max(jb, int(math.ceil(b / step))))
+    log_t = math.log(tilted_tail)
+    tilt = _read_tilt(mgf.rough, tilt, jb * step)
+    centre, rough_centre = mgf(tilt), mgf.rough(tilt)
+    b, a = (sign * _minimise_over_lambda(lambda th: (mgf(tilt + sign * th) - centre - log_t) / th,
+                                         rough=lambda th: (mgf.rough(tilt + sign * th) - rough_centre - log_t) / th)
+            for sign in (1.0, -1.0))
+    # the bottom is the tilted measure's own: the untilted mass below it is moved up to it (by
+    # ``compose``), where it adds nothing to δ(ε) for ε above the bottom, the tilted grid's use
+    new_a, new_b = max(lo, int(math.floor(a / step))), min(hi, max(jb, int(math.ceil(b / step))))
     n = new_b - new_a + 1
     if n > MAX_GRID:
         raise GridTooLarge(f"the tilted privacy-loss window needs {n} grid points (cap {MAX_GRID})")
@@ -207,12 +232,46 @@ def _tilted(items, ja, jb, tail, tilt, pessimistic, base):
     else:
         outside = (tilted_tail if new_a > lo else 0.0) + (tilted_tail if new_b < hi else 0.0)
         probs = np.maximum(values - err - outside * factor, 0.0)
-    if base is not None and base.offset >= new_a and base.offset + len(base.probs) - 1 <= new_b:
-        part = slice(base.offset - new_a, base.offset - new_a + len(base.probs))
-        probs[part] = np.minimum(probs[part], base.probs) if pessimistic else np.maximum(probs[part], base.probs)
+    first, last = (max(new_a, base.offset), min(new_b, base.offset + len(base.probs) - 1)) if base else (0, -1)
+    if last >= first:  # where the windows overlap, each bin bounds the same mass: keep the better one
+        part, theirs = slice(first - new_a, last - new_a + 1), base.probs[first - base.offset:last - base.offset + 1]
+        probs[part] = np.minimum(probs[part], theirs) if pessimistic else np.maximum(probs[part], theirs)
         err = err.copy()
         err[part] = np.minimum(err[part], base.noise)  # the bin kept is the one with the smaller error
     return new_a, probs, err
+
+
+_READ_RATIO = math.log(1e3)  # how far below its peak the tilted density may be where it is read
+
+
+def _read_tilt(mgf, lam, top):
+    """The tilt θ ≤ λ the transform runs at, for reads from about the tilted
+    mean m(λ) = K'(λ) up to v = min(m + 3 sd, top) (``top``: the untilted
+    window's top, above which the tier's tail sets δ anyway): the smallest θ
+    at which the tilted density at v is still within ``_READ_RATIO`` of its
+    peak, log f_θ(v) ≈ θv − K(θ) − I(v), I(v) = sup_t (tv − K(t)) (Legendre).
+    Where the log-MGF is nearly linear (a compound of rare large losses) the
+    law tilted at the saddle point is very wide, and a slightly smaller θ
+    halves the window while v stays well resolved. Any θ is valid: it only
+    chooses which bins are accurate to ~1e-15 of themselves."""
+    dh = 1e-3 * max(lam, 1.0)
+    mean = (mgf(lam + dh) - mgf(lam - dh)) / (2 * dh)
+    var = max((mgf(lam + dh) - 2 * mgf(lam) + mgf(lam - dh)) / dh ** 2, 0.0)
+    v = min(mean + 3.0 * math.sqrt(var), top)
+    if not v > mean:
+        return lam
+    rate = -_minimise_over_lambda(lambda t: mgf(t) - t * v)  # I(v)
+
+    def log_ratio(theta):  # increasing in θ up to the saddle point of v (≥ λ)
+        return theta * v - mgf(theta) - rate
+
+    lo, hi = 0.0, lam
+    if log_ratio(lo) >= -_READ_RATIO:
+        return lam  # no smaller θ gains anything worth the search
+    for _ in range(12):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if log_ratio(mid) >= -_READ_RATIO else (mid, hi)
+    return hi
 
 
 def _truncate(probs, offset, ja, jb, pessimistic):

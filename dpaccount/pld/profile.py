@@ -12,9 +12,11 @@ built once and shared by every query that asks for that step.
 * A δ(ε) query takes the ε(δ) level L where its tilt λ(ε) says that
   suffices (small ε), else the level ℓ(ε) > L it needs (``Plan.delta_levels``,
   non-decreasing in ε, at most 2³× finer); its answer is the smallest of
-  δ_L … δ_ℓ(ε). With each level non-increasing in ε, so is δ(ε): the chain
-  of levels only grows with ε. (One finer level shared by every ε, sized for
-  the largest, made small ε pay for the finest grid.)
+  δ_L(ε), δ_ℓ(ε) and the anchors of the levels between (``_anchor``: each
+  level's answer at the last ε it serves, which bounds δ at every larger
+  ε). Each level's δ being non-increasing in ε, so is the answer, at the
+  price of at most one level's grids beyond the query's own (the chain of
+  every level δ_L … δ_ℓ(ε) at ε itself cost up to twice the finest one).
 
 * Certified intervals (``epsilon_bounds``, ``delta_bounds``): the upper
   bound of the plain query and the lower bound of the optimistic grids at
@@ -50,7 +52,7 @@ class PrivacyProfile:
         self._pairs = pairs
         self.accuracy = accuracy
         self.plan = _PLANS.get((pairs, accuracy), lambda: plan(pairs, accuracy, TIERS[0]))
-        self._at, self._delta_plan = {}, None
+        self._at, self._delta_plan, self._anchors = {}, None, {}
 
     @property
     def _eps_level(self):
@@ -113,37 +115,62 @@ class PrivacyProfile:
     # -- δ(ε) --------------------------------------------------------------
     def delta(self, eps):
         """Certified upper bound on δ(ε), vectorised over ε ≥ 0: per direction the
-        smallest answer over the query's chain of levels (each a certified upper
-        bound of that direction), then the larger direction. The direction whose
-        rough answer is lower is refined only until it is below the other's."""
+        smallest of its answers at the ε(δ) level and at the query's level ℓ(ε)
+        and of the anchors below ℓ(ε) (``_anchor``), then the larger direction.
+        The direction whose rough answer is lower is refined only until it is
+        below the other's (its ε(δ) level often suffices)."""
         eps = np.asarray(eps, dtype=float)
         flat = eps.ravel()
         wanted = self._delta_levels(np.where(np.isfinite(flat), flat, 0.0))
         levels = affordable(self.plan, wanted)
-        first = self._eps_level
-        leading = leads(self.at_level(first).rough_delta(flat))
+        leading = leads(self.at_level(self._eps_level).rough_delta(flat))
         out = np.zeros(flat.shape)
+        first = self._eps_level
         for d, mine, ceiling in (("remove", leading, None), ("add", ~leading, None),
                                  ("remove", ~leading, out), ("add", leading, out)):
+            cap = np.full(flat.shape, -np.inf) if ceiling is None else ceiling
             best = np.full(flat.shape, np.inf)
-            for level in range(first, int(levels.max(initial=first)) + 1):
-                sel = mine & (levels >= level) & (best > (-np.inf if ceiling is None else ceiling))
-                if not sel.any():
-                    continue
-                try:
-                    got = self.at_level(level).delta_of(d, flat[sel], None if ceiling is None else ceiling[sel])
-                except GridTooLarge:
-                    if level == first:
-                        raise
-                    levels = np.minimum(levels, level - 1)
-                    break
-                best[sel] = np.minimum(best[sel], got)
+            best[mine] = self.at_level(first).delta_of(d, flat[mine], None if ceiling is None else cap[mine])
+            for level in np.unique(levels[mine & (levels > first) & (best > cap)]):
+                sel = mine & (levels == level) & (best > cap)
+                got, level = self._delta_fitting(d, flat[sel], int(level), None if ceiling is None else cap[sel])
+                levels[sel] = level
+                best[sel] = np.minimum(best[sel], np.minimum(got, self._anchor(d, level)))
             out[mine] = np.maximum(out[mine], best[mine])
         if np.any(levels < wanted):
             self._coarser(int(np.max(wanted - levels)))
         out = out.reshape(eps.shape)
         return float(out) if out.ndim == 0 else out
 
+    def _delta_fitting(self, direction, eps, level, ceiling):
+        """(δ(ε) of one direction, the level it came from): ``level``, or the
+        finest coarser one whose grids fit the cap."""
+        while True:
+            try:
+                return self.at_level(level).delta_of(direction, eps, ceiling), level
+            except GridTooLarge:
+                if level == self._eps_level:
+                    raise
+                level -= 1
+
+    def _anchor(self, direction, level):
+        """min over the levels m below ``level`` of δ_m(b_m), b_m the largest ε of
+        the level lattice (``_delta_levels``) planned at most m: a certified upper
+        bound on δ(ε) for every ε > b_m (δ(ε) ≤ δ(b_m)), the ε queried at levels
+        above m. With each level's δ_m non-increasing in ε, δ(ε) = min(δ_ℓ(ε),
+        anchor of ℓ) with ℓ(ε) non-decreasing is non-increasing: a level's
+        smallest answer (at its last ε) bounds every answer above it. (The
+        chain of every level below ℓ(ε) at ε itself did the same at up to
+        twice the cost: the finest levels' widest tilted grids.)"""
+        best = np.inf
+        for m in range(self._eps_level, level):
+            if (direction, m) not in self._anchors:
+                lattice, planned = self._delta_plan
+                below = np.flatnonzero(affordable(self.plan, planned) <= m)
+                self._anchors[direction, m] = (
+                    float(self._delta_fitting(direction, lattice[below[-1:]], m, None)[0][0]) if len(below) else np.inf)
+            best = min(best, self._anchors[direction, m])
+        return best
     def delta_lower(self, eps):
         """Certified lower bound on δ(ε) at this accuracy (at each query's own level)."""
         return self._by_level(eps, lambda p, x: p.delta_lower(x))

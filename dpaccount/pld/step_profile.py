@@ -112,7 +112,8 @@ class StepProfile:
             return composed_grid(self._pairs.direction(direction), tail=tail,
                                  pessimistic=pessimistic, step=self.step,
                                  tilt_at=None if tilt is None else tilt * self.step, base=base,
-                                 hints=self._hints.get(direction, (None, None)) if tail == TIERS[0] else (None, None))
+                                 hints=self._hints.get(direction, (None, None)) if tail == TIERS[0] else (None, None),
+                                 proxy_step=self._bands.step)
         return GRIDS.get(key, build)
 
     def certificate(self):

@@ -27,14 +27,16 @@ import oracles
 
 
 def _hull_by_definition(x, y):
-    """Vertices of the lower convex hull by brute force (O(n³), small n)."""
+    """Vertices of the lower convex hull by brute force (O(n³), small n): the
+    points below every chord by more than 1e-12 (the hull under test sees y
+    through e = y + x − 1, which rounds away differences far below that)."""
     n, keep = len(x), []
     for k in range(n):
         on = True
         for i in range(k):
             for j in range(k + 1, n):
                 chord = y[i] + (y[j] - y[i]) * (x[k] - x[i]) / (x[j] - x[i])
-                if y[k] >= chord:
+                if y[k] >= chord - 1e-12:
                     on = False
         if on:
             keep.append(k)
