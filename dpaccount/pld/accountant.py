@@ -154,7 +154,7 @@ def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt
         step = plan_step(pairs, rho, tail)
     items = step_grids(pairs, step, tail, pessimistic)
     proxy = step_grids(pairs, proxy_step, tail, pessimistic) if proxy_step and proxy_step != step else None
-    tilt = saddle_tilt(proxy or items, tilt_at) if tilt_at is not None else 0.0
+    tilt = saddle_tilt(items, tilt_at, proxy) if tilt_at is not None else 0.0
     return compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base, hints=hints, proxy=proxy)
 
 

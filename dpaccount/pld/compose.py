@@ -60,9 +60,11 @@ def _minimise_over_lambda(f, argmin=False, hint=None, rough=None):
     a Chernoff bound: the search only tightens). With ``hint`` (the λ of the
     same search on coarser grids of the same pairs) only λ near it are tried,
     unless the best of them is at an end (then the optimum moved: the scan).
-    With ``rough`` (a cheap approximation of f) the search runs on it and the
-    value returned is f at the λ it found."""
-    lam = _argmin(rough or f, hint)
+    With ``rough`` (a cheap approximation of f) the search runs on it, and f
+    is then tried near the λ found as near a hint (a rough function that
+    misleads, an optimistic grid that has lost its rare losses at the coarser
+    step, costs the full search on f)."""
+    lam = _argmin(f, _argmin(rough, hint)) if rough is not None else _argmin(f, hint)
     return lam if argmin else f(lam)
 
 
@@ -121,11 +123,13 @@ def _mass_beyond(mgf, level, sign=1.0):
     return min(1.0, math.exp(min(exponent, 0.0)) * (1 + 16 * _U))
 
 
-def saddle_tilt(items, level):
+def saddle_tilt(items, level, proxy=None):
     """The tilt λ ≥ 0 minimising the Chernoff exponent Σ k Λ(λ) − λ·level: the
-    exponentially tilted composition is centred near ``level``."""
-    mgf = _MGF(items)
-    return _minimise_over_lambda(lambda lam: mgf(lam) - lam * level, argmin=True)
+    exponentially tilted composition is centred near ``level`` (searched on
+    ``proxy`` first, ``_MGF``)."""
+    mgf = _MGF(items, proxy)
+    return _minimise_over_lambda(lambda lam: mgf(lam) - lam * level, argmin=True,
+                                 rough=lambda lam: mgf.rough(lam) - lam * level)
 
 
 def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(None, None), proxy=None):
@@ -221,7 +225,10 @@ def _tilted(items, mgf, ja, jb, tail, tilt, pessimistic, base):
             for sign in (1.0, -1.0))
     # the bottom is the tilted measure's own: the untilted mass below it is moved up to it (by
     # ``compose``), where it adds nothing to δ(ε) for ε above the bottom, the tilted grid's use
-    new_a, new_b = max(lo, int(math.floor(a / step))), min(hi, max(jb, int(math.ceil(b / step))))
+    # (lower bounds keep the untilted bottom: below their window they drop mass, and an ε(δ)
+    # read at the window's bottom would be no lower bound)
+    bottom = int(math.floor(a / step)) if pessimistic else min(ja, int(math.floor(a / step)))
+    new_a, new_b = max(lo, bottom), min(hi, max(jb, int(math.ceil(b / step))))
     n = new_b - new_a + 1
     if n > MAX_GRID:
         raise GridTooLarge(f"the tilted privacy-loss window needs {n} grid points (cap {MAX_GRID})")

@@ -205,7 +205,10 @@ class PrivacyProfile:
                 if r == 0:
                     raise
                 break  # the finer grid does not fit: the interval stays as it is
-            lower = np.minimum(lower, upper)
+            if np.any(lower > upper):  # both certified: a lower bound above an upper one is a bug
+                i = int(np.argmax(lower - upper))
+                raise RuntimeError(f"internal error: certified lower bound {lower[i]!r} above the upper bound "
+                                   f"{upper[i]!r} ({kind} at {flat[i]!r}); please report this mechanism")
             with np.errstate(invalid="ignore", divide="ignore"):
                 width = np.where(upper == lower, 0.0, np.where(upper > 0, (upper - lower) / upper, 0.0))
             is_open = width > self.accuracy

@@ -101,7 +101,7 @@ BUGS = (
         ("tests/pld/test_profile.py::test_a_looser_finer_level_cannot_make_delta_rise",),
         "δ(ε) past a level change not held down by the level below's answer at its last ε"),
     Bug("tilted-window-not-recentred", PLD + "compose.py",
-        "new_a, new_b = max(lo, int(math.floor(a / step))), min(hi, max(jb, int(math.ceil(b / step))))",
+        "new_a, new_b = max(lo, bottom), min(hi, max(jb, int(math.ceil(b / step))))",
         "new_a, new_b = ja, jb",
         (COMPOSE,),
         "the window of the tilted transform is the untilted one: the tilted mass aliases"),
