@@ -138,12 +138,21 @@ def _below(curve, keep):
 
 
 
-def _room(eps, x, e0, g0, q_ninf, low):
+_KEEP = 0.875  # of the next point's δ, a point keeps above it when short of room (``_room``)
+
+
+def _room(eps, x, e0, g0, q_ninf, low, top):
     """How far each point may be lowered before it passes below the tangent
-    T at 0 or below 0 (where it would leave the hull off the grid: a crossing
-    whose kink moves down a whole step). Only a policy: nothing rests on it."""
+    T at 0 (where it would leave the hull off the grid: a crossing whose kink
+    moves down a whole step), or, above 0, below ``_KEEP`` of the next
+    point's δ (``top``: P(L = ∞) after the last). A point lowered to 0 takes
+    the convex curve to 0 for good, every loss above it lost (an atom off
+    the grid in the cell below, with rarer ones above: a discrete
+    Gaussian's); kept this way the other end of the cell takes the lowering
+    (it has room: its δ exceeds the next one's by the cell's ℓ). Only a
+    policy: nothing rests on it."""
     to_t = np.where(low, e0, g0 + np.expm1(eps)) - q_ninf * x
-    to_zero = np.where(low, e0 - np.expm1(eps), g0)
+    to_zero = np.where(low, e0 - np.expm1(eps), g0 - _KEEP * np.append(g0[1:], top))
     return np.maximum(np.minimum(to_t, to_zero), 0.0)
 
 
@@ -218,7 +227,7 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
     # and the other end takes the rest (``_requests``)
     low = eps <= 0
     e0, g0 = excess * (1 - _MARGIN), delta * (1 - _MARGIN)
-    room = _room(eps, x, e0, g0, q_ninf, low) if split else np.where(delta > 0.0, np.inf, 0.0)
+    room = _room(eps, x, e0, g0, q_ninf, low, pair.p_inf * (1 - _MARGIN)) if split else np.where(delta > 0.0, np.inf, 0.0)
     left_demand, right_demand = _requests(low_part, high_part, tri, pad, room[:-1], room[1:])
     top_gap = (x_end - x[-1]) * b[-1] / 4.0
     lower_by = np.maximum(np.append(0.0, right_demand), np.append(left_demand, top_gap))
