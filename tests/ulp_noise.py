@@ -7,7 +7,8 @@ platform's libm). A machine other than ours may round every one of them
 differently, by up to the documented bound. ``install(K)`` simulates such a
 machine: every result of the functions below is moved by K units in the last
 place (one ulp = ``np.spacing`` of the result), away from what this machine
-computed, with a random sign per element. A rigorous bound must survive it;
+computed, with a sign per element that looks random but is a fixed function
+of the result (a real libm is deterministic). A rigorous bound must survive it;
 a test comparing two routes must allow for it.
 
 What is perturbed, and by how much (the sources are in docs/portability.md):
@@ -85,7 +86,7 @@ SPECIAL_FUNCTIONS = {
 _MAX_STEP = 2.0 ** 40      # ulps; a(x) beyond this is beyond any finite result
 _MAX_BITS = np.array(np.finfo(float).max).view(np.int64)
 
-_state = {"k": 0.0, "rng": None, "saved": None}
+_state = {"k": 0.0, "seed": np.uint64(0), "saved": None}
 
 
 def noise_level():
@@ -94,7 +95,7 @@ def noise_level():
 
 
 def nudge(result, ulps, lo=-np.inf, hi=np.inf, keep=None):
-    """``result`` moved by ``ulps`` ulp (scalar or per element), a random sign
+    """``result`` moved by ``ulps`` ulp (scalar or per element), a hashed sign
     each; 0, ±inf, NaN and the elements where ``keep`` is True stay; the
     outcome is clipped to [lo, hi]. Returns a new array (or a float/np.float64
     for a scalar); real and imaginary parts of complex results separately."""
@@ -114,12 +115,23 @@ def nudge(result, ulps, lo=-np.inf, hi=np.inf, keep=None):
     return result   # other types (ints, float32, objects): left alone
 
 
+def _signs(r):
+    """±1 per element, a fixed function of the bits of ``r`` and the seed (a
+    splitmix64 hash): another machine's libm is deterministic, so the same
+    argument must err the same way every time it is asked."""
+    shape = np.shape(r)
+    z = np.atleast_1d(np.asarray(r, dtype=np.float64)).view(np.uint64) ^ _state["seed"]  # arrays wrap silently
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return ((z >> np.uint64(63)).astype(np.int64) * 2 - 1).reshape(shape)
+
+
 def _nudge_array(r, ulps, lo, hi, keep):
     r = np.asarray(r, dtype=np.float64)
-    sign = _state["rng"].integers(0, 2, size=r.shape, dtype=np.int8) * 2 - 1
     step = np.minimum(np.ceil(np.asarray(ulps, dtype=float)), _MAX_STEP).astype(np.int64)
     # |r| as an integer counts the floats below it: ±step on it is exactly step ulps
-    bits = np.abs(r).view(np.int64) + sign * step
+    bits = np.abs(r).view(np.int64) + _signs(r) * step
     moved = np.copysign(np.clip(bits, 0, _MAX_BITS).view(np.float64), r)
     moved = np.clip(moved, lo, hi)
     stay = ~np.isfinite(r) | (r == 0)
@@ -186,7 +198,7 @@ def _noisy_logsumexp(fn, k):
 def _shift_abs(res, k):
     """K ulp of max(|res|, 1): the log of a sum near 1 errs absolutely."""
     arr = np.asarray(res, dtype=float)
-    sign = _state["rng"].integers(0, 2, size=arr.shape, dtype=np.int8) * 2 - 1
+    sign = _signs(arr)
     moved = np.where(np.isfinite(arr), arr + sign * k * np.spacing(np.maximum(np.abs(arr), 1.0)), arr)
     return moved if isinstance(res, np.ndarray) else np.float64(moved)
 
@@ -206,7 +218,7 @@ def install(k, seed=0):
     """Perturb every function above by K ulp until ``uninstall()``."""
     if _state["saved"] is not None:
         raise RuntimeError("ulp_noise is already installed; uninstall() it first")
-    _state.update(k=float(k), rng=np.random.default_rng(seed))
+    _state.update(k=float(k), seed=np.uint64((0x9E3779B97F4A7C15 * (seed + 1)) % 2 ** 64))
     saved, swap = [], {}
     for name, bounds in NUMPY_UFUNCS.items():
         swap[id(getattr(np, name))] = NoisyUfunc(getattr(np, name), k, _one, bounds)
@@ -235,7 +247,7 @@ def uninstall():
     """Put every replaced name back."""
     for module, name, value in reversed(_state["saved"] or []):
         setattr(module, name, value)
-    _state.update(k=0.0, rng=None, saved=None)
+    _state.update(k=0.0, seed=np.uint64(0), saved=None)
 
 
 @contextlib.contextmanager
