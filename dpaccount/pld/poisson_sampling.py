@@ -49,6 +49,23 @@ def _remove_base_edges(edges, q):
     return np.where(second, big, out)
 
 
+def _remove_base_edge_error(edges, q, inner):
+    """A bound on the absolute error of ``_remove_base_edges(edges, q)`` = ``inner``:
+    each libm call errs by ≤ 4 ulp (docs/portability.md), the first form's argument
+    x = expm1(ε)/q by ≤ 5 ulp relative, which log1p turns into 5u·|x|/(1 + x); the
+    second form sums three terms (≤ 4 ulp each) and turns y's ≤ 5 ulp into
+    5u·y/(1 − y): both under 8u(|ε| + |log q| + |inner| + 1 + |x|/(1 + x) + y/(1 − y))
+    where the form is finite."""
+    e = np.asarray(edges, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x = np.expm1(e) / q
+        y = (1.0 - q) * np.exp(-e)
+        r1 = np.where(x > -1.0, np.abs(x) / (1.0 + x), np.inf)
+        r2 = np.where(y < 1.0, y / (1.0 - y), np.inf)
+        err = 8 * _U * (np.abs(e) + abs(math.log(q)) + np.abs(inner) + 1.0 + np.minimum(r1, r2))
+    return np.where(np.isfinite(inner), err, 0.0)
+
+
 def _add_base_edges(edges, q):
     """Base-loss edges of the add pair's cells: −log1p(expm1(−ε)/q), +inf above."""
     return -_remove_base_edges(-np.asarray(edges, dtype=float), q)
@@ -98,8 +115,10 @@ class PoissonRemovePair(_PoissonPair):
         eps = np.asarray(eps, dtype=float)
         q = self._q
         inner = _remove_base_edges(eps, q)
+        # the base curve is non-increasing: its argument's error is paid by moving it the safe way
+        arg = inner + (-1.0 if upper else 1.0) * _remove_base_edge_error(eps, q, inner)
         with np.errstate(invalid="ignore", over="ignore"):  # -expm1(ε) overflows only where unused
-            out = np.where(np.isfinite(inner), q * self._base.delta(np.where(np.isfinite(inner), inner, 0.0), upper),
+            out = np.where(np.isfinite(inner), q * self._base.delta(np.where(np.isfinite(inner), arg, 0.0), upper),
                            -np.expm1(eps))
             out = out * (1 + 8 * _U if upper else 1 - 8 * _U)  # the identity's roundings
         return float(out) if out.ndim == 0 else out
@@ -145,11 +164,21 @@ class PoissonAddPair(_PoissonPair):
         eps = np.asarray(eps, dtype=float)
         q = self._q
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            scale = -np.expm1(eps + math.log1p(-q)) if q < 1 else np.ones_like(eps)  # 1 − e^ε(1−q)
+            s = eps + (math.log1p(-q) if q < 1 else 0.0)
+            scale = -np.expm1(s) if q < 1 else np.ones_like(eps)  # 1 − e^ε(1−q)
             inner = eps + math.log(q) - np.log(scale)
             live = scale > 0
-            out = np.where(live, scale * self._base.delta(np.where(live, inner, 0.0), upper), 0.0)
-            out = out * (1 + 8 * _U if upper else 1 - 8 * _U)
+            # libm errs by ≤ 4 ulp per call (docs/portability.md): s absolutely by
+            # 5u(|log(1−q)| + |s|), which expm1 turns into that times (1 − scale)/scale
+            # relative on scale (+ its own 4u); inner absolutely by that, 4u|log q|,
+            # 4u|log scale| and the sums. Both taken with 8u; the base curve is
+            # non-increasing, so its argument moves the safe way by its error
+            amp = (abs(math.log1p(-q)) + np.abs(s)) * (1.0 - scale) / scale if q < 1 else np.zeros_like(eps)
+            rel = 8 * _U * (1.0 + np.where(live, amp, 0.0))
+            err = rel + 8 * _U * (abs(math.log(q)) + np.abs(np.log(scale)) + np.abs(inner) + np.abs(eps))
+            arg = np.where(live, inner + (-err if upper else err), 0.0)
+            out = np.where(live, scale * self._base.delta(arg, upper), 0.0)
+            out = out * (1 + 8 * _U + rel if upper else 1 - 8 * _U - rel)
         return float(out) if out.ndim == 0 else out
 
     def reverse(self):
