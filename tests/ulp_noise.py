@@ -23,10 +23,16 @@ What is perturbed, and by how much (the sources are in docs/portability.md):
   oracles and the tests' own ``math`` stay untouched): K ulp.
 * scipy.special (``SPECIAL_FUNCTIONS``), replaced on ``scipy.special`` and
   wherever a dpaccount module imported the name: K·a(x) ulp, where a(x) is
-  1 or, for the erfc family, 1 + x² on the side where the function is
-  computed through exp(−x²) (cephes documents errors that grow so, its
+  1, ½ for gammaln (cephes: ≈ 2 ulp), or for the erfc family 1 + x² (erfc,
+  erfcx) and 1 + x²/2 (ndtr, log_ndtr) on the side where the function is
+  computed through exp(−x²) (cephes documents errors that grow so: its
   peaks 3.4e-14 for ndtr on [−13, 0] and 5.7e-14 for erfc on [0, 26.6] are
-  under 4(1 + x²) ulp). ``logsumexp`` errs by K ulp of max(|result|, 1).
+  under those bounds at K = 4). ``logsumexp`` errs by K ulp of
+  max(|result|, 1).
+
+The perturbation is added to what this machine computes, which already errs
+(numpy's and glibc's exp/log family by under 1 ulp here, scipy's erfcx by up
+to 8): the simulated machine errs by up to that plus K·a(x).
 
 Exact cases that C99 Annex F and the libraries guarantee stay exact: results
 that are 0, ±inf or NaN are not moved, nor results at an argument of 0
@@ -38,6 +44,7 @@ and scipy's compiled internals (``stats.binom.logpmf`` and the like).
 import contextlib
 import importlib
 import math as _math
+import os
 import pkgutil
 import sys
 import types
@@ -68,19 +75,34 @@ def _one(x):
     return 1.0
 
 
-def _sq_pos(x):   # computed through exp(−x²) for x > 0 (erfc, log Φ near 0)
+def _half(x):      # gammaln: cephes documents 3.5e-16 relative (≈ 2 ulp), K/2
+    return 0.5
+
+
+def _sq_pos(x):    # erfc(x), x > 0: through exp(−x²), whose rounded argument costs ~x² ulp
     return 1.0 + np.square(np.maximum(x, 0.0))
 
 
-def _sq_neg(x):   # ... for x < 0 (Φ(x) = ½erfc(−x/√2), erfcx(x) = 2e^{x²} − erfcx(−x))
+def _sq_neg(x):    # erfcx(x), x < 0: 2e^{x²} − erfcx(−x)
     return 1.0 + np.square(np.minimum(x, 0.0))
 
 
+def _half_sq_neg(x):   # Φ(x) = ½erfc(−x/√2), x < 0
+    return 1.0 + 0.5 * np.square(np.minimum(x, 0.0))
+
+
+def _half_sq_pos(x):   # log Φ(x) ≈ −Φ(−x), x > 0
+    return 1.0 + 0.5 * np.square(np.maximum(x, 0.0))
+
+
+# name: (ulps per unit of K as a function of the argument, range); K = 4 gives the
+# documented bounds: cephes' peaks (3.4e-14 for ndtr on [−13, 0], 5.7e-14 for erfc
+# on [0, 26.6]) are under 4(1 + x²/2) and 4(1 + x²) ulp; ndtri ≤ 7.2e-16 (≈ 3 ulp)
 SPECIAL_FUNCTIONS = {
     "erfc": (_sq_pos, (0.0, 2.0)), "erfcx": (_sq_neg, (0.0, np.inf)),
-    "ndtr": (_sq_neg, (0.0, 1.0)), "log_ndtr": (_sq_pos, (-np.inf, 0.0)),
+    "ndtr": (_half_sq_neg, (0.0, 1.0)), "log_ndtr": (_half_sq_pos, (-np.inf, 0.0)),
     "erf": (_one, (-1.0, 1.0)), "ndtri": (_one, _R), "expit": (_one, (0.0, 1.0)),
-    "log_expit": (_sq_pos, (-np.inf, 0.0)), "gammaln": (_one, _R),
+    "log_expit": (_half_sq_pos, (-np.inf, 0.0)), "gammaln": (_half, _R),
     "xlogy": (_one, _R), "xlog1py": (_one, _R),
 }
 _MAX_STEP = 2.0 ** 40      # ulps; a(x) beyond this is beyond any finite result
@@ -155,7 +177,7 @@ class NoisyUfunc:
     def __call__(self, *args, **kw):
         res = self._ufunc(*args, **kw)
         x = np.asarray(args[0])
-        ulps = self._k if self._amp is _one else self._k * self._amp(x.astype(float))
+        ulps = self._k if self._amp is _one else self._k * self._amp(np.real(x).astype(float))
         keep = (x == 0) if (self._ufunc.nin == 1 and x.dtype.kind in "fic") else None
         return self._settle(res, ulps, keep, kw)
 
@@ -218,7 +240,7 @@ def install(k, seed=0):
     """Perturb every function above by K ulp until ``uninstall()``."""
     if _state["saved"] is not None:
         raise RuntimeError("ulp_noise is already installed; uninstall() it first")
-    _state.update(k=float(k), seed=np.uint64((0x9E3779B97F4A7C15 * (seed + 1)) % 2 ** 64))
+    _state.update(k=float(k), seed=np.uint64((0x9E3779B97F4A7C15 * (seed + 1)) % 2 ** 64), seed_arg=seed)
     saved, swap = [], {}
     for name, bounds in NUMPY_UFUNCS.items():
         swap[id(getattr(np, name))] = NoisyUfunc(getattr(np, name), k, _one, bounds)
@@ -248,6 +270,17 @@ def uninstall():
     for module, name, value in reversed(_state["saved"] or []):
         setattr(module, name, value)
     _state.update(k=0.0, seed=np.uint64(0), saved=None)
+
+
+def python_command(module):
+    """argv that runs ``python -m module`` in a child process perturbed as this one
+    (an unperturbed child would be another machine than the one it is compared with)."""
+    if not _state["k"]:
+        return (sys.executable, "-m", module)
+    boot = (f"import sys, runpy; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+            f"import ulp_noise; ulp_noise.install({_state['k']!r}, {_state['seed_arg']!r}); "
+            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
+    return (sys.executable, "-c", boot)
 
 
 @contextlib.contextmanager
