@@ -27,6 +27,14 @@ def pytest_configure(config):
         ulp_noise.install(float(NOISE), seed=int(os.environ.get("DPACCOUNT_ULP_NOISE_SEED", "0")))
 
 
+def pytest_collection_modifyitems(config, items):
+    """Under the perturbation, the known gaps (``ulp_noise.KNOWN_GAPS``) are expected failures."""
+    if NOISE:
+        for item in items:
+            if item.nodeid in ulp_noise.KNOWN_GAPS:
+                item.add_marker(pytest.mark.xfail(reason=ulp_noise.KNOWN_GAPS[item.nodeid], strict=False))
+
+
 def pytest_report_header(config):
     if NOISE:
         return f"adversarial rounding: transcendental functions perturbed by {ulp_noise.noise_level():g} ulp"
