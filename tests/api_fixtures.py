@@ -1,6 +1,9 @@
-"""Shared mechanisms and helpers of the public-API tests (test_api_*.py)."""
+"""Shared mechanisms and helpers of the public-API tests (test_api_*.py, test_adversarial_*.py)."""
+import contextlib
 import math
 import re
+import signal
+import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -94,3 +97,40 @@ def assert_bad_input(call, exc, name, value):
     msg = str(info.value)
     assert re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", msg), f"{name!r} not named in {msg!r}"
     assert mentions_value(msg, value), f"value {value!r} not shown in {msg!r}"
+
+
+# --------------------------------------------------------------------------
+# the adversarial tables (test_adversarial_input.py, test_adversarial_extremes.py)
+# --------------------------------------------------------------------------
+
+TIME_LIMIT = 8  # seconds per case (a few seconds of work at most, on a shared machine)
+TINY = 5e-324                        # the smallest subnormal
+HUGE = 10 ** 400                     # a Python int beyond the float range
+
+
+class CaseTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def time_limit(seconds=TIME_LIMIT):
+    """Fail the case if it runs longer than ``seconds`` (SIGALRM: main thread,
+    POSIX), and turn every warning (a leaked numpy RuntimeWarning) into an error."""
+    def expire(signum, frame):
+        raise CaseTimeout(f"case ran longer than {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a leaked RuntimeWarning fails the case
+            yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def case_ids(table):
+    """The first column of a table of cases: its pytest ids (no duplicates)."""
+    ids = [row[0] for row in table]
+    assert len(ids) == len(set(ids)), "duplicate case ids"
+    return ids

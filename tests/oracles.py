@@ -14,8 +14,10 @@ import mpmath as mp
 # strictly only against the mpmath oracles below. The error assumed for one float
 # elementary function (exp, log, expm1, log1p, erfc, ndtr, a scipy pmf) on any CPU is
 # LIBM_ULPS: numpy's AVX-512 (SVML) float64 kernels are documented within 4 ulp (numpy
-# 1.22 release notes), glibc's libm within 1-2 ulp for these; they are not correctly
-# rounded, so two routes to one number may differ by a few ulp, CPU-dependently.
+# PR #19478, which brought them in numpy 1.22), glibc's libm within 1-2 ulp for these
+# (its x86_64 libm-test-ulps); they are not correctly rounded, so two routes to one number
+# may differ by a few ulp, CPU-dependently (docs/portability.md; DPACCOUNT_ULP_NOISE=4
+# runs the suite with every such call off by that much).
 LIBM_ULPS = 4
 ULP = 2.0 ** -52
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+import ulp_noise
 
 import dpaccount as dpa
 from dpaccount import Composition, GaussianMechanism, LaplaceMechanism, PoissonSampling
@@ -21,7 +22,8 @@ HEADLINE = ["epsilon", "--mechanism", "subsampled-gaussian", "--sigma", "1.1", "
             "--steps", "14063", "--delta", "1e-5"]
 
 
-def run(*argv, command=(sys.executable, "-m", "dpaccount"), stdin=None):
+def run(*argv, command=None, stdin=None):
+    command = command or ulp_noise.python_command("dpaccount")  # perturbed as this process, if it is
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([*command, *argv], capture_output=True, text=True, env=env, input=stdin, timeout=120)
 

@@ -30,7 +30,7 @@ from .pairs import DominatingPair, _at
 _U = np.finfo(float).eps
 
 
-def _remove_base_edges(edges, q):
+def _remove_base_edges(edges, q, with_error=False):
     """Base-loss edges of the remove pair's cells: log1p(expm1(ε)/q), −inf below.
 
     The same value is ε − log q + log1p(−y), y = (1−q)e^{−ε}. That form is
@@ -38,7 +38,13 @@ def _remove_base_edges(edges, q):
     2(1 − q) < 1 − e^ε: the first form errs by about 2u·|x|/(1 + x) with
     x = expm1(ε)/q, large where 1 + x is small (q = 1 − 1e-9 at ε = −20 lost
     1e-7 of log1p(x)), the second by about 2u·y/(1 − y), and the ratio of the
-    two is (1 − e^ε)/(1 − q) > 2 there."""
+    two is (1 − e^ε)/(1 − q) > 2 there.
+
+    ``with_error=True`` also returns a bound on each edge's absolute error: each
+    libm call errs by ≤ 4 ulp (docs/portability.md), x by ≤ 5 ulp relative, which
+    log1p turns into 5u·|x|/(1 + x); the second form sums three terms (≤ 4 ulp each)
+    and turns y's ≤ 5 ulp into 5u·y/(1 − y): both under
+    8u(|ε| + |log q| + |edge| + 1 + min(|x|/(1 + x), y/(1 − y)))."""
     e = np.asarray(edges, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         x = np.expm1(e) / q
@@ -46,7 +52,13 @@ def _remove_base_edges(edges, q):
         y = (1.0 - q) * np.exp(-e)
         big = e - math.log(q) + np.log1p(-np.minimum(y, 1.0))
         second = (np.isinf(x) & (e > 0)) | ((y < 1.0) & (2.0 * (1.0 - q) < -np.expm1(e)))
-    return np.where(second, big, out)
+        out = np.where(second, big, out)
+        if not with_error:
+            return out
+        r1 = np.where(np.isinf(x), 1.0, np.abs(x) / (1.0 + x))   # |x|/(1 + x) → 1 as x → ∞
+        amp = np.minimum(np.where(x > -1.0, r1, np.inf), np.where(y < 1.0, y / (1.0 - y), np.inf))
+        err = 8 * _U * (np.abs(e) + abs(math.log(q)) + np.abs(out) + 1.0 + amp)
+    return out, np.where(np.isfinite(out), err, 0.0)
 
 
 def _add_base_edges(edges, q):
@@ -97,9 +109,11 @@ class PoissonRemovePair(_PoissonPair):
     def delta(self, eps, upper=True):
         eps = np.asarray(eps, dtype=float)
         q = self._q
-        inner = _remove_base_edges(eps, q)
+        inner, err = _remove_base_edges(eps, q, with_error=True)
+        # the base curve is non-increasing: its argument's error is paid by moving it the safe way
+        arg = inner + (-err if upper else err)
         with np.errstate(invalid="ignore", over="ignore"):  # -expm1(ε) overflows only where unused
-            out = np.where(np.isfinite(inner), q * self._base.delta(np.where(np.isfinite(inner), inner, 0.0), upper),
+            out = np.where(np.isfinite(inner), q * self._base.delta(np.where(np.isfinite(inner), arg, 0.0), upper),
                            -np.expm1(eps))
             out = out * (1 + 8 * _U if upper else 1 - 8 * _U)  # the identity's roundings
         return float(out) if out.ndim == 0 else out
@@ -145,11 +159,21 @@ class PoissonAddPair(_PoissonPair):
         eps = np.asarray(eps, dtype=float)
         q = self._q
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            scale = -np.expm1(eps + math.log1p(-q)) if q < 1 else np.ones_like(eps)  # 1 − e^ε(1−q)
+            s = eps + (math.log1p(-q) if q < 1 else 0.0)
+            scale = -np.expm1(s) if q < 1 else np.ones_like(eps)  # 1 − e^ε(1−q)
             inner = eps + math.log(q) - np.log(scale)
             live = scale > 0
-            out = np.where(live, scale * self._base.delta(np.where(live, inner, 0.0), upper), 0.0)
-            out = out * (1 + 8 * _U if upper else 1 - 8 * _U)
+            # libm errs by ≤ 4 ulp per call (docs/portability.md): s absolutely by
+            # 5u(|log(1−q)| + |s|), which expm1 turns into that times (1 − scale)/scale
+            # relative on scale (+ its own 4u); inner absolutely by that, 4u|log q|,
+            # 4u|log scale| and the sums. Both taken with 8u; the base curve is
+            # non-increasing, so its argument moves the safe way by its error
+            amp = (abs(math.log1p(-q)) + np.abs(s)) * (1.0 - scale) / scale if q < 1 else np.zeros_like(eps)
+            rel = 8 * _U * (1.0 + np.where(live, amp, 0.0))
+            err = rel + 8 * _U * (abs(math.log(q)) + np.abs(np.log(scale)) + np.abs(inner) + np.abs(eps))
+            arg = np.where(live, inner + (-err if upper else err), 0.0)
+            out = np.where(live, scale * self._base.delta(arg, upper), 0.0)
+            out = out * (1 + 8 * _U + rel if upper else 1 - 8 * _U - rel)
         return float(out) if out.ndim == 0 else out
 
     def reverse(self):

@@ -146,7 +146,10 @@ def test_dpsgd_against_riskcal(dpsgd):
                                       value_discretization_interval=1e-4).self_compose(14063)
     alphas = np.array([1e-3, 0.01, 0.1, 0.5])
     theirs = np.asarray(analysis.get_beta_from_pld(pld, alpha=alphas), dtype=float)
-    assert np.max(np.abs(dpsgd.get_fDP(alphas) - theirs)) < 1e-3
+    # an independent route, not an exact value: 5e-4 from ours here, and it moves by up to
+    # 7e-4 when numpy's transcendentals err by their documented 4 ulp (DPACCOUNT_ULP_NOISE=4,
+    # docs/portability.md; ours moves by 1e-12): 2e-3 allows both
+    assert np.max(np.abs(dpsgd.get_fDP(alphas) - theirs)) < 2e-3
 
 
 def test_clt_under_reports_dpsgd_and_warns(dpsgd):

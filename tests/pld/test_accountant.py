@@ -186,16 +186,17 @@ def test_poisson_subsampled_laplace_single_step():
     add:    (1 − e^ε(1−q))·δ(ε + log q − log(1 − e^ε(1−q))),
     with the Laplace curve δ(t) = 1 − e^{(t−ε₀)/2} on |t| < ε₀ (1 − e^t below)."""
     b_scale, q = 0.8, 0.2
-    e0 = 1 / b_scale
+    e0, mq = 1 / mp.mpf(b_scale), mp.mpf(q)
 
     def lap(t):
-        return 0.0 if t >= e0 else (-math.expm1(t) if t <= -e0 else -math.expm1((t - e0) / 2))
+        return 0 if t >= e0 else (-mp.expm1(t) if t <= -e0 else -mp.expm1((t - e0) / 2))
 
     mech = dpa.PoissonSampling()(dpa.LaplaceMechanism(b=b_scale), q)
-    for eps in [0.05, 0.3, 0.9]:
-        remove = q * lap(math.log1p(math.expm1(eps) / q))
-        scale = 1 - math.exp(eps) * (1 - q)
-        add = scale * lap(eps + math.log(q) - math.log(scale)) if scale > 0 else 0.0
+    for eps in [0.05, 0.3, 0.9]:   # the closed form in mpmath: exact, so the bracket holds strictly
+        e = mp.mpf(eps)
+        remove = mq * lap(mp.log1p(mp.expm1(e) / mq))
+        scale = 1 - mp.exp(e) * (1 - mq)
+        add = scale * lap(e + mp.log(mq) - mp.log(scale)) if scale > 0 else 0
         ex = max(remove, add)
         b = mech.get_approx_delta_bounds(eps)
         assert b.lower <= ex <= b.upper <= ex * (1 + 1e-3) + 1e-15

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpaccount.pld.discretise import loss_range, pair_to_grid
@@ -31,6 +31,7 @@ PAIRS = {
 
 @settings(max_examples=30, deadline=None)
 @given(name=st.sampled_from(sorted(PAIRS)), log_step=st.floats(math.log(1e-3), math.log(0.2)))
+@example(name="gauss", log_step=-1.765625)  # under DPACCOUNT_ULP_NOISE=4: a known gap (docs/portability.md)
 def test_grids_bracket_the_exact_curve(name, log_step):
     pair, step = PAIRS[name](), math.exp(log_step)
     lo, hi = loss_range(pair, 1e-20)
