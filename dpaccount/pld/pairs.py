@@ -107,17 +107,22 @@ def _at(points, where, p_mass, q_mass):
 
 
 def _normal_cells(z):
-    """Φ-masses of the cells (−∞, z₀], (z₀, z₁], …, (z_{n−1}, ∞), each to a few
-    ulps of itself: a cell below 0 is Φ(hi)·(1 − Φ(lo)/Φ(hi)), one above 0 the
-    mirror image, computed from log Φ(±z) (two special-function calls)."""
+    """Φ-masses of the cells (−∞, z₀], (z₀, z₁], …, (z_{n−1}, ∞) of a
+    non-decreasing z, each to a few ulps of itself: a cell below 0 is
+    Φ(hi)·(1 − Φ(lo)/Φ(hi)), one above 0 the mirror image, from log Φ(z) on
+    the z ≤ 0 and log Φ(−z) on the z ≥ 0 (one special-function call per
+    point); the cell straddling 0, if any, is 1 − Φ(lo) − Φ(−hi)."""
     z = np.concatenate(([-np.inf], np.asarray(z, dtype=float), [np.inf]))
+    below = int(np.searchsorted(z, 0.0, side="right"))   # z[:below] ≤ 0: cells 0 … below−2 lie left of 0
+    above = int(np.searchsorted(z, 0.0, side="left"))    # z[above:] ≥ 0: cells from ``above`` on lie right
+    out = np.empty(len(z) - 1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        lp, lm = special.log_ndtr(z), special.log_ndtr(-z)  # log Φ(z), log Φ(−z)
-        left = np.exp(lp[1:]) * -np.expm1(lp[:-1] - lp[1:])
-        right = np.exp(lm[:-1]) * -np.expm1(lm[1:] - lm[:-1])
-        middle = -np.expm1(np.logaddexp(lp[:-1], lm[1:]))
-    lo, hi = z[:-1], z[1:]
-    out = np.where(hi <= 0, left, np.where(lo >= 0, right, middle))
+        lp = special.log_ndtr(z[:below])                  # log Φ(z)
+        out[:below - 1] = np.exp(lp[1:]) * -np.expm1(lp[:-1] - lp[1:])
+        lm = special.log_ndtr(-z[above:])                 # log Φ(−z)
+        out[above:] = np.exp(lm[:-1]) * -np.expm1(lm[1:] - lm[:-1])
+        for j in range(below - 1, above):                 # lo < 0 < hi: at most one cell
+            out[j] = -np.expm1(np.logaddexp(special.log_ndtr(z[j]), special.log_ndtr(-z[j + 1])))
     return np.nan_to_num(out, nan=0.0)
 
 

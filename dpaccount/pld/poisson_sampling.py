@@ -41,12 +41,16 @@ def _remove_base_edges(edges, q):
     two is (1 − e^ε)/(1 − q) > 2 there."""
     e = np.asarray(edges, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        x = np.expm1(e) / q
+        em1 = np.expm1(e)
+        x = em1 / q
         out = np.where(x > -1.0, np.log1p(np.maximum(x, -1.0)), -np.inf)
-        y = (1.0 - q) * np.exp(-e)
-        big = e - math.log(q) + np.log1p(-np.minimum(y, 1.0))
-        second = (np.isinf(x) & (e > 0)) | ((y < 1.0) & (2.0 * (1.0 - q) < -np.expm1(e)))
-    return np.where(second, big, out)
+        second = (np.isinf(x) & (e > 0)) | (2.0 * (1.0 - q) < -em1)
+        if second.any():  # the second form, where it is used only (rare: few ε qualify)
+            es = e[second]
+            y = (1.0 - q) * np.exp(-es)
+            out[second] = np.where((np.isinf(x[second]) & (es > 0)) | (y < 1.0),
+                                   es - math.log(q) + np.log1p(-np.minimum(y, 1.0)), out[second])
+    return out
 
 
 def _add_base_edges(edges, q):
