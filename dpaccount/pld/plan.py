@@ -43,7 +43,7 @@ import numpy as np
 from ..errors import GridTooLarge
 from .accountant import DIRECTIONS, _merge_gaussians, snap_to_lattice, step_grids
 from .compose import MAX_GRID, chernoff_lambdas, chernoff_window
-from .discretise import _is_multiple, loss_range
+from .discretise import _is_multiple, loss_ranges
 
 SHARE = 0.5                       # c: the share of the accuracy the step may spend
 _POINTS = 4096                    # points of the coarsest composed window
@@ -214,7 +214,7 @@ def _coarse(composition, tail):
     for d in DIRECTIONS:
         pairs = _merge_gaussians(composition.direction(d))
         total = sum(k for _, k in pairs)
-        ranges = [loss_range(p, tail / total) for p, _ in pairs]
+        ranges = loss_ranges([p for p, _ in pairs], tail / total)
         provisional = max(hi - lo for lo, hi in ranges) / 1024 or 1.0
         items = step_grids(pairs, provisional, tail)
         hints[d] = chernoff_lambdas(items, tail)

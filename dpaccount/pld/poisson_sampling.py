@@ -25,13 +25,14 @@ import math
 
 import numpy as np
 
-from .pairs import DominatingPair, _at
+from .pairs import DominatingPair, _at, stacked_masses
 
 _U = np.finfo(float).eps
 
 
 def _remove_base_edges(edges, q):
-    """Base-loss edges of the remove pair's cells: log1p(expm1(ε)/q), −inf below.
+    """Base-loss edges of the remove pair's cells: log1p(expm1(ε)/q), −inf below
+    (q a number, or an array of q per edge).
 
     The same value is ε − log q + log1p(−y), y = (1−q)e^{−ε}. That form is
     used where expm1(ε)/q would overflow (it stays finite), and where
@@ -47,9 +48,11 @@ def _remove_base_edges(edges, q):
         second = (np.isinf(x) & (e > 0)) | (2.0 * (1.0 - q) < -em1)
         if second.any():  # the second form, where it is used only (rare: few ε qualify)
             es = e[second]
-            y = (1.0 - q) * np.exp(-es)
+            qs = q[second] if np.ndim(q) else q
+            y = (1.0 - qs) * np.exp(-es)
+            log_q = np.log(qs) if np.ndim(q) else math.log(q)
             out[second] = np.where((np.isinf(x[second]) & (es > 0)) | (y < 1.0),
-                                   es - math.log(q) + np.log1p(-np.minimum(y, 1.0)), out[second])
+                                   es - log_q + np.log1p(-np.minimum(y, 1.0)), out[second])
     return out
 
 
@@ -67,6 +70,26 @@ class _PoissonPair(DominatingPair):
     base = property(lambda self: self._base, doc="The base pair (P, Q).")
     q = property(lambda self: self._q, doc="The sampling probability.")
 
+    def masses(self, edges):
+        return self.masses_of([self], edges, [len(edges)])
+
+    @classmethod
+    def masses_of(cls, pairs, edges, sizes):
+        """The base pairs' masses on the mapped edges (one stacked call), mixed."""
+        edges = np.asarray(edges, dtype=float)
+        q = np.array([p.q for p in pairs])
+        a, b = stacked_masses([p.base for p in pairs], cls._base_edges(edges, np.repeat(q, sizes)), sizes)
+        a, b = cls._mix(a, b, np.repeat(q, np.asarray(sizes) + 1))
+        first = np.cumsum(np.asarray(sizes) + 1) - (np.asarray(sizes) + 1)
+        run = np.cumsum(sizes) - sizes
+        for i, p in enumerate(pairs):  # base mass at an infinite loss lands at a finite one
+            if p._end_mass() > 0 and p.q < 1:
+                at, mix = p._end_cell()
+                cell = first[i] + np.searchsorted(edges[run[i]:run[i] + sizes[i]], at)
+                a[cell] += mix[0] * p._end_mass()
+                b[cell] += mix[1] * p._end_mass()
+        return a, b
+
 
 class PoissonRemovePair(_PoissonPair):
     """((1−q)Q + qP, Q) for a base pair (P, Q)."""
@@ -79,15 +102,19 @@ class PoissonRemovePair(_PoissonPair):
     def q_ninf(self):
         return self._base.q_ninf if self._q == 1.0 else 0.0
 
-    def masses(self, edges):
-        a, b = self._base.masses(_remove_base_edges(edges, self._q))
-        a = (1.0 - self._q) * b + self._q * a
-        extra = self._base.q_ninf  # base L = −∞ (P = 0) lands at L' = log(1−q)
-        if extra > 0 and self._q < 1:
-            cell = np.searchsorted(np.asarray(edges, dtype=float), math.log1p(-self._q))
-            a[cell] += (1.0 - self._q) * extra
-            b[cell] += extra
-        return a, b
+    _base_edges = staticmethod(_remove_base_edges)
+
+    @staticmethod
+    def _mix(a, b, q):
+        return (1.0 - q) * b + q * a, b
+
+    def _end_mass(self):
+        """The base's Q-mass at L = −∞ (P = 0): it lands at L' = log(1−q) (``_end_cell``)."""
+        return self._base.q_ninf
+
+    def _end_cell(self):
+        """(log(1−q), the (P', Q') shares of the base mass at −∞ there) for q < 1."""
+        return math.log1p(-self._q), (1.0 - self._q, 1.0)
 
     def atom_masses(self, points):
         a, b = self._base.atom_masses(_remove_base_edges(points, self._q))
@@ -126,15 +153,19 @@ class PoissonAddPair(_PoissonPair):
     def q_ninf(self):
         return self._q * self._base.q_ninf
 
-    def masses(self, edges):
-        a, b = self._base.masses(_add_base_edges(edges, self._q))
-        b = (1.0 - self._q) * a + self._q * b
-        extra = self._base.p_inf  # base L = +∞ (Q = 0) lands at L' = −log(1−q)
-        if extra > 0 and self._q < 1:
-            cell = np.searchsorted(np.asarray(edges, dtype=float), -math.log1p(-self._q))
-            a[cell] += extra
-            b[cell] += (1.0 - self._q) * extra
-        return a, b
+    _base_edges = staticmethod(_add_base_edges)
+
+    @staticmethod
+    def _mix(a, b, q):
+        return a, (1.0 - q) * a + q * b
+
+    def _end_mass(self):
+        """The base's P-mass at L = +∞ (Q = 0): it lands at L' = −log(1−q) (``_end_cell``)."""
+        return self._base.p_inf
+
+    def _end_cell(self):
+        """(−log(1−q), the (P', Q') shares of the base mass at +∞ there) for q < 1."""
+        return -math.log1p(-self._q), (1.0, 1.0 - self._q)
 
     def atom_masses(self, points):
         a, b = self._base.atom_masses(_add_base_edges(points, self._q))
