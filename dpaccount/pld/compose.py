@@ -23,9 +23,11 @@ import math
 
 import numpy as np
 from scipy import fft as sfft
-from scipy import optimize
 
 from ..errors import GridTooLarge
+from .chernoff import LogMGF as _MGF
+from .chernoff import minimise_over_lambda as _minimise_over_lambda
+from .chernoff import quantile
 from .grid import PLDGrid
 
 _U = np.finfo(float).eps
@@ -33,69 +35,25 @@ MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
 _DIRECT_LIMIT = 4096
 
 
-class _MGF:
-    """λ ↦ Σ_i k_i Λ_i(λ), Λ(λ) = log Σ_j p_j e^{λ ε_j} of the finite part (exact;
-    each grid memoises its own Λ, ``PLDGrid.log_mgf``)."""
-
-    def __init__(self, items):
-        self._parts = items
-
-    def __call__(self, lam):
-        return sum(k * g.log_mgf(lam) for g, k in self._parts)
-
-
-_NEAR = (0.8, 0.9, 1.0, 1.1, 1.25)
-
-
-def _minimise_over_lambda(f, argmin=False, hint=None):
-    """min over λ ∈ [1e-3, 1e3] of f (or the λ attaining it): a log-spaced
-    scan, then Brent on the bracket around the best point (any λ is valid in
-    a Chernoff bound: the search only tightens). With ``hint`` (the λ of the
-    same search on coarser grids of the same pairs) only λ near it are tried,
-    unless the best of them is at an end (then the optimum moved: the scan)."""
-    if hint is not None:
-        near = [hint * c for c in _NEAR]
-        vals = [f(x) for x in near]
-        i = int(np.argmin(vals))
-        if 0 < i < len(near) - 1:
-            return near[i] if argmin else vals[i]
-    grid = np.geomspace(1e-3, 1e3, 10)
-    vals = [f(x) for x in grid]
-    i = int(np.argmin(vals))
-    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 2e-2 * lo})
-    if argmin:
-        return float(res.x) if res.fun < vals[i] else float(grid[i])
-    return min(vals[i], float(res.fun))
-
-
-def _quantile(mgf, log_tail, sign, hint=None):
-    """(level, λ): P(sign·S ≥ level) ≤ tail at level = min_λ (Σ k Λ(sign·λ) − log tail)/λ
-    (Chernoff: P(sign·S ≥ level) ≤ exp(Σ k Λ(sign·λ) − λ·level) for every λ > 0)."""
-    def f(lam):
-        return (mgf(sign * lam) - log_tail) / lam
-    lam = _minimise_over_lambda(f, argmin=True, hint=hint)
-    return f(lam), lam
-
-
 def chernoff_lambdas(items, tail):
     """The λ of the upper and lower window quantiles (``chernoff_window``): hints
     for the windows of the same pairs on finer grids, which move little."""
     mgf, log_t = _MGF(items), math.log(tail)
-    return _quantile(mgf, log_t, 1.0)[1], _quantile(mgf, log_t, -1.0)[1]
+    return quantile(mgf, log_t, 1.0)[1], quantile(mgf, log_t, -1.0)[1]
 
 
 def chernoff_window(items, tail, hints=(None, None)):
     """Grid indices (ja, jb) and bounds (below, above) on the finite mass of the
     composed loss under ja·h and over jb·h: each ≤ ``tail`` by Chernoff, and 0
     where the window reaches the end of the support. ``hints``: the
-    ``chernoff_lambdas`` of the same pairs on coarser grids (searched near)."""
+    ``chernoff_lambdas`` of the same pairs on coarser grids (searched from;
+    a λ is refined only where that promises to save a grid point)."""
     step = items[0][0].step
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
     mgf, log_t = _MGF(items), math.log(tail)
-    b = _quantile(mgf, log_t, 1.0, hints[0])[0]
-    a = -_quantile(mgf, log_t, -1.0, hints[1])[0]
+    b = quantile(mgf, log_t, 1.0, hints[0], tol=step)[0]
+    a = -quantile(mgf, log_t, -1.0, hints[1], tol=step)[0]
     ja = max(lo, int(math.floor(a / step)))
     jb = max(min(hi, int(math.ceil(b / step))), ja)
     return ja, jb, (tail if ja > lo else 0.0), (tail if jb < hi else 0.0)
