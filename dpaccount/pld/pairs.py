@@ -102,8 +102,13 @@ class DominatingPair(ABC):
     def __eq__(self, other):
         return isinstance(other, DominatingPair) and self.key() == other.key()
 
-    def __hash__(self):
-        return hash(self.key())
+    def __hash__(self):  # kept: a pair is immutable, and a nested key is rebuilt per call
+        if "_hash" not in self.__dict__:
+            self.__dict__["_hash"] = hash(self.key())
+        return self.__dict__["_hash"]
+
+    def __getstate__(self):  # string hashes differ between processes: a pickle carries no hash
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     def __repr__(self):
         return f"{type(self).__name__}{self.key()[1:]}"
@@ -125,15 +130,16 @@ def stacked_masses(pairs, edges, sizes):
     concatenated in order: the pairs of each class together."""
     sizes = np.asarray(sizes, dtype=np.int64)
     edges = np.asarray(edges, dtype=float)
-    if len(pairs) == 1:
-        return type(pairs[0]).masses_of(pairs, edges, sizes)
-    first, cell_first = np.cumsum(sizes) - sizes, np.cumsum(sizes + 1) - (sizes + 1)
-    a, b = np.empty(int(np.sum(sizes + 1))), np.empty(int(np.sum(sizes + 1)))
-    for cls in dict.fromkeys(type(p) for p in pairs):
-        mine = [i for i, p in enumerate(pairs) if type(p) is cls]
-        take = np.concatenate([np.arange(first[i], first[i] + sizes[i]) for i in mine])
-        put = np.concatenate([np.arange(cell_first[i], cell_first[i] + sizes[i] + 1) for i in mine])
-        a[put], b[put] = cls.masses_of([pairs[i] for i in mine], edges[take], sizes[mine])
+    kinds = [type(p) for p in pairs]
+    if len(set(kinds)) <= 1:
+        return (kinds[0].masses_of(pairs, edges, sizes) if pairs else (np.zeros(0), np.zeros(0)))
+    run = np.repeat(np.arange(len(pairs)), sizes)          # the pair of each edge
+    cell_run = np.repeat(np.arange(len(pairs)), sizes + 1)  # the pair of each cell
+    a, b = np.empty(len(cell_run)), np.empty(len(cell_run))
+    for cls in dict.fromkeys(kinds):
+        mine = np.array([k is cls for k in kinds])
+        put = mine[cell_run]
+        a[put], b[put] = cls.masses_of([p for p, m in zip(pairs, mine) if m], edges[mine[run]], sizes[mine])
     return a, b
 
 
