@@ -24,6 +24,9 @@ import numpy as np
 from scipy import optimize
 
 
+_BLOCK = 1 << 20  # points × λ values per pass (8 MB per work array)
+
+
 class LogMGF:
     """λ ↦ K(λ) = Σ_i k_i Λ_i(λ) of [(grid, count), ...] (a number or an array of λ);
     ``moments`` adds K' and K'' (the mean and variance of the tilted composition).
@@ -39,37 +42,52 @@ class LogMGF:
         self._x = np.concatenate([x for (_, x), _ in live]) if live else np.zeros(0)
         self._starts = np.cumsum(sizes) - sizes
         self._segment = np.repeat(np.arange(len(sizes)), sizes)
-        self._work, self._spare = np.empty(len(self._x)), np.empty(len(self._x))  # reused: no page faults per call
+        self._width = max(1, _BLOCK // max(len(self._x), 1))  # λ values per pass
+        self._work = self._spare = None  # reused: no page faults per call
 
-    def _weights(self, lam):
-        """(t, w): per grid the largest exponent t_i, and w_j = p_j e^{λε_j − t_i} ∈ (0, 1]."""
-        w = np.multiply(self._x, lam, out=self._work)
-        w += self._logp
-        top = np.maximum.reduceat(w, self._starts)
-        w -= np.take(top, self._segment, out=self._spare)
-        return top, np.exp(w, out=w)
+    def _blocks(self, lam):
+        """Per block of λ values: (λ, t, w) with t_i the largest exponent of grid i and
+        w_j = p_j e^{λε_j − t_i} ∈ (0, 1] (one row per λ)."""
+        lam = np.ravel(np.asarray(lam, dtype=float))
+        if self._work is None:
+            self._work = np.empty(len(self._x) * min(self._width, len(lam)))
+            self._spare = np.empty_like(self._work)
+        for start in range(0, len(lam), self._width):
+            part = lam[start:start + self._width]
+            if len(part) * len(self._x) > len(self._work):
+                self._work, self._spare = np.empty(len(part) * len(self._x)), np.empty(len(part) * len(self._x))
+            w = np.multiply(part[:, None], self._x, out=self._work[:len(part) * len(self._x)].reshape(len(part), -1))
+            w += self._logp
+            top = np.maximum.reduceat(w, self._starts, axis=1)
+            w -= np.take(top, self._segment, axis=1, out=self._spare[:w.size].reshape(w.shape))
+            yield part, top, np.exp(w, out=w)
 
     def __call__(self, lam):
-        if np.ndim(lam):
-            return np.array([self(x) for x in np.ravel(lam)]).reshape(np.shape(lam))
-        if self._void or not len(self._k):
-            return -math.inf if self._void else 0.0
-        top, w = self._weights(lam)
-        return float(self._k @ (top + np.log(np.add.reduceat(w, self._starts))))
+        out = self._evaluate(lam, moments=False)[0]
+        return float(out[0]) if np.ndim(lam) == 0 else out.reshape(np.shape(lam))
 
     def moments(self, lam):
         """(K, K', K'') at λ, or arrays of them for an array of λ."""
-        if np.ndim(lam):
-            return tuple(np.array(v) for v in zip(*(self.moments(x) for x in np.ravel(lam))))
+        out = self._evaluate(lam, moments=True)
+        return tuple(float(v[0]) for v in out) if np.ndim(lam) == 0 else tuple(v.reshape(np.shape(lam)) for v in out)
+
+    def _evaluate(self, lam, moments):
+        size = np.size(lam)
         if self._void or not len(self._k):
-            return (-math.inf if self._void else 0.0), 0.0, 0.0
-        top, w = self._weights(lam)
-        total = np.add.reduceat(w, self._starts)
-        wx = np.multiply(w, self._x, out=self._spare)
-        first = np.add.reduceat(wx, self._starts) / total
-        second = np.add.reduceat(np.multiply(wx, self._x, out=wx), self._starts) / total
-        return (float(self._k @ (top + np.log(total))), float(self._k @ first),
-                float(self._k @ np.maximum(second - first ** 2, 0.0)))
+            return (np.full(size, -np.inf if self._void else 0.0),) + (np.zeros(size),) * 2 * moments
+        cgf, mean, var = np.empty(size), np.empty(size), np.empty(size)
+        done = 0
+        for part, top, w in self._blocks(lam):
+            at = slice(done, done + len(part))
+            done += len(part)
+            total = np.add.reduceat(w, self._starts, axis=1)
+            cgf[at] = (top + np.log(total)) @ self._k
+            if moments:
+                wx = np.multiply(w, self._x, out=self._spare[:w.size].reshape(w.shape))
+                first = np.add.reduceat(wx, self._starts, axis=1) / total
+                second = np.add.reduceat(np.multiply(wx, self._x, out=wx), self._starts, axis=1) / total
+                mean[at], var[at] = first @ self._k, np.maximum(second - first ** 2, 0.0) @ self._k
+        return (cgf, mean, var) if moments else (cgf,)
 
 
 def minimise_over_lambda(f, argmin=False):

@@ -66,7 +66,9 @@ def _connect_the_dots(pairs, step, ranges):
     if not pairs:
         return []
     sizes = np.array([hi - lo + 1 for lo, hi in ranges], dtype=np.int64)
-    idx = np.concatenate([np.arange(lo, hi + 1) for lo, hi in ranges])
+    run_first = np.cumsum(sizes) - sizes
+    # point indices lo_i, …, hi_i of every run, concatenated
+    idx = np.arange(int(sizes.sum())) + np.repeat(np.array([lo for lo, _ in ranges], dtype=np.int64) - run_first, sizes)
     edges = idx * step
     a, b = stacked_masses(pairs, edges, sizes)
     cell_first = np.cumsum(sizes + 1) - (sizes + 1)
@@ -87,7 +89,6 @@ def _connect_the_dots(pairs, step, ranges):
     probs = np.zeros(len(edges))
     probs[lower + 1] += up
     probs[lower] += inner_a - up
-    run_first = np.cumsum(sizes) - sizes
     probs[run_first] += a[cell_first]       # below the first point: moved up to it
     probs *= 1.0 + 8 * _U
     return [PLDGrid(step=step, offset=lo, probs=probs[first:first + n], p_inf=float(pair.p_inf + a[top]),
