@@ -40,8 +40,7 @@ class LogMGF:
         self._k = np.array([k for _, k in live], dtype=float)
         self._logp = np.concatenate([lp for (lp, _), _ in live]) if live else np.zeros(0)
         self._x = np.concatenate([x for (_, x), _ in live]) if live else np.zeros(0)
-        self._starts = np.cumsum(sizes) - sizes
-        self._segment = np.repeat(np.arange(len(sizes)), sizes)
+        self._starts, self._sizes = np.cumsum(sizes) - sizes, sizes
         self._width = max(1, _BLOCK // max(len(self._x), 1))  # λ values per pass
         self._work = self._spare = None  # reused: no page faults per call
 
@@ -59,7 +58,7 @@ class LogMGF:
             w = np.multiply(part[:, None], self._x, out=self._work[:len(part) * len(self._x)].reshape(len(part), -1))
             w += self._logp
             top = np.maximum.reduceat(w, self._starts, axis=1)
-            w -= np.take(top, self._segment, axis=1, out=self._spare[:w.size].reshape(w.shape))
+            w -= np.repeat(top, self._sizes, axis=1)
             yield part, top, np.exp(w, out=w)
 
     def __call__(self, lam):
