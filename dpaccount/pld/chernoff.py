@@ -107,24 +107,27 @@ def quantile(mgf, log_tail, sign, hint=None, tol=0.0):
     minimised over λ > 0.
 
     With ``hint`` (the λ of the same search on coarser grids of the same pairs,
-    which moves little) one pass gives K, K', K'' there, hence f, f' and
-    f'' = K''/λ − 2f'/λ: a Newton step λ → λ − f'/f'' is taken (one more
-    evaluation) only where its predicted gain f'²/(2f'') exceeds ``tol``;
-    where it would move λ by more than 25 % (the optimum moved) or f is not
-    convex there, the full search."""
+    which moves little): Newton's method on f from the hint, one pass per step
+    giving K, K', K'' and so f, f' and f'' = K''/λ − 2f'/λ; each step moves λ
+    by −f'/f'' (at most 25 %) and it stops where the predicted gain f'²/(2f'')
+    is at most ``tol`` (or 1e-12 of f). Where f is not convex there, a step
+    does not lower f, or eight steps do not settle, the full search."""
     def f(lam):
         return (mgf(sign * lam) - log_tail) / lam
     if hint is not None:
-        lam = float(hint)
-        k0, k1, k2 = mgf.moments(sign * lam)
-        value = (k0 - log_tail) / lam
-        slope = (sign * k1 - value) / lam
-        curve = (k2 - 2.0 * slope) / lam
-        if curve > 0 and abs(slope / curve) <= 0.25 * lam:
-            if slope * slope / (2.0 * curve) <= tol:
+        lam, value = float(hint), math.inf
+        for _ in range(8):
+            k0, k1, k2 = mgf.moments(sign * lam)
+            new = (k0 - log_tail) / lam
+            if not new < value:
+                break
+            value = new
+            slope = (sign * k1 - value) / lam
+            curve = (k2 - 2.0 * slope) / lam
+            if not curve > 0:
+                break
+            if slope * slope / (2.0 * curve) <= max(tol, 1e-12 * abs(value)):
                 return value, lam
-            new = lam - slope / curve
-            better = f(new)
-            return (better, new) if better < value else (value, lam)
+            lam -= float(np.clip(slope / curve, -0.25 * lam, 0.25 * lam))
     lam = minimise_over_lambda(f, argmin=True)
     return f(lam), lam

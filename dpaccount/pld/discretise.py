@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import AccuracyNotReached
 from .cache import GridCache
+from .cells import grid_cells
 from .discretise_optimistic import pair_to_lower_grid
 from .grid import PLDGrid
 from .pairs import stacked_masses
@@ -65,12 +66,8 @@ def _connect_the_dots(pairs, step, ranges):
     (−∞, e₀], (e₀, e₁], …, (e_last, ∞); the cells inside a run are split."""
     if not pairs:
         return []
-    sizes = np.array([hi - lo + 1 for lo, hi in ranges], dtype=np.int64)
+    a, b, edges, sizes = grid_cells(pairs, step, ranges)
     run_first = np.cumsum(sizes) - sizes
-    # point indices lo_i, …, hi_i of every run, concatenated
-    idx = np.arange(int(sizes.sum())) + np.repeat(np.array([lo for lo, _ in ranges], dtype=np.int64) - run_first, sizes)
-    edges = idx * step
-    a, b = stacked_masses(pairs, edges, sizes)
     cell_first = np.cumsum(sizes + 1) - (sizes + 1)
     inner = np.ones(len(a), bool)
     inner[cell_first] = inner[cell_first + sizes] = False

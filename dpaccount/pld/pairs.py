@@ -19,7 +19,8 @@ described through the privacy loss L = log(dP/dQ):
 * ``atom_masses(points)`` — the P- and Q-mass of L exactly at the given
   loss values (the atoms; zero for a continuous loss).
 * ``delta(eps)`` — the hockey-stick curve H_{e^ε}(P||Q) for every real ε.
-* ``reverse()`` — the pair (Q, P), whose loss is −L.
+* ``reverse()`` — the pair (Q, P), whose loss is −L; where the loss has no
+  atom at a finite value (``atomless``) its cells are the pair's own, mirrored.
 * ``lattice`` — g > 0 if every finite loss value is an integer multiple of g
   (so a grid of step g/m represents the pair exactly), else None;
   ``anchor`` — a spacing whose divisors make good grid steps (the atoms of a
@@ -59,6 +60,7 @@ class DominatingPair(ABC):
     lattice = None
     anchor = None
     gaussian_mu = None
+    atomless = False  # True: no atom at a finite loss, so reverse()'s cells are these, mirrored
 
     @property
     @abstractmethod
@@ -179,6 +181,7 @@ class GaussianPair(DominatingPair):
 
     gaussian_mu = property(lambda self: self._mu)
     p_inf = 0.0
+    atomless = True
 
     def masses(self, edges):
         return self.masses_of([self], edges, [len(edges)])

@@ -70,6 +70,11 @@ class _PoissonPair(DominatingPair):
     base = property(lambda self: self._base, doc="The base pair (P, Q).")
     q = property(lambda self: self._q, doc="The sampling probability.")
 
+    @property
+    def atomless(self):
+        """No atom where the base has none, unless its mass at an infinite loss lands finite."""
+        return self._base.atomless and (self._end_mass() == 0 or self._q == 1)
+
     def masses(self, edges):
         return self.masses_of([self], edges, [len(edges)])
 
