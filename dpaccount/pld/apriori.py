@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 from ..errors import GridTooLarge
 from .accountant import _merge_gaussians, plan_step
-from .chernoff import LogMGF, minimise_over_lambda, quantile
+from .chernoff import log_mgf, minimise_over_lambda, quantile
 from .discretise import loss_range, pair_to_grid
 
 
@@ -65,7 +65,7 @@ def apriori_plan(pairs, eps, eta, pilot_rho=0.1):
     for p, k in pairs:
         lo, hi = loss_range(p, eta / total_k)
         items.append((pair_to_grid(p, pilot, math.floor(lo / pilot), math.ceil(hi / pilot)), k))
-    mgf, log_eta = LogMGF(items), math.log(eta)
+    mgf, log_eta = log_mgf(items), math.log(eta)
     hi = quantile(mgf, log_eta, 1.0)[0]
     lo = -quantile(mgf, log_eta, -1.0)[0]
     if rounded_k == 0:  # every pair sits on its lattice: nothing is rounded

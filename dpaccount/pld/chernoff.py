@@ -17,14 +17,30 @@ few hundred points on a coarse grid, where per-grid calls cost more than the
 arithmetic). Each Λ_i is computed as t_i + log Σ_j e^{log p_ij + λε_ij − t_i}
 with t_i the largest exponent (no overflow); K is exact up to a few ulps of
 Σ k_i |Λ_i|, which moves a tail bound by that much of itself.
+
+``log_mgf(items)`` shares one ``LogMGF`` per composition among the searches
+that follow one another on it (a window, its tilt, the tilt lattice of
+``step_profile.py``, thousands of saddle points on one composition): each
+keeps the K(λ) it has computed, and the scan of every search starts at the
+same λ.
 """
 import math
 
 import numpy as np
 from scipy import optimize
 
+from .cache import GridCache
 
 _BLOCK = 1 << 20  # points × λ values per pass (8 MB per work array)
+_SCAN = np.geomspace(1e-3, 1e3, 10)  # the first look of every λ search
+# the last compositions' log-MGFs, keyed by their grids' identities (the grids held with them)
+_RECENT = GridCache(limit=128 * 2 ** 20, size_of=lambda held: held[1].nbytes)
+
+
+def log_mgf(items):
+    """The ``LogMGF`` of [(grid, count), ...], shared with the last ones asked for."""
+    items = tuple(items)
+    return _RECENT.get(tuple((id(g), k) for g, k in items), lambda: (items, LogMGF(items)))[1]
 
 
 class LogMGF:
@@ -43,6 +59,12 @@ class LogMGF:
         self._starts, self._sizes = np.cumsum(sizes) - sizes, sizes
         self._width = max(1, _BLOCK // max(len(self._x), 1))  # λ values per pass
         self._work = self._spare = None  # reused: no page faults per call
+        self._memo = {}                  # λ → K(λ)
+
+    @property
+    def nbytes(self):
+        """Bytes held: the points, their logs and the work arrays."""
+        return 16 * len(self._x) + (0 if self._work is None else 2 * self._work.nbytes)
 
     def _blocks(self, lam):
         """Per block of λ values: (λ, t, w) with t_i the largest exponent of grid i and
@@ -62,8 +84,20 @@ class LogMGF:
             yield part, top, np.exp(w, out=w)
 
     def __call__(self, lam):
-        out = self._evaluate(lam, moments=False)[0]
-        return float(out[0]) if np.ndim(lam) == 0 else out.reshape(np.shape(lam))
+        if np.ndim(lam) == 0:
+            x = float(lam)
+            if x not in self._memo:
+                if len(self._memo) > 4096:
+                    self._memo.clear()
+                self._memo[x] = float(self._evaluate(np.array([x]), moments=False)[0][0])
+            return self._memo[x]
+        flat = np.ravel(np.asarray(lam, dtype=float))
+        new = np.array([x for x in dict.fromkeys(flat.tolist()) if x not in self._memo])
+        if len(new):
+            if len(self._memo) > 4096:
+                self._memo.clear()
+            self._memo.update(zip(new.tolist(), self._evaluate(new, moments=False)[0].tolist()))
+        return np.array([self._memo[x] for x in flat.tolist()]).reshape(np.shape(lam))
 
     def moments(self, lam):
         """(K, K', K'') at λ, or arrays of them for an array of λ."""
@@ -92,7 +126,7 @@ class LogMGF:
 def minimise_over_lambda(f, argmin=False):
     """min over λ ∈ [1e-3, 1e3] of f (or the λ attaining it): a log-spaced scan
     (f takes the array of λ), then Brent on the bracket around the best point."""
-    grid = np.geomspace(1e-3, 1e3, 10)
+    grid = _SCAN
     vals = np.asarray(f(grid), dtype=float)
     i = int(np.argmin(vals))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]

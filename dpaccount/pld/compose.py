@@ -25,7 +25,7 @@ import numpy as np
 from scipy import fft as sfft
 
 from ..errors import GridTooLarge
-from .chernoff import LogMGF as _MGF
+from .chernoff import log_mgf as _MGF
 from .chernoff import minimise_over_lambda as _minimise_over_lambda
 from .chernoff import quantile
 from .grid import PLDGrid

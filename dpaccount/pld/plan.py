@@ -42,7 +42,7 @@ import numpy as np
 
 from ..errors import GridTooLarge
 from .accountant import DIRECTIONS, _merge_gaussians, snap_to_lattice, step_grids
-from .chernoff import LogMGF
+from .chernoff import log_mgf
 from .compose import MAX_GRID, chernoff_lambdas, chernoff_window
 from .discretise import _is_multiple, loss_ranges
 
@@ -151,7 +151,7 @@ def tilts_of(items, rounded):
     """``Tilts`` from [(single-step grid, count), ...] on a λ lattice refined
     where the tilted mean or the Chernoff tail moves fast (a composition of
     rare large losses swings from its bulk to its tail within a few % of λ)."""
-    lam, moments = _LAMBDAS, LogMGF(items).moments
+    lam, moments = _LAMBDAS, log_mgf(items).moments
     cgf, mean, var = moments(lam)
     for _ in range(_REFINE):
         tail = cgf - lam * mean
