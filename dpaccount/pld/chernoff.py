@@ -25,6 +25,7 @@ keeps the K(λ) it has computed, and the scan of every search starts at the
 same λ.
 """
 import math
+import threading
 
 import numpy as np
 from scipy import optimize
@@ -60,11 +61,12 @@ class LogMGF:
         self._width = max(1, _BLOCK // max(len(self._x), 1))  # λ values per pass
         self._work = self._spare = None  # reused: no page faults per call
         self._memo = {}                  # λ → K(λ)
+        self._lock = threading.Lock()    # shared (``log_mgf``): one evaluation at a time
 
     @property
     def nbytes(self):
-        """Bytes held: the points, their logs and the work arrays."""
-        return 16 * len(self._x) + (0 if self._work is None else 2 * self._work.nbytes)
+        """Bytes it holds at most: the points, their logs and the two work arrays."""
+        return 16 * len(self._x) + 16 * min(_BLOCK, len(self._x) * self._width)
 
     def _blocks(self, lam):
         """Per block of λ values: (λ, t, w) with t_i the largest exponent of grid i and
@@ -84,24 +86,26 @@ class LogMGF:
             yield part, top, np.exp(w, out=w)
 
     def __call__(self, lam):
-        if np.ndim(lam) == 0:
-            x = float(lam)
-            if x not in self._memo:
+        with self._lock:
+            if np.ndim(lam) == 0:
+                x = float(lam)
+                if x not in self._memo:
+                    if len(self._memo) > 4096:
+                        self._memo.clear()
+                    self._memo[x] = float(self._evaluate(np.array([x]), moments=False)[0][0])
+                return self._memo[x]
+            flat = np.ravel(np.asarray(lam, dtype=float))
+            new = np.array([x for x in dict.fromkeys(flat.tolist()) if x not in self._memo])
+            if len(new):
                 if len(self._memo) > 4096:
                     self._memo.clear()
-                self._memo[x] = float(self._evaluate(np.array([x]), moments=False)[0][0])
-            return self._memo[x]
-        flat = np.ravel(np.asarray(lam, dtype=float))
-        new = np.array([x for x in dict.fromkeys(flat.tolist()) if x not in self._memo])
-        if len(new):
-            if len(self._memo) > 4096:
-                self._memo.clear()
-            self._memo.update(zip(new.tolist(), self._evaluate(new, moments=False)[0].tolist()))
-        return np.array([self._memo[x] for x in flat.tolist()]).reshape(np.shape(lam))
+                self._memo.update(zip(new.tolist(), self._evaluate(new, moments=False)[0].tolist()))
+            return np.array([self._memo[x] for x in flat.tolist()]).reshape(np.shape(lam))
 
     def moments(self, lam):
         """(K, K', K'') at λ, or arrays of them for an array of λ."""
-        out = self._evaluate(lam, moments=True)
+        with self._lock:
+            out = self._evaluate(lam, moments=True)
         return tuple(float(v[0]) for v in out) if np.ndim(lam) == 0 else tuple(v.reshape(np.shape(lam)) for v in out)
 
     def _evaluate(self, lam, moments):

@@ -15,7 +15,7 @@ import pytest
 
 from dpaccount.pld import cells
 from dpaccount.pld.cache import GridCache
-from dpaccount.pld.chernoff import LogMGF, quantile
+from dpaccount.pld.chernoff import LogMGF, log_mgf, quantile
 from dpaccount.pld.discretise import _RANGES, _scan, loss_ranges, pair_to_grid, pairs_to_grids
 from dpaccount.pld.pairs import (GaussianPair, LaplacePair, _normal_cells, binomial_pair, randomized_response_pair,
                                  stacked_masses)
@@ -168,3 +168,26 @@ def test_get_many_builds_what_is_missing_in_one_call():
     assert cache.peek(4) is None and cache.peek(3) == 30
     cache.put(3, 31)
     assert cache.get(3, lambda: 0) == 31 and len(cache) == 3
+
+
+def test_a_shared_log_mgf_answers_threads_one_at_a_time():
+    """``log_mgf`` hands one LogMGF (and its work arrays) to every caller on the same grids."""
+    import threading
+    items = _items()
+    mgf, lam = log_mgf(items), np.linspace(-30.0, 30.0, 13)
+    assert log_mgf(items) is mgf
+    want = LogMGF(items).moments(lam)
+    got, errors = {}, []
+
+    def run(i):
+        try:
+            for _ in range(20):
+                got[i] = mgf.moments(lam)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and all(all(np.array_equal(a, b) for a, b in zip(v, want)) for v in got.values())
