@@ -38,15 +38,18 @@ def grid_cells(pairs, step, ranges):
     twins = [_twin(p, step, r) for p, r in zip(pairs, ranges)]
     computed = [i for i, t in enumerate(twins) if t is None]
     cell_first = np.cumsum(sizes + 1) - (sizes + 1)
-    a, b = np.empty(int(np.sum(sizes + 1))), np.empty(int(np.sum(sizes + 1)))
-    if computed:
-        put = np.concatenate([np.arange(cell_first[i], cell_first[i] + sizes[i] + 1) for i in computed])
-        take = np.concatenate([np.arange(first[i], first[i] + sizes[i]) for i in computed])
-        a[put], b[put] = stacked_masses([pairs[i] for i in computed], edges[take], sizes[computed])
-        for i in computed:
-            if pairs[i].atomless:
-                cells = slice(cell_first[i], cell_first[i] + sizes[i] + 1)
-                _CELLS.put((pairs[i], step), (*ranges[i], a[cells].copy(), b[cells].copy()))
+    if len(computed) == len(pairs):
+        a, b = stacked_masses(pairs, edges, sizes)
+    else:
+        a, b = np.empty(int(np.sum(sizes + 1))), np.empty(int(np.sum(sizes + 1)))
+        if computed:
+            put = np.concatenate([np.arange(cell_first[i], cell_first[i] + sizes[i] + 1) for i in computed])
+            take = np.concatenate([np.arange(first[i], first[i] + sizes[i]) for i in computed])
+            a[put], b[put] = stacked_masses([pairs[i] for i in computed], edges[take], sizes[computed])
+    for i in computed:
+        if pairs[i].atomless and pairs[i].reverse() != pairs[i]:  # kept for its twin
+            cells = slice(cell_first[i], cell_first[i] + sizes[i] + 1)
+            _CELLS.put((pairs[i], step), (*ranges[i], a[cells].copy(), b[cells].copy()))
     mirrored = [i for i, t in enumerate(twins) if t is not None]
     if mirrored:  # the end cells computed: (−∞, e₀], (e₀, e_last] (unused), (e_last, ∞)
         ends = np.array([edges[[first[i], first[i] + sizes[i] - 1]] for i in mirrored]).ravel()
