@@ -33,8 +33,8 @@ def grid_cells(pairs, step, ranges):
     sizes = np.array([hi - lo + 1 for lo, hi in ranges], dtype=np.int64)
     first = np.cumsum(sizes) - sizes
     # point indices lo_i, …, hi_i of every run, concatenated
-    edges = (np.arange(int(sizes.sum())) + np.repeat(np.array([lo for lo, _ in ranges], dtype=np.int64) - first,
-                                                     sizes)) * step
+    lows = np.array([lo for lo, _ in ranges], dtype=np.int64)
+    edges = (np.arange(int(sizes.sum())) + np.repeat(lows - first, sizes)) * step
     twins = [_twin(p, step, r) for p, r in zip(pairs, ranges)]
     computed = [i for i, t in enumerate(twins) if t is None]
     cell_first = np.cumsum(sizes + 1) - (sizes + 1)
@@ -59,9 +59,9 @@ def grid_cells(pairs, step, ranges):
             own_lo, own_hi = ranges[i]
             # inner cell m = 1 … n−1 of Y is X's cell −own_lo − m − lo + 1 (counted from X's first cell)
             inner = slice(-own_lo - lo, -own_hi - lo, -1)
-            at = cell_first[i]
-            a[at + 1:at + sizes[i]], b[at + 1:at + sizes[i]] = twin_b[inner], twin_a[inner]
-            a[at], b[at], a[at + sizes[i]], b[at + sizes[i]] = end_a[3 * k], end_b[3 * k], end_a[3 * k + 2], end_b[3 * k + 2]
+            at, top = cell_first[i], cell_first[i] + sizes[i]
+            a[at + 1:top], b[at + 1:top] = twin_b[inner], twin_a[inner]  # P of Y is Q of X
+            a[at], b[at], a[top], b[top] = end_a[3 * k], end_b[3 * k], end_a[3 * k + 2], end_b[3 * k + 2]
     return a, b, edges, sizes
 
 
