@@ -10,7 +10,7 @@ atom at a finite loss (``atomless``) Y's cell (e_{j−1}, e_j] holds X's
 Q- and P-mass of the cell [−e_j, −e_{j−1}), which is X's cell (−e_j, −e_{j−1}]
 up to a boundary of mass 0. The two directions of a subsampled Gaussian are
 such twins (remove pair and add pair), on grids of one step: the cells of
-the first direction computed are kept (``_CELLS``, per pair and step) and
+the first direction computed are kept (``_CELLS``, per pair and step, 32 MB) and
 the second direction's inner cells are read from them, mirrored, where they
 cover its points. Its two end cells are computed (they would be sums of
 X's cells otherwise). For the Gaussian family the mirrored cells are
@@ -24,7 +24,7 @@ from .cache import GridCache
 from .pairs import stacked_masses
 
 # (pair, step) → (lo, hi, A, B): the cells of the pair's last grid at that step, for its twin
-_CELLS = GridCache(limit=64 * 2 ** 20, size_of=lambda cells: cells[2].nbytes + cells[3].nbytes)
+_CELLS = GridCache(limit=32 * 2 ** 20, size_of=lambda cells: cells[2].nbytes + cells[3].nbytes)
 
 
 def grid_cells(pairs, step, ranges):

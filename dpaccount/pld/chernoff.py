@@ -32,10 +32,10 @@ from scipy import optimize
 
 from .cache import GridCache
 
-_BLOCK = 1 << 20  # points × λ values per pass (8 MB per work array)
+_BLOCK = 1 << 18  # points × λ values per pass (2 MB per work array; one λ at least)
 _SCAN = np.geomspace(1e-3, 1e3, 10)  # the first look of every λ search
 # the last compositions' log-MGFs, keyed by their grids' identities (the grids held with them)
-_RECENT = GridCache(limit=128 * 2 ** 20, size_of=lambda held: held[1].nbytes)
+_RECENT = GridCache(limit=64 * 2 ** 20, size_of=lambda held: held[1].nbytes)
 
 
 def log_mgf(items):
