@@ -74,14 +74,16 @@ class QueryDispatch:
     # -- method dispatch ---------------------------------------------------
     def available_methods(self):
         """The methods that apply to this mechanism, tightest first."""
-        out = []
+        return list(self._methods())
+
+    def _methods(self):
+        """``available_methods`` lazily (the default needs only the first)."""
         if self.optional("pairs") is not None:
             if self.pairs.gaussian_mu is not None or self._single_pairs() is not None:
-                out.append("analytic")
-            out.append("pld")
+                yield "analytic"
+            yield "pld"
         if self.optional("rdp") is not None and np.isfinite(self.rdp(2.0)):
-            out.append("rdp")
-        return out
+            yield "rdp"
 
     def _single_pairs(self):
         """(remove pair, add pair) if each direction is one pair used once."""
@@ -109,10 +111,10 @@ class QueryDispatch:
 
     def _choose(self, method):
         if method is None:
-            methods = self.available_methods()
-            if not methods:
+            first = next(self._methods(), None)
+            if first is None:
                 raise RepresentationUnavailable(f"no accountant applies to {self._name}")
-            return methods[0]
+            return first
         if not isinstance(method, str):
             raise TypeError(f"method must be a string, got {method!r}")
         if method not in METHODS:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ..errors import GridTooLarge
 from .compose import MAX_GRID, compose, saddle_tilt
 from .cache import GRIDS
-from .discretise import loss_moments, loss_range, pair_to_grid
+from .discretise import loss_moments, loss_ranges, pairs_to_grids
 from .pairs import GaussianPair
 
 DIRECTIONS = ("remove", "add")
@@ -98,8 +98,7 @@ def plan_step(pairs, rho, tail):
     """Grid step for a list of (pair, count), see the module docstring."""
     total_k = sum(k for _, k in pairs)
     variance, rounded_k = 0.0, 0
-    for p, k in pairs:
-        lo, hi = loss_range(p, tail / total_k)
+    for (p, k), (lo, hi) in zip(pairs, loss_ranges([p for p, _ in pairs], tail / total_k)):
         _, var = loss_moments(p, lo, hi)
         variance += k * var
         if p.lattice is None:
@@ -163,13 +162,13 @@ def step_grids(pairs, step, tail, pessimistic=True):
     pair discretised on its loss range with tails below tail/K (cached)."""
     pairs = _merge_gaussians(pairs)
     total_k = sum(k for _, k in pairs)
-    items = []
-    for p, k in pairs:
-        lo, hi = loss_range(p, tail / total_k)
+    keys = []
+    for p, (lo, hi) in zip((p for p, _ in pairs), loss_ranges([p for p, _ in pairs], tail / total_k)):
         jlo, jhi = int(math.floor(lo / step)), int(math.ceil(hi / step))
         if jhi - jlo + 1 > MAX_GRID:
             raise GridTooLarge(f"discretising {p!r} at step {step:.3g} needs {jhi - jlo + 1} points; "
                                f"the cap is {MAX_GRID}")
-        items.append((GRIDS.get(("pair", p, step, jlo, jhi, pessimistic),
-                                lambda: pair_to_grid(p, step, jlo, jhi, pessimistic)), k))
-    return items
+        keys.append(("pair", p, step, jlo, jhi, pessimistic))
+    grids = GRIDS.get_many(keys, lambda missing: pairs_to_grids([key[1] for key in missing], step,
+                                                                 [key[3:5] for key in missing], pessimistic))
+    return list(zip(grids, (k for _, k in pairs)))

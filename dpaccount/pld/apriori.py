@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 from ..errors import GridTooLarge
 from .accountant import _merge_gaussians, plan_step
-from .compose import _MGF, _minimise_over_lambda, _quantile
+from .chernoff import log_mgf, minimise_over_lambda, quantile
 from .discretise import loss_range, pair_to_grid
 
 
@@ -65,13 +65,13 @@ def apriori_plan(pairs, eps, eta, pilot_rho=0.1):
     for p, k in pairs:
         lo, hi = loss_range(p, eta / total_k)
         items.append((pair_to_grid(p, pilot, math.floor(lo / pilot), math.ceil(hi / pilot)), k))
-    mgf, log_eta = _MGF(items), math.log(eta)
-    hi = _quantile(mgf, log_eta, 1.0)[0]
-    lo = -_quantile(mgf, log_eta, -1.0)[0]
+    mgf, log_eta = log_mgf(items), math.log(eta)
+    hi = quantile(mgf, log_eta, 1.0)[0]
+    lo = -quantile(mgf, log_eta, -1.0)[0]
     if rounded_k == 0:  # every pair sits on its lattice: nothing is rounded
         step, disc = pilot, 0.0
     else:
-        tail = math.exp(min(_minimise_over_lambda(lambda lam: mgf(lam) - lam * eps), 0.0))  # ≥ P(S ≥ ε)
+        tail = math.exp(min(minimise_over_lambda(lambda lam: mgf(lam) - lam * eps), 0.0))  # ≥ P(S ≥ ε)
         # (1 − 1e-12): the division's rounding must not lift the error term above η
         step = min(pilot, eta / (rounded_k * tail) * (1 - 1e-12)) if tail > 0 else pilot
         if len(lattices) == 1:  # a divisor of the lattice, so its pairs stay exact

@@ -49,19 +49,45 @@ class GridCache:
 
     def get(self, key, build):
         """The value for ``key``, built by ``build()`` (and kept, within the budget) on a miss."""
+        return self.get_many([key], lambda _: [build()])[0]
+
+    def peek(self, key):
+        """The value for ``key`` if kept, else None (nothing is built)."""
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key][0]
-        value = build()  # outside the lock: a build may itself ask the cache (tilted → base)
+        return None
+
+    def get_many(self, keys, build_many):
+        """The values for ``keys``; those missing are built together, by
+        ``build_many(missing keys)`` (a list of values in that order)."""
+        found = {}
         with self._lock:
-            if key not in self._items:
-                size = self._size_of(value)
-                if size <= self.limit:
-                    self._items[key] = (value, size)
-                    self._bytes += size
-                    self._evict()
-        return value
+            for key in keys:
+                if key in self._items:
+                    self._items.move_to_end(key)
+                    found[key] = self._items[key][0]
+        missing = [key for key in dict.fromkeys(keys) if key not in found]
+        if missing:
+            built = build_many(missing)  # outside the lock: a build may itself ask the cache (tilted → base)
+            for key, value in zip(missing, built):
+                found[key] = value
+                self.put(key, value, replace=False)
+        return [found[key] for key in keys]
+
+    def put(self, key, value, replace=True):
+        """Keep ``value`` for ``key`` (within the budget; ``replace``: over a kept one)."""
+        with self._lock:
+            if key in self._items:
+                if not replace:
+                    return
+                self._bytes -= self._items.pop(key)[1]
+            size = self._size_of(value)
+            if size <= self.limit:
+                self._items[key] = (value, size)
+                self._bytes += size
+                self._evict()
 
     def set_limit(self, nbytes):
         with self._lock:

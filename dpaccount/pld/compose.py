@@ -23,9 +23,12 @@ import math
 
 import numpy as np
 from scipy import fft as sfft
-from scipy import optimize
 
 from ..errors import GridTooLarge
+from .chernoff import log_mgf as _MGF
+from .chernoff import minimise_near
+from .chernoff import minimise_over_lambda as _minimise_over_lambda
+from .chernoff import quantile
 from .grid import PLDGrid
 
 _U = np.finfo(float).eps
@@ -33,103 +36,49 @@ MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
 _DIRECT_LIMIT = 4096
 
 
-class _MGF:
-    """λ ↦ Σ_i k_i Λ_i(λ), Λ(λ) = log Σ_j p_j e^{λ ε_j} of the finite part (exact;
-    each grid memoises its own Λ, ``PLDGrid.log_mgf``). ``proxy``: the grids of
-    the same pairs at a coarser step, whose Λ (``rough``) is cheap and close
-    (the steps' rounding is a spread of variance ≤ h²/4 per step): searches for
-    a λ run on it; a bound is then evaluated exactly at the λ found."""
-
-    def __init__(self, items, proxy=None):
-        self._parts = items
-        self._proxy = proxy or items
-
-    def __call__(self, lam):
-        return sum(k * g.log_mgf(lam) for g, k in self._parts)
-
-    def rough(self, lam):
-        return sum(k * g.log_mgf(lam) for g, k in self._proxy)
-
-
-_NEAR = (0.8, 0.9, 1.0, 1.1, 1.25)
-
-
-def _minimise_over_lambda(f, argmin=False, hint=None, rough=None):
-    """min over λ ∈ [1e-3, 1e3] of f (or the λ attaining it): a log-spaced
-    scan, then Brent on the bracket around the best point (any λ is valid in
-    a Chernoff bound: the search only tightens). With ``hint`` (the λ of the
-    same search on coarser grids of the same pairs) only λ near it are tried,
-    unless the best of them is at an end (then the optimum moved: the scan).
-    With ``rough`` (a cheap approximation of f) the search runs on it, and f
-    is then tried near the λ found as near a hint (a rough function that
-    misleads, an optimistic grid that has lost its rare losses at the coarser
-    step, costs the full search on f)."""
-    lam = _argmin(f, _argmin(rough, hint)) if rough is not None else _argmin(f, hint)
-    return lam if argmin else f(lam)
-
-
-def _argmin(f, hint):
-    if hint is not None:
-        near = [hint * c for c in _NEAR]
-        vals = [f(x) for x in near]
-        i = int(np.argmin(vals))
-        if 0 < i < len(near) - 1:
-            return near[i]
-    grid = np.geomspace(1e-3, 1e3, 10)
-    vals = [f(x) for x in grid]
-    i = int(np.argmin(vals))
-    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 2e-2 * lo})
-    return float(res.x) if res.fun < vals[i] else float(grid[i])
-
-
-def _quantile(mgf, log_tail, sign, hint=None):
-    """(level, λ): P(sign·S ≥ level) ≤ tail at level = min_λ (Σ k Λ(sign·λ) − log tail)/λ
-    (Chernoff: P(sign·S ≥ level) ≤ exp(Σ k Λ(sign·λ) − λ·level) for every λ > 0)."""
-    def f(lam):
-        return (mgf(sign * lam) - log_tail) / lam
-    lam = _minimise_over_lambda(f, argmin=True, hint=hint, rough=lambda lam: (mgf.rough(sign * lam) - log_tail) / lam)
-    return f(lam), lam
-
-
 def chernoff_lambdas(items, tail):
     """The λ of the upper and lower window quantiles (``chernoff_window``): hints
     for the windows of the same pairs on finer grids, which move little."""
     mgf, log_t = _MGF(items), math.log(tail)
-    return _quantile(mgf, log_t, 1.0)[1], _quantile(mgf, log_t, -1.0)[1]
+    return quantile(mgf, log_t, 1.0)[1], quantile(mgf, log_t, -1.0)[1]
 
 
 def chernoff_window(items, tail, hints=(None, None), proxy=None):
     """Grid indices (ja, jb) and bounds (below, above) on the finite mass of the
     composed loss under ja·h and over jb·h: each ≤ ``tail`` by Chernoff, and 0
     where the window reaches the end of the support. ``hints``: the
-    ``chernoff_lambdas`` of the same pairs on coarser grids (searched near);
-    ``proxy``: such grids to search on (``_MGF``)."""
+    ``chernoff_lambdas`` of the same pairs on coarser grids (searched from;
+    a λ is refined only where that promises to save a grid point); where
+    there are none, ``proxy`` (such grids) gives them."""
     step = items[0][0].step
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
-    mgf, log_t = _MGF(items, proxy), math.log(tail)
-    b = _quantile(mgf, log_t, 1.0, hints[0])[0]
-    a = -_quantile(mgf, log_t, -1.0, hints[1])[0]
+    mgf, log_t = _MGF(items), math.log(tail)
+    if proxy is not None and None in hints:
+        rough = _MGF(proxy)
+        hints = tuple(quantile(rough, log_t, sign)[1] if h is None else h for h, sign in zip(hints, (1.0, -1.0)))
+    b = quantile(mgf, log_t, 1.0, hints[0], tol=step)[0]
+    a = -quantile(mgf, log_t, -1.0, hints[1], tol=step)[0]
     ja = max(lo, int(math.floor(a / step)))
     jb = max(min(hi, int(math.ceil(b / step))), ja)
     return ja, jb, (tail if ja > lo else 0.0), (tail if jb < hi else 0.0)
 
 
-def _mass_beyond(mgf, level, sign=1.0):
-    """Chernoff: P(sign·S > sign·level) ≤ exp(min_λ Σ k Λ(sign·λ) − λ·sign·level), rounded up."""
-    exponent = _minimise_over_lambda(lambda lam: mgf(sign * lam) - lam * sign * level,
-                                     rough=lambda lam: mgf.rough(sign * lam) - lam * sign * level)
+def _mass_beyond(mgf, rough, level, sign=1.0):
+    """Chernoff: P(sign·S > sign·level) ≤ exp(min_λ Σ k Λ(sign·λ) − λ·sign·level), rounded up
+    (λ searched on ``rough``, the log-MGF of coarser grids, first: ``minimise_near``)."""
+    exponent = minimise_near(lambda lam: mgf(sign * lam) - lam * sign * level,
+                             rough and (lambda lam: rough(sign * lam) - lam * sign * level))
     return min(1.0, math.exp(min(exponent, 0.0)) * (1 + 16 * _U))
 
 
 def saddle_tilt(items, level, proxy=None):
     """The tilt λ ≥ 0 minimising the Chernoff exponent Σ k Λ(λ) − λ·level: the
     exponentially tilted composition is centred near ``level`` (searched on
-    ``proxy`` first, ``_MGF``)."""
-    mgf = _MGF(items, proxy)
-    return _minimise_over_lambda(lambda lam: mgf(lam) - lam * level, argmin=True,
-                                 rough=lambda lam: mgf.rough(lam) - lam * level)
+    ``proxy`` first, ``minimise_near``)."""
+    mgf, rough = _MGF(items), proxy and _MGF(proxy)
+    return minimise_near(lambda lam: mgf(lam) - lam * level, rough and (lambda lam: rough(lam) - lam * level),
+                         argmin=True)
 
 
 def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(None, None), proxy=None):
@@ -178,12 +127,12 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
             probs[0] += below
     else:
         bottom, top = ja, jb
-        mgf = _MGF(items, proxy)
-        ja, probs, noise_bins = _tilted(items, mgf, ja, jb, tail, tilt, pessimistic, base)
+        mgf, rough = _MGF(items), proxy and _MGF(proxy)
+        ja, probs, noise_bins = _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base)
         if ja + len(probs) - 1 > top:  # the tilted window reaches higher: bound the mass above its top
-            above = min(above, _mass_beyond(mgf, (ja + len(probs) - 1) * step))
+            above = min(above, _mass_beyond(mgf, rough, (ja + len(probs) - 1) * step))
         if ja > bottom:  # it starts higher: bound the mass below its bottom (moved up to it)
-            below = _mass_beyond(mgf, ja * step, -1.0)
+            below = _mass_beyond(mgf, rough, ja * step, -1.0)
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
             probs[0] += below
@@ -194,7 +143,7 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
                    noise=noise)
 
 
-def _tilted(items, mgf, ja, jb, tail, tilt, pessimistic, base):
+def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     """The tilted transform on a window that holds the tilted measure.
 
     The tilt runs at θ ≤ λ (``_read_tilt``: narrower windows where the law
@@ -218,10 +167,11 @@ def _tilted(items, mgf, ja, jb, tail, tilt, pessimistic, base):
     # bounds subtract it (untilted) from every bin, so theirs stays at 1e-20
     tilted_tail = max(tail, 1e-10 if pessimistic else 1e-20)
     log_t = math.log(tilted_tail)
-    tilt = _read_tilt(mgf.rough, tilt, jb * step)
-    centre, rough_centre = mgf(tilt), mgf.rough(tilt)
-    b, a = (sign * _minimise_over_lambda(lambda th: (mgf(tilt + sign * th) - centre - log_t) / th,
-                                         rough=lambda th: (mgf.rough(tilt + sign * th) - rough_centre - log_t) / th)
+    rough = rough or mgf
+    tilt = _read_tilt(rough, tilt, jb * step)
+    centre, rough_centre = mgf(tilt), rough(tilt)
+    b, a = (sign * minimise_near(lambda th: (mgf(tilt + sign * th) - centre - log_t) / th,
+                                 lambda th: (rough(tilt + sign * th) - rough_centre - log_t) / th)
             for sign in (1.0, -1.0))
     # the bottom is the tilted measure's own: the untilted mass below it is moved up to it (by
     # ``compose``), where it adds nothing to δ(ε) for ε above the bottom, the tilted grid's use

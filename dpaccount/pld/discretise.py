@@ -31,16 +31,70 @@ import math
 import numpy as np
 
 from ..errors import AccuracyNotReached
+from .cache import GridCache
+from .cells import grid_cells
 from .discretise_optimistic import pair_to_lower_grid
 from .grid import PLDGrid
+from .pairs import stacked_masses
 
 _U = np.finfo(float).eps
 
 
 def pair_to_grid(pair, step, lo, hi, pessimistic=True):
     """The pair's P-masses on the grid points lo·step, …, hi·step (+ p_∞)."""
-    if hi <= lo:
-        hi = lo + 1
+    return pairs_to_grids([pair], step, [(lo, hi)], pessimistic)[0]
+
+
+def pairs_to_grids(pairs, step, ranges, pessimistic=True):
+    """``pair_to_grid`` of several pairs at one step, pair i on the points of
+    ``ranges[i]`` = (lo, hi): the pessimistic grids of continuous pairs in one
+    pass (their cells from one ``stacked_masses`` call), the others one by one."""
+    ranges = [(int(lo), int(hi) if hi > lo else int(lo) + 1) for lo, hi in ranges]
+    out = [None] * len(pairs)
+    dots = [i for i, p in enumerate(pairs) if pessimistic and not hasattr(p, "atoms")]
+    for i, grid in zip(dots, _connect_the_dots([pairs[i] for i in dots], step, [ranges[i] for i in dots])):
+        out[i] = grid
+    for i, pair in enumerate(pairs):
+        if out[i] is None:
+            out[i] = _one_grid(pair, step, *ranges[i], pessimistic)
+    return out
+
+
+def _connect_the_dots(pairs, step, ranges):
+    """Pessimistic grids of continuous pairs (the module docstring), all runs of
+    points concatenated: run i holds points lo_i … hi_i and its cells
+    (−∞, e₀], (e₀, e₁], …, (e_last, ∞); the cells inside a run are split."""
+    if not pairs:
+        return []
+    a, b, edges, sizes = grid_cells(pairs, step, ranges)
+    run_first = np.cumsum(sizes) - sizes
+    cell_first = np.cumsum(sizes + 1) - (sizes + 1)
+    inner = np.ones(len(a), bool)
+    inner[cell_first] = inner[cell_first + sizes] = False
+    lower = np.ones(len(edges), bool)       # a point with an inner cell above it
+    lower[np.cumsum(sizes) - 1] = False
+    lower = np.flatnonzero(lower)
+    inner_a, inner_b = a[inner], b[inner]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # ratio r = e^{ε_{j−1}} B / A ∈ [e^{−h}, 1] in exact arithmetic
+        log_r = np.log(inner_b) + edges[lower] - np.log(inner_a)
+        share = -np.expm1(log_r) / -math.expm1(-step)
+    share = np.nan_to_num(share, nan=0.0, posinf=1.0, neginf=0.0)
+    share = np.where(inner_b < 1e-290, 1.0, share)  # Q-mass unresolved: all up
+    share = np.clip(share + 64 * _U / step, 0.0, 1.0)
+    up = inner_a * share
+    probs = np.zeros(len(edges))
+    probs[lower + 1] += up
+    probs[lower] += inner_a - up
+    probs[run_first] += a[cell_first]       # below the first point: moved up to it
+    probs *= 1.0 + 8 * _U
+    return [PLDGrid(step=step, offset=lo, probs=probs[first:first + n], p_inf=float(pair.p_inf + a[top]),
+                    pessimistic=True)
+            for pair, (lo, _), first, n, top in zip(pairs, ranges, run_first, sizes, cell_first + sizes)]
+
+
+def _one_grid(pair, step, lo, hi, pessimistic):
+    """A pair with atoms, or an optimistic grid: one pair at a time."""
     on_grid = hasattr(pair, "atoms") and pair.lattice is not None and _is_multiple(pair.lattice, step)
     if not pessimistic and not on_grid:
         grids = []
@@ -53,31 +107,13 @@ def pair_to_grid(pair, step, lo, hi, pessimistic=True):
             return max(grids, key=lambda g: float(g.probs @ g.losses) + g.p_inf * (hi + 2) * step)
     if hasattr(pair, "atoms"):
         return _atoms_to_grid(pair, step, lo, hi, pessimistic)
-    idx = np.arange(lo, hi + 1)
-    edges = idx * step
-    a, b = pair.masses(edges)  # cells: (−∞, e0], (e0, e1], …, (e_last, ∞)
-    probs = np.zeros(len(idx))
-    inner_a, inner_b = a[1:-1], b[1:-1]
-    if pessimistic:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # ratio r = e^{ε_{j−1}} B / A ∈ [e^{−h}, 1] in exact arithmetic
-            log_r = np.log(inner_b) + edges[:-1] - np.log(inner_a)
-            share = -np.expm1(log_r) / -math.expm1(-step)
-        share = np.nan_to_num(share, nan=0.0, posinf=1.0, neginf=0.0)
-        share = np.where(inner_b < 1e-290, 1.0, share)  # Q-mass unresolved: all up
-        share = np.clip(share + 64 * _U / step, 0.0, 1.0)
-        up = inner_a * share
-        probs[1:] += up
-        probs[:-1] += inner_a - up
-        probs[0] += a[0]
-        p_inf = pair.p_inf + a[-1]
-        probs *= 1.0 + 8 * _U
-    else:
-        probs[:-1] += inner_a
-        probs[-1] += a[-1]
-        p_inf = pair.p_inf
-        probs *= 1.0 - 8 * _U
-    return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(p_inf), pessimistic=pessimistic)
+    # optimistic, where neither lowering applies: each cell's P-mass to its lower end
+    a, _ = pair.masses(np.arange(lo, hi + 1) * step)
+    probs = np.zeros(hi - lo + 1)
+    probs[:-1] += a[1:-1]
+    probs[-1] += a[-1]
+    probs *= 1.0 - 8 * _U
+    return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(pair.p_inf), pessimistic=False)
 
 
 def _is_multiple(lattice, step):
@@ -122,7 +158,11 @@ def _atoms_to_grid(pair, step, lo, hi, pessimistic):
     return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(p_inf), pessimistic=pessimistic)
 
 
-@functools.lru_cache(maxsize=8192)
+_RANGES = GridCache(limit=8192, size_of=lambda _: 1)  # (pair, tail) → (lo, hi): small, counted not sized
+_SCAN = np.geomspace(1e-4, 1e5, 91)    # brackets of 26 % of |x|
+_ROUNDS, _POINTS = 3, 32                # refined to 26 %/31³ ≈ 9e-6 of |x|
+
+
 def loss_range(pair, tail):
     """(lo, hi) with P(L < lo) ≤ tail and P(hi < L < ∞) ≤ tail.
 
@@ -131,43 +171,66 @@ def loss_range(pair, tail):
     point in an optimistic grid). Where that cuts off more than 1e-3 of the
     P-mass the pair's losses are beyond what a float grid can represent and
     ``AccuracyNotReached`` says so. Each end: a log-spaced scan of
-    ±[1e-4, 1e5] brackets it, 128 points inside the bracket refine it,
-    keeping the safe side."""
-    scan = np.geomspace(1e-4, 1e5, 181)
-    xs = np.concatenate((-scan[::-1], [0.0], scan))
+    ±[1e-4, 1e5] brackets it, 32 points inside the bracket refine it,
+    three times, keeping the safe side. (Only tightness rests on it: a grid moves
+    the mass outside its range to its ends or to +∞.)"""
+    return loss_ranges([pair], tail)[0]
 
-    def tails(x):
-        a, b = pair.masses(x)
-        return np.cumsum(a)[:-1], np.cumsum(a[::-1])[::-1][1:], np.cumsum(b[::-1])[::-1][1:]
 
-    first = tails(xs)  # the scan is shared by the three crossings
+def loss_ranges(pairs, tail):
+    """``loss_range`` of each pair (cached), the missing ones scanned together."""
+    return _RANGES.get_many([(p, tail) for p in pairs], lambda missing: _scan([p for p, _ in missing], tail))
 
-    def crossing(which, test):
-        """(last x failing, first x passing) a test that turns true as x grows."""
-        points, values = xs, first
-        for _ in range(2):
-            ok = test(values[which])
-            i = int(np.argmax(ok)) if ok.any() else len(points) - 1
-            if i == 0:
-                return float(points[0]), float(points[0])
-            points = np.linspace(points[i - 1], points[i], 128)
-            values = tails(points)
-        ok = test(values[which])
-        i = int(np.argmax(ok)) if ok.any() else len(points) - 1
-        return float(points[max(i - 1, 0)]), float(points[i])
 
-    lo = crossing(0, lambda below: below > tail)[0]
-    hi = crossing(1, lambda above: above <= tail)[1]
-    cap = crossing(2, lambda q_above: q_above < 1e-280)[1]
-    if cap < hi:
-        lost = float(tails(np.array([cap]))[1][0])
-        if lost > 1e-3:
+def _scan(pairs, tail):
+    """``loss_range`` of several pairs in lockstep: its three crossings of every
+    pair are the rows of one array, refined together."""
+    xs = np.concatenate((-_SCAN[::-1], [0.0], _SCAN))
+
+    def tails(of, x):
+        """P(L ≤ x), P(L > x) and Q(L > x) (finite L), stacked, of pairs[of[k]] at the points x[k]."""
+        m = x.shape[1]
+        a, b = stacked_masses([pairs[r] for r in of], x.ravel(), np.full(len(of), m))
+        a, b = a.reshape(len(of), m + 1), b.reshape(len(of), m + 1)
+        return np.stack((np.cumsum(a, axis=1)[:, :-1], np.cumsum(a[:, ::-1], axis=1)[:, ::-1][:, 1:],
+                         np.cumsum(b[:, ::-1], axis=1)[:, ::-1][:, 1:]))
+
+    def passing(test, values):
+        """The tests, each turning true as x grows: P(L < x) > tail (the low end), P(L > x) ≤ tail
+        (the high end), Q(L > x) < 1e-280 (where Q-masses would turn subnormal)."""
+        return np.where(test == 0, values > tail, np.where(test == 1, values <= tail, values < 1e-280))
+
+    # row r: pair r // 3, test r % 3; (last x failing, first x passing) of each
+    pair, test = np.repeat(np.arange(len(pairs)), 3), np.tile(np.arange(3), len(pairs))
+    out = np.empty((len(pair), 2))
+    rows, points = np.arange(len(pair)), np.broadcast_to(xs, (len(pair), len(xs)))
+    values = tails(np.arange(len(pairs)), np.broadcast_to(xs, (len(pairs), len(xs))))[test, pair]
+    for last in (False,) * _ROUNDS + (True,):
+        ok = passing(test[rows, None], values)
+        i = np.where(ok.any(axis=1), np.argmax(ok, axis=1), points.shape[1] - 1)
+        at = np.arange(len(rows))
+        if last:
+            out[rows] = np.column_stack((points[at, np.maximum(i - 1, 0)], points[at, i]))
+            break
+        start = i == 0                  # passing from the first point on
+        out[rows[start]] = points[start, :1]
+        rows, points, i, at = rows[~start], points[~start], i[~start], at[:np.count_nonzero(~start)]
+        if not len(rows):
+            break
+        points = np.linspace(points[at, i - 1], points[at, i], _POINTS, axis=1)
+        values = tails(pair[rows], points)[test[rows], at]
+    lo, hi, cap = out[0::3, 0], out[1::3, 1], out[2::3, 1]
+    short = np.flatnonzero(cap < hi)
+    if len(short):
+        lost = tails(short, cap[short, None])[1][:, 0]
+        if np.any(lost > 1e-3):
+            k = int(np.argmax(lost > 1e-3))
             raise AccuracyNotReached(
-                f"{lost:.3g} of the privacy-loss mass of {pair!r} lies beyond {cap:.4g}, where "
-                f"e^(-loss) leaves the float range: a grid cannot represent it; use "
+                f"{lost[k]:.3g} of the privacy-loss mass of {pairs[short[k]]!r} lies beyond {cap[short[k]]:.4g}, "
+                f"where e^(-loss) leaves the float range: a grid cannot represent it; use "
                 f"method='analytic' or 'rdp'")
-        hi = cap
-    return min(lo, hi), hi
+        hi[short] = cap[short]
+    return [(float(min(a, b)), float(b)) for a, b in zip(lo, hi)]
 
 
 @functools.lru_cache(maxsize=8192)

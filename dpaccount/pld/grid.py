@@ -65,21 +65,9 @@ class PLDGrid:
             bins.setflags(write=False)
             object.__setattr__(self, "noise_bins", bins)
 
-    def log_mgf(self, lam):
-        """Λ(λ) = log Σ_j p_j e^{λ ε_j} of the finite part (memoised per λ: the
-        Chernoff and tilt searches ask the same grids at the same λ often)."""
-        memo = self.__dict__.setdefault("_mgf_memo", {})
-        if lam not in memo:
-            logp, x = self._live_log
-            expo = logp + lam * x
-            top = expo.max()
-            if len(memo) > 4096:
-                memo.clear()
-            memo[lam] = float(top + math.log(np.exp(expo - top).sum()))
-        return memo[lam]
-
     @cached_property
     def _live_log(self):
+        """(log p_j, ε_j) of the points with p_j > 0 (``chernoff.LogMGF``)."""
         live = self.probs > 0
         return np.log(self.probs[live]), self.losses[live]
 

@@ -9,13 +9,18 @@ described through the privacy loss L = log(dP/dQ):
   (−∞, e₀], (e₀, e₁], …, (e_{n−1}, ∞) (finite L only). This is all the
   discretisers (``pld/discretise.py``) need, and each cell is computed directly,
   never as a difference of two numbers close to 1, so a cell is accurate to
-  a few ulps *relative to itself*.
+  a few ulps *relative to itself*. ``stacked_masses(pairs, edges, sizes)``
+  does it for many pairs at once (each on its own run of the edges): a
+  heterogeneous composition asks hundreds of distinct pairs for a few hundred
+  cells each, where per-call overhead outweighs the arithmetic; pairs of one
+  class are vectorised together, same values.
 * ``p_inf`` — P(L = +∞), the mass where Q vanishes; ``q_ninf`` — Q(L = −∞),
   the mass where P vanishes (it matters once the pair is subsampled).
 * ``atom_masses(points)`` — the P- and Q-mass of L exactly at the given
   loss values (the atoms; zero for a continuous loss).
 * ``delta(eps)`` — the hockey-stick curve H_{e^ε}(P||Q) for every real ε.
-* ``reverse()`` — the pair (Q, P), whose loss is −L.
+* ``reverse()`` — the pair (Q, P), whose loss is −L; where the loss has no
+  atom at a finite value (``atomless``) its cells are the pair's own, mirrored.
 * ``lattice`` — g > 0 if every finite loss value is an integer multiple of g
   (so a grid of step g/m represents the pair exactly), else None;
   ``anchor`` — a spacing whose divisors make good grid steps (the atoms of a
@@ -55,6 +60,7 @@ class DominatingPair(ABC):
     lattice = None
     anchor = None
     gaussian_mu = None
+    atomless = False  # True: no atom at a finite loss, so reverse()'s cells are these, mirrored
 
     @property
     @abstractmethod
@@ -65,7 +71,17 @@ class DominatingPair(ABC):
 
     @abstractmethod
     def masses(self, edges):
-        """(A, B): P- and Q-masses of finite L in the len(edges)+1 cells."""
+        """(A, B): P- and Q-masses of finite L in the len(edges)+1 cells
+        (edges non-decreasing)."""
+
+    @classmethod
+    def masses_of(cls, pairs, edges, sizes):
+        """``masses`` of several pairs of this class: pair i on the i-th run of
+        ``sizes[i]`` edges, its sizes[i] + 1 cells concatenated in order.
+        Subclasses vectorise it (elementwise the same operations)."""
+        runs = np.split(np.asarray(edges, dtype=float), np.cumsum(sizes)[:-1])
+        cells = [p.masses(e) for p, e in zip(pairs, runs)]
+        return np.concatenate([a for a, _ in cells]), np.concatenate([b for _, b in cells])
 
     def atom_masses(self, points):
         """(P(L = ℓ), Q(L = ℓ)) for each ℓ in ``points`` (default: no atoms)."""
@@ -88,8 +104,13 @@ class DominatingPair(ABC):
     def __eq__(self, other):
         return isinstance(other, DominatingPair) and self.key() == other.key()
 
-    def __hash__(self):
-        return hash(self.key())
+    def __hash__(self):  # kept: a pair is immutable, and a nested key is rebuilt per call
+        if "_hash" not in self.__dict__:
+            self.__dict__["_hash"] = hash(self.key())
+        return self.__dict__["_hash"]
+
+    def __getstate__(self):  # string hashes differ between processes: a pickle carries no hash
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     def __repr__(self):
         return f"{type(self).__name__}{self.key()[1:]}"
@@ -106,19 +127,50 @@ def _at(points, where, p_mass, q_mass):
     return p_out, q_out
 
 
-def _normal_cells(z):
-    """Φ-masses of the cells (−∞, z₀], (z₀, z₁], …, (z_{n−1}, ∞), each to a few
-    ulps of itself: a cell below 0 is Φ(hi)·(1 − Φ(lo)/Φ(hi)), one above 0 the
-    mirror image, computed from log Φ(±z) (two special-function calls)."""
-    z = np.concatenate(([-np.inf], np.asarray(z, dtype=float), [np.inf]))
+def stacked_masses(pairs, edges, sizes):
+    """(A, B) of every pair on its own run of the edges (``masses_of``),
+    concatenated in order: the pairs of each class together."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    edges = np.asarray(edges, dtype=float)
+    kinds = [type(p) for p in pairs]
+    if len(set(kinds)) <= 1:
+        return (kinds[0].masses_of(pairs, edges, sizes) if pairs else (np.zeros(0), np.zeros(0)))
+    run = np.repeat(np.arange(len(pairs)), sizes)          # the pair of each edge
+    cell_run = np.repeat(np.arange(len(pairs)), sizes + 1)  # the pair of each cell
+    a, b = np.empty(len(cell_run)), np.empty(len(cell_run))
+    for cls in dict.fromkeys(kinds):
+        mine = np.array([k is cls for k in kinds])
+        put = mine[cell_run]
+        a[put], b[put] = cls.masses_of([p for p, m in zip(pairs, mine) if m], edges[mine[run]], sizes[mine])
+    return a, b
+
+
+def _normal_cells(z, sizes=None):
+    """Φ-masses of the cells (−∞, z₀], (z₀, z₁], …, (z_{n−1}, ∞) of a
+    non-decreasing z, each to a few ulps of itself: a cell below 0 is
+    Φ(hi)·(1 − Φ(lo)/Φ(hi)), one above 0 the mirror image, from log Φ(z) on
+    the z ≤ 0 and log Φ(−z) on the z ≥ 0 (one special-function call per
+    point); a cell straddling 0 is 1 − Φ(lo) − Φ(−hi). With ``sizes``, z is
+    several runs (each non-decreasing) and their cells come concatenated."""
+    z = np.asarray(z, dtype=float)
+    sizes = np.array([len(z)] if sizes is None else sizes, dtype=np.int64)
+    # each run between −∞ and +∞: cells of consecutive entries, then the cells across runs dropped
+    ends = np.cumsum(sizes + 2) - 1
+    padded = np.full(len(z) + 2 * len(sizes), -np.inf)
+    padded[ends] = np.inf
+    padded[np.arange(len(z)) + 2 * np.repeat(np.arange(len(sizes)), sizes) + 1] = z
+    neg, pos = np.flatnonzero(padded <= 0), np.flatnonzero(padded >= 0)
+    out = np.empty(len(padded) - 1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        lp, lm = special.log_ndtr(z), special.log_ndtr(-z)  # log Φ(z), log Φ(−z)
-        left = np.exp(lp[1:]) * -np.expm1(lp[:-1] - lp[1:])
-        right = np.exp(lm[:-1]) * -np.expm1(lm[1:] - lm[:-1])
-        middle = -np.expm1(np.logaddexp(lp[:-1], lm[1:]))
-    lo, hi = z[:-1], z[1:]
-    out = np.where(hi <= 0, left, np.where(lo >= 0, right, middle))
-    return np.nan_to_num(out, nan=0.0)
+        # consecutive z ≤ 0 (z ≥ 0) of one run are adjacent: those cells lie left (right) of 0;
+        # a pair that is not adjacent spans a cell written below (straddling, or across runs)
+        lp = special.log_ndtr(padded[neg])                    # log Φ(z)
+        out[neg[:-1]] = np.exp(lp[1:]) * -np.expm1(lp[:-1] - lp[1:])
+        lm = special.log_ndtr(-padded[pos])                   # log Φ(−z)
+        out[pos[:-1]] = np.exp(lm[:-1]) * -np.expm1(lm[1:] - lm[:-1])
+        mid = np.flatnonzero((padded[:-1] < 0) & (padded[1:] > 0))  # lo < 0 < hi
+        out[mid] = -np.expm1(np.logaddexp(special.log_ndtr(padded[mid]), special.log_ndtr(-padded[mid + 1])))
+    return np.nan_to_num(np.delete(out, ends[:-1]), nan=0.0)
 
 
 class GaussianPair(DominatingPair):
@@ -129,11 +181,16 @@ class GaussianPair(DominatingPair):
 
     gaussian_mu = property(lambda self: self._mu)
     p_inf = 0.0
+    atomless = True
 
     def masses(self, edges):
-        mu = self._mu
+        return self.masses_of([self], edges, [len(edges)])
+
+    @classmethod
+    def masses_of(cls, pairs, edges, sizes):
+        mu = np.repeat([p._mu for p in pairs], sizes)
         e = np.asarray(edges, dtype=float)
-        return _normal_cells((e - mu * mu / 2) / mu), _normal_cells((e + mu * mu / 2) / mu)
+        return _normal_cells((e - mu * mu / 2) / mu, sizes), _normal_cells((e + mu * mu / 2) / mu, sizes)
 
     def delta(self, eps, upper=True):
         return delta_gdp(eps, self._mu, upper)

@@ -42,8 +42,9 @@ import numpy as np
 
 from ..errors import GridTooLarge
 from .accountant import DIRECTIONS, _merge_gaussians, snap_to_lattice, step_grids
+from .chernoff import log_mgf
 from .compose import MAX_GRID, chernoff_lambdas, chernoff_window
-from .discretise import _is_multiple, loss_range
+from .discretise import _is_multiple, loss_ranges
 
 SHARE = 0.5                       # c: the share of the accuracy the step may spend
 _POINTS = 4096                    # points of the coarsest composed window
@@ -150,8 +151,8 @@ def tilts_of(items, rounded):
     """``Tilts`` from [(single-step grid, count), ...] on a λ lattice refined
     where the tilted mean or the Chernoff tail moves fast (a composition of
     rare large losses swings from its bulk to its tail within a few % of λ)."""
-    lam = _LAMBDAS
-    cgf, mean, var = _moments(items, lam)
+    lam, moments = _LAMBDAS, log_mgf(items).moments
+    cgf, mean, var = moments(lam)
     for _ in range(_REFINE):
         tail = cgf - lam * mean
         # an interval reaching into the planned tails where ε grows by > 25 %
@@ -160,28 +161,10 @@ def tilts_of(items, rounded):
         if not steep.any():
             break
         new = np.sqrt(lam[:-1] * lam[1:])[steep]
-        c, m, v = _moments(items, new)
+        c, m, v = moments(new)
         order = np.argsort(np.concatenate((lam, new)))
         lam, cgf, mean, var = (np.concatenate(pair)[order] for pair in ((lam, new), (cgf, c), (mean, m), (var, v)))
     return Tilts(lam, cgf, np.maximum.accumulate(mean), var, rounded)
-
-
-def _moments(items, lam):
-    """K, K', K'' (Σ k Λ, Σ k Λ', Σ k Λ'') of the grids at each λ (log-sum-exp)."""
-    cgf, mean, var = np.zeros(len(lam)), np.zeros(len(lam)), np.zeros(len(lam))
-    for g, k in items:
-        logp, x = g._live_log
-        if not len(x):
-            continue
-        expo = logp[:, None] + x[:, None] * lam[None, :]
-        top = expo.max(axis=0)
-        w = np.exp(expo - top)
-        total = w.sum(axis=0)
-        first = (x @ w) / total
-        cgf += k * (top + np.log(total))
-        mean += k * first
-        var += k * np.maximum((x ** 2 @ w) / total - first ** 2, 0.0)
-    return cgf, mean, var
 
 
 def plan(composition, accuracy, tail):
@@ -214,7 +197,7 @@ def _coarse(composition, tail):
     for d in DIRECTIONS:
         pairs = _merge_gaussians(composition.direction(d))
         total = sum(k for _, k in pairs)
-        ranges = [loss_range(p, tail / total) for p, _ in pairs]
+        ranges = loss_ranges([p for p, _ in pairs], tail / total)
         provisional = max(hi - lo for lo, hi in ranges) / 1024 or 1.0
         items = step_grids(pairs, provisional, tail)
         hints[d] = chernoff_lambdas(items, tail)

@@ -25,13 +25,14 @@ import math
 
 import numpy as np
 
-from .pairs import DominatingPair, _at
+from .pairs import DominatingPair, _at, stacked_masses
 
 _U = np.finfo(float).eps
 
 
 def _remove_base_edges(edges, q, with_error=False):
-    """Base-loss edges of the remove pair's cells: log1p(expm1(ε)/q), −inf below.
+    """Base-loss edges of the remove pair's cells: log1p(expm1(ε)/q), −inf below
+    (q a number, or an array of q per edge).
 
     The same value is ε − log q + log1p(−y), y = (1−q)e^{−ε}. That form is
     used where expm1(ε)/q would overflow (it stays finite), and where
@@ -47,17 +48,23 @@ def _remove_base_edges(edges, q, with_error=False):
     8u(|ε| + |log q| + |edge| + 1 + min(|x|/(1 + x), y/(1 − y)))."""
     e = np.asarray(edges, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        x = np.expm1(e) / q
+        em1 = np.expm1(e)
+        x = em1 / q
         out = np.where(x > -1.0, np.log1p(np.maximum(x, -1.0)), -np.inf)
-        y = (1.0 - q) * np.exp(-e)
-        big = e - math.log(q) + np.log1p(-np.minimum(y, 1.0))
-        second = (np.isinf(x) & (e > 0)) | ((y < 1.0) & (2.0 * (1.0 - q) < -np.expm1(e)))
-        out = np.where(second, big, out)
+        second = (np.isinf(x) & (e > 0)) | (2.0 * (1.0 - q) < -em1)
+        if second.any():  # the second form, where it is used only (rare: few ε qualify)
+            es = e[second]
+            qs = q[second] if np.ndim(q) else q
+            y = (1.0 - qs) * np.exp(-es)
+            log_q = np.log(qs) if np.ndim(q) else math.log(q)
+            out[second] = np.where((np.isinf(x[second]) & (es > 0)) | (y < 1.0),
+                                   es - log_q + np.log1p(-np.minimum(y, 1.0)), out[second])
         if not with_error:
             return out
+        y = (1.0 - q) * np.exp(-e)
         r1 = np.where(np.isinf(x), 1.0, np.abs(x) / (1.0 + x))   # |x|/(1 + x) → 1 as x → ∞
         amp = np.minimum(np.where(x > -1.0, r1, np.inf), np.where(y < 1.0, y / (1.0 - y), np.inf))
-        err = 8 * _U * (np.abs(e) + abs(math.log(q)) + np.abs(out) + 1.0 + amp)
+        err = 8 * _U * (np.abs(e) + np.abs(np.log(q)) + np.abs(out) + 1.0 + amp)
     return out, np.where(np.isfinite(out), err, 0.0)
 
 
@@ -75,6 +82,31 @@ class _PoissonPair(DominatingPair):
     base = property(lambda self: self._base, doc="The base pair (P, Q).")
     q = property(lambda self: self._q, doc="The sampling probability.")
 
+    @property
+    def atomless(self):
+        """No atom where the base has none, unless its mass at an infinite loss lands finite."""
+        return self._base.atomless and (self._end_mass() == 0 or self._q == 1)
+
+    def masses(self, edges):
+        return self.masses_of([self], edges, [len(edges)])
+
+    @classmethod
+    def masses_of(cls, pairs, edges, sizes):
+        """The base pairs' masses on the mapped edges (one stacked call), mixed."""
+        edges = np.asarray(edges, dtype=float)
+        q = np.array([p.q for p in pairs])
+        a, b = stacked_masses([p.base for p in pairs], cls._base_edges(edges, np.repeat(q, sizes)), sizes)
+        a, b = cls._mix(a, b, np.repeat(q, np.asarray(sizes) + 1))
+        first = np.cumsum(np.asarray(sizes) + 1) - (np.asarray(sizes) + 1)
+        run = np.cumsum(sizes) - sizes
+        for i, p in enumerate(pairs):  # base mass at an infinite loss lands at a finite one
+            if p._end_mass() > 0 and p.q < 1:
+                at, mix = p._end_cell()
+                cell = first[i] + np.searchsorted(edges[run[i]:run[i] + sizes[i]], at)
+                a[cell] += mix[0] * p._end_mass()
+                b[cell] += mix[1] * p._end_mass()
+        return a, b
+
 
 class PoissonRemovePair(_PoissonPair):
     """((1−q)Q + qP, Q) for a base pair (P, Q)."""
@@ -87,15 +119,19 @@ class PoissonRemovePair(_PoissonPair):
     def q_ninf(self):
         return self._base.q_ninf if self._q == 1.0 else 0.0
 
-    def masses(self, edges):
-        a, b = self._base.masses(_remove_base_edges(edges, self._q))
-        a = (1.0 - self._q) * b + self._q * a
-        extra = self._base.q_ninf  # base L = −∞ (P = 0) lands at L' = log(1−q)
-        if extra > 0 and self._q < 1:
-            cell = np.searchsorted(np.asarray(edges, dtype=float), math.log1p(-self._q))
-            a[cell] += (1.0 - self._q) * extra
-            b[cell] += extra
-        return a, b
+    _base_edges = staticmethod(_remove_base_edges)
+
+    @staticmethod
+    def _mix(a, b, q):
+        return (1.0 - q) * b + q * a, b
+
+    def _end_mass(self):
+        """The base's Q-mass at L = −∞ (P = 0): it lands at L' = log(1−q) (``_end_cell``)."""
+        return self._base.q_ninf
+
+    def _end_cell(self):
+        """(log(1−q), the (P', Q') shares of the base mass at −∞ there) for q < 1."""
+        return math.log1p(-self._q), (1.0 - self._q, 1.0)
 
     def atom_masses(self, points):
         a, b = self._base.atom_masses(_remove_base_edges(points, self._q))
@@ -136,15 +172,19 @@ class PoissonAddPair(_PoissonPair):
     def q_ninf(self):
         return self._q * self._base.q_ninf
 
-    def masses(self, edges):
-        a, b = self._base.masses(_add_base_edges(edges, self._q))
-        b = (1.0 - self._q) * a + self._q * b
-        extra = self._base.p_inf  # base L = +∞ (Q = 0) lands at L' = −log(1−q)
-        if extra > 0 and self._q < 1:
-            cell = np.searchsorted(np.asarray(edges, dtype=float), -math.log1p(-self._q))
-            a[cell] += extra
-            b[cell] += (1.0 - self._q) * extra
-        return a, b
+    _base_edges = staticmethod(_add_base_edges)
+
+    @staticmethod
+    def _mix(a, b, q):
+        return a, (1.0 - q) * a + q * b
+
+    def _end_mass(self):
+        """The base's P-mass at L = +∞ (Q = 0): it lands at L' = −log(1−q) (``_end_cell``)."""
+        return self._base.p_inf
+
+    def _end_cell(self):
+        """(−log(1−q), the (P', Q') shares of the base mass at +∞ there) for q < 1."""
+        return -math.log1p(-self._q), (1.0, 1.0 - self._q)
 
     def atom_masses(self, points):
         a, b = self._base.atom_masses(_add_base_edges(points, self._q))

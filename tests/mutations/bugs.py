@@ -36,7 +36,7 @@ CF_CERTIFIED = "tests/cf/test_certified.py"
 BUGS = (
     # ---------------------------------------------------------------- discretisation
     Bug("ctd-tail-to-inf-dropped", PLD + "discretise.py",
-        "p_inf = pair.p_inf + a[-1]", "p_inf = pair.p_inf",
+        "p_inf=float(pair.p_inf + a[top])", "p_inf=float(pair.p_inf)",
         (CUT_SHORT,),
         "the pessimistic grid forgets the P-mass above its last point instead of sending it to +inf"),
     Bug("atoms-off-by-one-bin", PLD + "discretise.py",
@@ -45,7 +45,7 @@ BUGS = (
         (RR_EXACT,),
         "an atom's two shares land one grid point too low"),
     Bug("ctd-bottom-mass-dropped", PLD + "discretise.py",
-        "        probs[0] += a[0]\n", "",
+        "    probs[run_first] += a[cell_first]       # below the first point: moved up to it\n", "",
         (CUT_SHORT,),
         "the pessimistic grid drops the P-mass below its first point instead of moving it up"),
     Bug("atoms-split-mirrored", PLD + "discretise.py",
@@ -133,7 +133,7 @@ BUGS = (
         (SAMPLED,),
         "the remove pair's atom at +inf handled like the add pair's (moved to a finite loss)"),
     Bug("poisson-edges-q-inverted", PLD + "poisson_sampling.py",
-        "x = np.expm1(e) / q", "x = np.expm1(e) * q",
+        "x = em1 / q", "x = em1 * q",
         ("tests/pld/test_pairs.py::test_subsampled_gaussian_pairs",),
         "the base-loss cell edges of the remove pair use q for 1/q"),
     # ---------------------------------------------------------------- converters

@@ -1,0 +1,193 @@
+"""Many pairs at once: the batched routes give the one-by-one answers.
+
+Stacked masses, loss ranges, grids and mirror twins (``pairs.stacked_masses``,
+``discretise.loss_ranges`` / ``pairs_to_grids``, ``cells.grid_cells``) equal
+their pair-by-pair counterparts bit for bit; the Gaussian cells match
+mpmath; the composed log-MGF (``chernoff.LogMGF``) matches a direct sum and
+its Newton-hinted quantiles the full search; ``GridCache.get_many`` builds
+only what is missing, in one call.
+"""
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from dpaccount.pld import cells
+from dpaccount.pld.cache import GridCache
+from dpaccount.pld.chernoff import LogMGF, log_mgf, quantile
+from dpaccount.pld.discretise import _RANGES, _scan, loss_ranges, pair_to_grid, pairs_to_grids
+from dpaccount.pld.pairs import (GaussianPair, LaplacePair, _normal_cells, binomial_pair, randomized_response_pair,
+                                 stacked_masses)
+from dpaccount.pld.pairs_zoo import leaky_rr_pair
+from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from dpaccount.pld.subset_sampling import SubsetSampledPair
+
+PAIRS = [GaussianPair(1.0), GaussianPair(0.02), LaplacePair(1.0), randomized_response_pair(0.6),
+         binomial_pair(10, 0.5), PoissonRemovePair(GaussianPair(1.0), 0.1), PoissonAddPair(GaussianPair(1.0), 0.1),
+         PoissonRemovePair(GaussianPair(0.4), 1.0), PoissonAddPair(GaussianPair(2.0), 0.999),
+         PoissonRemovePair(LaplacePair(2.0), 0.3), PoissonAddPair(binomial_pair(10, 0.5), 0.3),
+         PoissonRemovePair(leaky_rr_pair(1.0, 0.01).reverse(), 0.3), PoissonAddPair(leaky_rr_pair(1.0, 0.01), 0.3),
+         PoissonRemovePair(PoissonAddPair(GaussianPair(1.0), 0.2), 0.1), SubsetSampledPair(GaussianPair(1.0), 0.1)]
+EDGES = [np.linspace(-3, 3, 301), np.array([0.0]), np.array([-800.0, -50, -1e-9, 0, 1e-9, 50, 800]),
+         np.linspace(-40, 40, 11), np.sort(np.random.default_rng(3).normal(0, 4, 200))]
+
+
+def test_stacked_masses_are_the_masses_of_each_pair():
+    pairs = [p for p in PAIRS for _ in EDGES]
+    runs = [e for _ in PAIRS for e in EDGES]
+    a, b = stacked_masses(pairs, np.concatenate(runs), [len(e) for e in runs])
+    at = 0
+    for pair, edges in zip(pairs, runs):
+        want_a, want_b = pair.masses(edges)
+        n = len(edges) + 1
+        assert np.array_equal(a[at:at + n], want_a) and np.array_equal(b[at:at + n], want_b), (pair, edges[:3])
+        at += n
+
+
+def test_gaussian_cells_against_mpmath():
+    """Each cell to 1e-12 of itself, tails (to Φ(−37) ≈ 6e-300) and the cell straddling 0 included."""
+    z = np.concatenate(([-37.0, -30.0, -8.0], np.linspace(-3, 3, 25) + 0.01, [8.0, 30.0, 37.0]))
+    got = _normal_cells(z)
+    ends = [-mp.inf] + [mp.mpf(x) for x in z] + [mp.inf]
+    with mp.workdps(40):
+        for i, g in enumerate(got):
+            lo, hi = ends[i], ends[i + 1]
+            exact = (mp.ncdf(hi) - mp.ncdf(lo) if hi <= 0 else mp.ncdf(-lo) - mp.ncdf(-hi) if lo >= 0
+                     else 1 - mp.ncdf(lo) - mp.ncdf(-hi))
+            assert abs(g - exact) <= 1e-12 * exact, (i, g, exact)
+
+
+def test_gaussian_cells_of_several_runs_are_those_of_each_run():
+    runs = [np.array([-np.inf, -np.inf, -3.0, 0.0, 0.0, 2.0, np.inf]), np.array([]), np.array([0.0]),
+            np.array([-1e-300, 1e-300]), np.linspace(-40, -1, 5), np.linspace(1, 40, 5)]
+    got, at = _normal_cells(np.concatenate(runs), [len(r) for r in runs]), 0
+    for r in runs:
+        assert np.array_equal(got[at:at + len(r) + 1], _normal_cells(r))
+        at += len(r) + 1
+
+
+def test_loss_ranges_in_lockstep_are_those_of_each_pair():
+    pairs = [p for p in PAIRS if not isinstance(p, SubsetSampledPair)]
+    together = _scan(pairs, 1e-30)
+    assert together == [_scan([p], 1e-30)[0] for p in pairs]
+    _RANGES.clear()
+    assert loss_ranges(pairs, 1e-30) == together
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_grids_together_are_the_grids_of_each_pair(pessimistic):
+    step = 0.01
+    ranges = [(math.floor(lo / step), math.ceil(hi / step)) for lo, hi in loss_ranges(PAIRS, 1e-20)]
+    cells._CELLS.clear()
+    together = pairs_to_grids(PAIRS, step, ranges, pessimistic)
+    for pair, (lo, hi), grid in zip(PAIRS, ranges, together):
+        cells._CELLS.clear()
+        alone = pair_to_grid(pair, step, lo, hi, pessimistic)
+        assert (grid.offset, grid.p_inf) == (alone.offset, alone.p_inf) and np.array_equal(grid.probs, alone.probs)
+
+
+def test_atomless_pairs():
+    assert GaussianPair(1.0).atomless and PoissonRemovePair(GaussianPair(1.0), 0.1).atomless
+    assert PoissonAddPair(PoissonRemovePair(GaussianPair(1.0), 0.2), 0.1).atomless
+    assert not LaplacePair(1.0).atomless and not randomized_response_pair(0.6).atomless
+    assert not PoissonRemovePair(leaky_rr_pair(1.0, 0.01).reverse(), 0.3).atomless
+    assert not SubsetSampledPair(GaussianPair(1.0), 0.1).atomless
+
+
+@pytest.mark.parametrize("sigma, q, step", [(2.0, 0.01, 1e-3), (0.8, 0.3, 0.01), (5.0, 1.0, 0.02)])
+def test_mirror_twins_give_the_grids_computed_directly(sigma, q, step):
+    """The add pair's cells read from the remove pair's (mirrored) are bit-identical to its
+    own; where the remove pair's points do not cover them, it computes its own."""
+    remove = PoissonRemovePair(GaussianPair(1 / sigma), q)
+    add = remove.reverse()
+    (rlo, rhi), (alo, ahi) = loss_ranges([remove, add], 1e-30)
+    r_range = (math.floor(rlo / step), math.ceil(rhi / step))
+    a_range = (math.floor(alo / step), math.ceil(ahi / step))
+    cover = (min(r_range[0], -a_range[1]), max(r_range[1], -a_range[0]))
+    cells._CELLS.clear()
+    direct = pair_to_grid(add, step, *a_range)
+    for own, covers in ((r_range, r_range == cover), (cover, True), ((cover[0] + 1, cover[1]), False)):
+        cells._CELLS.clear()
+        pair_to_grid(remove, step, *own)
+        assert (cells._twin(add, step, a_range) is not None) == covers
+        mirrored = pair_to_grid(add, step, *a_range)
+        assert mirrored.p_inf == direct.p_inf and np.array_equal(mirrored.probs, direct.probs)
+
+
+def _items():
+    pairs = [PoissonRemovePair(GaussianPair(1 / s), 0.02) for s in (1.0, 2.0, 3.0)]
+    step = 0.005
+    ranges = [(math.floor(lo / step), math.ceil(hi / step)) for lo, hi in loss_ranges(pairs, 1e-30)]
+    return list(zip(pairs_to_grids(pairs, step, ranges), (100, 50, 20)))
+
+
+def test_log_mgf_and_its_moments_against_a_direct_sum():
+    items = _items()
+    lam = np.array([-20.0, -1.0, 0.3, 5.0, 40.0])
+    k0, k1, k2 = LogMGF(items).moments(lam)
+    for i, x in enumerate(lam):
+        direct = [0.0, 0.0, 0.0]
+        for g, k in items:
+            w = [mp.mpf(p) * mp.exp(mp.mpf(x) * mp.mpf(e)) for p, e in zip(g.probs, g.losses) if p > 0]
+            e = [mp.mpf(v) for p, v in zip(g.probs, g.losses) if p > 0]
+            total = mp.fsum(w)
+            mean = mp.fsum(wi * ei for wi, ei in zip(w, e)) / total
+            direct[0] += k * mp.log(total)
+            direct[1] += k * mean
+            direct[2] += k * (mp.fsum(wi * ei ** 2 for wi, ei in zip(w, e)) / total - mean ** 2)
+        assert k0[i] == pytest.approx(float(direct[0]), rel=1e-12, abs=1e-12)
+        assert LogMGF(items)(x) == pytest.approx(float(direct[0]), rel=1e-12, abs=1e-12)
+        assert k1[i] == pytest.approx(float(direct[1]), rel=1e-10, abs=1e-12)
+        assert k2[i] == pytest.approx(float(direct[2]), rel=1e-7, abs=1e-12)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_hinted_quantile_is_a_chernoff_level_near_the_best(sign):
+    """From any hint the level is (K(sλ) − log t)/λ at the λ returned (a valid Chernoff
+    level) and at most the full search's (Newton ends nearer the optimum than Brent's
+    tolerance), up to 1e-9."""
+    mgf, log_t = LogMGF(_items()), math.log(1e-30)
+    best, lam = quantile(mgf, log_t, sign)
+    for hint in (lam * 0.97, lam, lam * 1.05, lam * 3.0, lam / 3.0):
+        level, at = quantile(mgf, log_t, sign, hint, tol=0.0)
+        assert level == pytest.approx((mgf(sign * at) - log_t) / at, rel=1e-15)  # f(λ): ≥ the minimum
+        assert level <= best + 1e-9 * abs(best), (hint, level, best)
+
+
+def test_get_many_builds_what_is_missing_in_one_call():
+    cache, calls = GridCache(limit=10, size_of=lambda _: 1), []
+
+    def build(keys):
+        calls.append(list(keys))
+        return [k * 10 for k in keys]
+
+    assert cache.get_many([1, 2], build) == [10, 20]
+    assert cache.get_many([2, 3, 1, 3], build) == [20, 30, 10, 30]
+    assert calls == [[1, 2], [3]]
+    assert cache.peek(4) is None and cache.peek(3) == 30
+    cache.put(3, 31)
+    assert cache.get(3, lambda: 0) == 31 and len(cache) == 3
+
+
+def test_a_shared_log_mgf_answers_threads_one_at_a_time():
+    """``log_mgf`` hands one LogMGF (and its work arrays) to every caller on the same grids."""
+    import threading
+    items = _items()
+    mgf, lam = log_mgf(items), np.linspace(-30.0, 30.0, 13)
+    assert log_mgf(items) is mgf
+    want = LogMGF(items).moments(lam)
+    got, errors = {}, []
+
+    def run(i):
+        try:
+            for _ in range(20):
+                got[i] = mgf.moments(lam)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and all(all(np.array_equal(a, b) for a, b in zip(v, want)) for v in got.values())
