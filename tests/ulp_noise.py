@@ -112,16 +112,8 @@ SPECIAL_FUNCTIONS = {
 # no pad; and the Gaussian pair's cell masses, from log_ndtr, err by a few ulp of
 # |log Φ| (not of the mass), which the pessimistic grid's 8u mass pad does not cover.
 # Marked xfail (not strict) under the perturbation only.
-_LOGS = "DiscretePair does not pad the libm error of its given logs (docs/portability.md)"
 _CELLS = "Gaussian cell masses err by ulps of log Φ, beyond the grid's 8u pad (docs/portability.md)"
 KNOWN_GAPS = {
-    "tests/test_adversarial_extremes.py::test_extreme_but_valid_input_gets_a_correct_answer[rr-p-near-one]": _LOGS,
-    "tests/transformers/test_group_privacy.py::test_pure_dp_group_is_attained_by_a_chain_of_eps_dp_laws[0.9-4]":
-        _LOGS,
-    "tests/transformers/test_poisson_sampling.py::test_subsampled_finite_mechanism_against_the_exact_laws"
-    "[0.05-asymmetric]": _LOGS,
-    "tests/transformers/test_poisson_sampling.py::test_subsampled_finite_mechanism_against_the_exact_laws"
-    "[0.3-asymmetric]": _LOGS,
     "tests/pld/test_discretise.py::test_grids_bracket_the_exact_curve": _CELLS,
 }
 _MAX_STEP = 2.0 ** 40      # ulps; a(x) beyond this is beyond any finite result

@@ -208,14 +208,19 @@ class DiscretePair(DominatingPair):
     Given in log space (``log_p``, ``log_q``, −inf for zero). Outcomes with
     q_i = 0 carry P-mass to L = +∞ (``p_inf``, and ``q_ninf`` for Q at −∞,
     give them exactly where the logs would round them); outcomes with p_i = 0
-    never matter for P.
+    never matter for P. ``log_err``: bounds on the absolute errors of the
+    given logs, (for log_p, for log_q), where they exceed the 4 ulp of one
+    libm call (``binomial_pair``'s sums of lgamma).
     """
 
-    def __init__(self, log_p, log_q, lattice=None, name="discrete", p_inf=None, q_ninf=None):
+    def __init__(self, log_p, log_q, lattice=None, name="discrete", p_inf=None, q_ninf=None, log_err=None):
         log_p = np.asarray(log_p, dtype=float)
         log_q = np.asarray(log_q, dtype=float)
         keep = np.isfinite(log_p) | np.isfinite(log_q)
         self._log_p, self._log_q = log_p[keep], log_q[keep]
+        err_p, err_q = (4 * _U * np.abs(np.where(np.isfinite(x), x, 0.0)) for x in (log_p, log_q)) if log_err is None \
+            else (np.broadcast_to(np.asarray(e, dtype=float), log_p.shape) for e in log_err)
+        self._log_err = (np.asarray(err_p)[keep], np.asarray(err_q)[keep])
         self._name = name
         self._key = None
         self.lattice = lattice
@@ -227,16 +232,22 @@ class DiscretePair(DominatingPair):
         self._sorted_p = np.exp(self._log_p[finite][order])
         self._sorted_log_q = self._log_q[finite][order]
         self._sorted_q = np.exp(self._sorted_log_q)
-        # rounding of a computed loss, relative (as that of a lattice parameter like 1/t is)
-        self._tau = 8 * _U * np.abs(self._sorted_loss)
+        # the logs are the callers' libm results (np.log of a user's probabilities, log1p,
+        # binom.logpmf): each errs by ``log_err`` (4 ulp of itself by default, docs/portability.md),
+        # a mass then by as much relative and a loss by the two logs' errors; plus the loss's
+        # own rounding (relative, as that of a lattice parameter like 1/t is)
+        self._err_p, self._err_q = (e[finite][order] for e in self._log_err)
+        self._tau = 8 * _U * np.abs(self._sorted_loss) + self._err_p + self._err_q
         # P(L = +∞): exactly ``p_inf`` where the caller knows it (a user's δ), else from the logs,
         # up: logsumexp errs by a few ulp of |log p_∞| (absolute), which exp turns into as many
         # ulp relative, and exp adds its own (≤ 4 ulp assumed): 8 ulp per unit of |log p_∞|, + 8
-        if p_inf is None:
+        if p_inf is None:  # (and rounded down for lower bounds: ``_p_inf_low``)
             log_inf = float(special.logsumexp(self._log_p[self._loss == np.inf]))
-            self._p_inf = float(np.exp(log_inf)) * (1 + 8 * _U * (1.0 + abs(log_inf))) if log_inf > -np.inf else 0.0
+            slack = 8 * _U * (1.0 + abs(log_inf))
+            self._p_inf, self._p_inf_low = ((float(np.exp(log_inf)) * (1 + slack), float(np.exp(log_inf)) * (1 - slack))
+                                            if log_inf > -np.inf else (0.0, 0.0))
         else:
-            self._p_inf = float(p_inf)
+            self._p_inf = self._p_inf_low = float(p_inf)
         self.q_ninf = float(np.exp(special.logsumexp(self._log_q[self._loss == -np.inf]))) \
             if q_ninf is None else float(q_ninf)
         self._exact_ends = (p_inf, q_ninf)
@@ -266,7 +277,7 @@ class DiscretePair(DominatingPair):
         # loss > ε − τ_i and pays 2τ_i p_i for those near ε whose true loss may
         # exceed ε though the computed one does not (their true loss is ≤ ε + 2τ_i, so each
         # adds at most p_i(1 − e^{−2τ_i}) ≤ 2τ_i p_i); the lower bound takes only loss > ε + τ_i.
-        loss, p = self._sorted_loss, self._sorted_p
+        loss, p, p_inf = self._sorted_loss, self._sorted_p, (self._p_inf if upper else self._p_inf_low)
         live = loss > (eps - self._tau if upper else eps + self._tau)
         # e^ε q_i as exp(ε + log q_i): it overflows only off the live atoms (where
         # log q_i ≥ log p_i − ε + τ_i), whatever ε; the rounded sum in the exponent
@@ -274,12 +285,13 @@ class DiscretePair(DominatingPair):
         with np.errstate(over="ignore"):
             log_scaled = eps + self._sorted_log_q
             scaled_q = np.exp(log_scaled)
-        out = np.where(live, np.maximum(p - scaled_q, 0.0), 0.0).sum(-1) + self._p_inf
+        out = np.where(live, np.maximum(p - scaled_q, 0.0), 0.0).sum(-1) + p_inf
         # the differences cancel near an atom: pad by their rounding, (n + 4)·u of the terms
-        # (p_∞ among them: adding it rounds too)
-        with np.errstate(over="ignore"):
-            pad = (len(p) + 4) * _U * (np.where(live, p + scaled_q, 0.0).sum(-1) + self._p_inf) \
-                + 2 * _U * np.where(live, np.abs(log_scaled) * scaled_q, 0.0).sum(-1)
+        # (p_∞ among them: adding it rounds too); 0·∞ off the live atoms is dropped by the where
+        with np.errstate(over="ignore", invalid="ignore"):
+            pad = (len(p) + 4) * _U * (np.where(live, p + scaled_q, 0.0).sum(-1) + p_inf) \
+                + 2 * _U * np.where(live, np.abs(log_scaled) * scaled_q, 0.0).sum(-1) \
+                + 2 * np.where(live, self._err_p * p + self._err_q * scaled_q, 0.0).sum(-1)  # the logs' errors
         if upper:
             out = out + pad + np.where(live & (loss <= eps + self._tau), 2 * self._tau * p, 0.0).sum(-1)
         else:
@@ -289,7 +301,7 @@ class DiscretePair(DominatingPair):
 
     def reverse(self):
         return DiscretePair(self._log_q, self._log_p, self.lattice, self._name + "-reversed",
-                            p_inf=self._exact_ends[1], q_ninf=self._exact_ends[0])
+                            p_inf=self._exact_ends[1], q_ninf=self._exact_ends[0], log_err=self._log_err[::-1])
 
     def key(self):
         if self._key is None:  # a digest: hashing a million-atom pair once, not per lookup
@@ -319,7 +331,12 @@ def binomial_pair(n, p, shift=1):
     k = np.arange(check_atoms(f"the binomial pair (n={n}, shift={shift})", n + 1 + shift))
     log_q = stats.binom.logpmf(k, n, p)
     log_p = stats.binom.logpmf(k - shift, n, p)
-    return DiscretePair(log_p, log_q, name=f"binomial(n={n},p={p!r},shift={shift})")
+
+    def err(j):  # logpmf sums lgamma terms and k log p + (n − k) log(1 − p): a few ulp of each
+        j = np.clip(j, 0, n)
+        return 8 * _U * (special.gammaln(n + 1.0) + special.gammaln(j + 1.0) + special.gammaln(n - j + 1.0)
+                         + j * abs(math.log(p)) + (n - j) * abs(math.log1p(-p)) + 1.0)
+    return DiscretePair(log_p, log_q, name=f"binomial(n={n},p={p!r},shift={shift})", log_err=(err(k - shift), err(k)))
 
 
 class LaplacePair(DominatingPair):
