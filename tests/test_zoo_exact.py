@@ -209,3 +209,21 @@ FAST_DELTA = {("rr x10", 1e-6), ("gaussian x4 + pure-dp x5", 1e-12), ("poisson-a
 @pytest.mark.parametrize("name,delta", [_param(n, d, FAST_DELTA) for n in CASES for d in DELTA_AT])
 def test_delta_of_epsilon(name, delta):
     check_delta(name, delta)
+
+
+GRID_FAST = {("gaussian x4 + pure-dp x5", 1e-15), ("user-pair x6", 1e-15), ("poisson-approx-dp x20", 1e-9)}
+
+
+@pytest.mark.parametrize("name,delta", [_param(n, d, GRID_FAST) for n in CASES for d in DELTAS])
+def test_the_grids_alone_bracket_the_exact_epsilon(name, delta):
+    """Where the exact sum answers the queries above, the grids are still the route of every
+    larger composition: their upper and lower bounds (``privacy_profile``, the default
+    accuracy) must bracket the exact ε at every δ too. (Soundness only: their tightness near
+    the top of a finite support is first order in the step, which is why the sum answers.)"""
+    lo, hi = exact_epsilon(name, delta)
+    profile = mechanism(name).privacy_profile()
+    up, low = profile.epsilon(delta), profile.epsilon_lower(delta)
+    if mp.isinf(lo):
+        assert up == float("inf"), (name, delta, up)
+        return
+    assert low <= lo and hi <= up, (name, delta, low, up, mp.nstr(hi, 17))
