@@ -9,7 +9,10 @@ tightest method that applies, in this order:
    pair whose hockey-stick curve is known exactly (``pld/pairs.py``,
    ``pld/poisson_sampling.py``; ε by ``converters/hockey_stick.py``);
 2. ``"pld"``      — the certified privacy profile (``pld/profile.py``): a
-   few composed grids shared by every query, a rigorous upper bound;
+   few composed grids shared by every query, a rigorous upper bound; where
+   each direction is a small composition of finite pairs (and at most one
+   other pair, or Gaussians) the exact sum over its atoms instead
+   (``pld/exact_sum.py``: no grid, certified to ~1e-11);
 3. ``"rdp"``      — the RDP conversion (``converters/rdp_to_dp.py``), an upper bound.
 
 ``method="cf"`` (never the default, not in ``available_methods``) inverts the
@@ -46,6 +49,9 @@ from .errors import AccuracyNotReached, ApproximationWarning, GridTooLarge, Repr
 from .fdp import analytic_applies, clt_mu_of, mu_gdp, tradeoff
 from .pld.accountant import DIRECTIONS
 from .pld.apriori import apriori_plan
+from .pld.exact_sum import delta_bounds as exact_delta_bounds
+from .pld.exact_sum import epsilon_bounds as exact_epsilon_bounds
+from .pld.exact_sum import exact_profile
 from .pld.profile import PrivacyProfile
 
 METHODS = ("analytic", "pld", "rdp", "cf", "clt")
@@ -65,6 +71,13 @@ class Bounds(NamedTuple):
     method: str
     step: object = None
     certified: bool = True
+
+
+def _narrow(lower, upper, accuracy):
+    """Where a certified interval is at most ``accuracy`` wide relative to its upper end."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        width = np.where(upper == lower, 0.0, np.where(upper > 0, (upper - lower) / upper, 0.0))
+    return width <= accuracy
 
 
 class QueryDispatch:
@@ -124,6 +137,10 @@ class QueryDispatch:
                                             f"available: {self.available_methods()}")
         return method
 
+    def _exact_sum(self):
+        """Each direction's atoms (``pld/exact_sum.py``), or None where a grid is needed."""
+        return self._cached("exact-sum", lambda: exact_profile(self.pairs))
+
     def privacy_profile(self, accuracy=DEFAULT_ACCURACY):
         """The certified privacy profile (``pld.profile.PrivacyProfile``) at
         ``accuracy``: ``.delta(eps)``, ``.epsilon(delta)`` (upper bounds),
@@ -167,6 +184,8 @@ class QueryDispatch:
             return np.empty(deltas.shape)
         if method == "analytic":
             out = np.array([self._analytic_epsilon(float(d)) for d in deltas.ravel()])
+        elif method == "pld" and self._exact_sum() is not None:
+            out = exact_epsilon_bounds(self._exact_sum(), deltas.ravel())[1]
         elif method == "pld":
             out = self.privacy_profile(accuracy).epsilon(deltas)
         elif method == "cf":
@@ -191,6 +210,8 @@ class QueryDispatch:
             return np.empty(epss.shape)
         if method == "analytic":
             out = self._analytic_delta(epss.ravel())
+        elif method == "pld" and self._exact_sum() is not None:
+            out = exact_delta_bounds(self._exact_sum(), epss.ravel())[1]
         elif method == "pld":
             out = self.privacy_profile(accuracy).delta(epss)
         elif method == "cf":
@@ -227,12 +248,23 @@ class QueryDispatch:
                 lower = self._analytic_delta(values.ravel(), upper=False)
             lower = np.minimum(np.asarray(lower, dtype=float).reshape(values.shape), upper)
             return Bounds(float(lower.ravel()[0]) if scalar else lower, upper, method)
-        profile = self.privacy_profile(accuracy)
-        fn = profile.epsilon_bounds if query == "get_approxDP" else profile.delta_bounds
-        lower, upper, step, met = fn(values, _ROUNDS)
-        lower, upper = np.ravel(lower), np.ravel(upper)
         shape = values.shape
         pick = (lambda a: float(a[0])) if scalar else (lambda a: a.reshape(shape))
+        exact = self._exact_sum()
+        if exact is not None:  # the exact sum over the atoms (pld/exact_sum.py)
+            fn = exact_epsilon_bounds if query == "get_approxDP" else exact_delta_bounds
+            lower, upper = fn(exact, values.ravel())
+            if np.all(_narrow(lower, upper, accuracy)):
+                return Bounds(pick(lower), pick(upper), method)
+        profile = self.privacy_profile(accuracy)
+        fn = profile.epsilon_bounds if query == "get_approxDP" else profile.delta_bounds
+        lower_g, upper_g, step, met = fn(values, _ROUNDS)
+        lower_g, upper_g = np.ravel(lower_g), np.ravel(upper_g)
+        if exact is None:
+            lower, upper = lower_g, upper_g
+        else:  # both certified: the tighter ends of the two
+            lower, upper = np.maximum(lower, lower_g), np.minimum(upper, upper_g)
+            met = _narrow(lower, upper, accuracy)
         if not np.all(met):
             raise AccuracyNotReached(
                 f"certified interval [{np.min(lower):.6g}, {np.max(upper):.6g}] is still wider than the "

@@ -100,6 +100,7 @@ def test_mass_at_infinity_is_rounded_up():
         p_inf = max(mp.mpf(p) ** n, (1 - mp.mpf(p)) ** n)  # the larger direction
         exact = 1 - (1 - p_inf) ** k
         assert mech.get_approx_delta(60.0) >= exact
+        assert mech.privacy_profile().delta(60.0) >= exact  # the grids' composed p_∞ too
 
 
 def test_infinite_epsilon_has_infinite_bounds():

@@ -76,6 +76,8 @@ def test_randomized_response_is_exact(p, k):
         got = mech.get_approx_delta(eps)
         assert ex <= got <= ex * (1 + 1e-9) + 1e-15
         assert mech.get_approx_delta_bounds(eps).lower <= ex
+        grids = mech.privacy_profile()  # the lattice grids too (the queries sum the atoms exactly)
+        assert ex <= grids.delta(eps) <= ex * (1 + 1e-9) + 1e-15 and grids.delta_lower(eps) <= ex
 
 
 def test_randomized_response_mixed_with_gaussians():
@@ -116,6 +118,8 @@ def test_binomial_against_exact_convolution(k):
         b = mech.get_approx_delta_bounds(eps, accuracy=1e-2)
         assert b.lower <= ex <= b.upper
         assert ex <= mech.get_approx_delta(eps) <= ex * (1 + 1e-3) + 1e-15
+        grids = mech.privacy_profile()  # the grids too (the queries sum the atoms exactly)
+        assert grids.delta_lower(eps) <= ex <= grids.delta(eps) <= ex * (1 + 1e-3) + 1e-15
 
 
 def test_dp_sgd_bracket():
@@ -177,6 +181,8 @@ def test_poisson_subsampled_randomized_response_is_bracketed(k):
         b = mech.get_approx_delta_bounds(eps, accuracy=1e-2)  # atoms off the grid: see above
         assert b.lower <= ex <= b.upper
         assert ex <= mech.get_approx_delta(eps) <= ex * (1 + 1e-3) + 1e-15
+        grids = mech.privacy_profile()  # the grids too (the queries sum the atoms exactly)
+        assert grids.delta_lower(eps) <= ex <= grids.delta(eps) <= ex * (1 + 1e-3) + 1e-15
 
 
 def test_poisson_subsampled_laplace_single_step():
