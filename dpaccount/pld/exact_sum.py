@@ -58,9 +58,9 @@ def finite_atoms(pair):
         keep = p > 0
         dropped = 5e-324 * np.count_nonzero(~keep)
         loss, p, log_q = loss[keep], p[keep], log_q[keep]
-        # a mass is exp of its log: 4 ulp of itself (the log's own rounding is the pair's definition)
-        return (loss, p, _tau(loss, loss + log_q, log_q), np.full(len(p), 4 * _U),
-                (pair.p_inf + dropped, pair.p_inf))
+        # a mass is exp of its log: 4 ulp of itself, and the given log's own error (the pair's
+        # ``log_err``: the callers' libm, a binomial's lgamma sums), which is in the pair's τ too
+        return (loss, p, pair._tau[keep], 4 * _U + pair._err_p[keep], (pair.p_inf + dropped, pair._p_inf_low))
     if isinstance(pair, (PoissonRemovePair, PoissonAddPair)) and pair.q < 1.0:
         base = pair.base
         if not isinstance(base, DiscretePair):
@@ -69,9 +69,11 @@ def finite_atoms(pair):
         rate = pair.q
         if isinstance(pair, PoissonRemovePair):
             a, b, p_inf = (1 - rate) * q + rate * p, q, rate * base.p_inf
+            p_low = rate * base._p_inf_low * (1 - 4 * _U)  # (the product's rounding, down)
             ends = (((1 - rate) * base.q_ninf, base.q_ninf),) if base.q_ninf > 0 else ()
         else:
             a, b, p_inf = p, (1 - rate) * p + rate * q, 0.0
+            p_low = 0.0
             ends = ((base.p_inf, (1 - rate) * base.p_inf),) if base.p_inf > 0 else ()
         if not np.all(p > 0):
             return None  # a base P-mass that underflowed: its share is not at +∞ here (the grids cope)
@@ -82,9 +84,13 @@ def finite_atoms(pair):
         if not np.all(b > 0):
             return None  # a Q-mass that underflowed (the grids handle it)
         la, lb = np.log(a), np.log(b)
-        # a mixture's masses: a few ulp of themselves (two products and a sum on exp'd logs),
-        # so their logs are off by as many ulp absolute: 16u more in the loss
-        return la - lb, a, _tau(la - lb, la, lb) + 16 * _U, np.full(len(a), 16 * _U), (p_inf, p_inf)
+        # a mixture's masses: a few ulp of themselves (two products and a sum on exp'd logs)
+        # and the base's given logs' errors (``log_err``), so their logs are off by as much
+        # absolute: 16u and both errors more in the loss
+        given = np.max(np.vstack((base._err_p, base._err_q)), axis=0) if len(p) else np.zeros(0)
+        given = np.append(given, [8 * _U * (1 + abs(math.log(ea))) for ea, _ in ends])[keep]  # logsumexp, exp
+        return (la - lb, a, _tau(la - lb, la, lb) + 16 * _U + 2 * given, 16 * _U + given,
+                (p_inf, p_low))
     if isinstance(pair, SubsetSampledPair):
         inner = finite_atoms(pair._a)
         if inner is None:

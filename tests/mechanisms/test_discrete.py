@@ -94,7 +94,8 @@ def test_discrete_gaussian_with_pure_dp_is_certified(delta):
     """DG(σ = 0.5) ⊗ ε₀ = 1 pure DP: atoms at 4x + 2 ± 1, the rare ones far above
     the bulk and off the grid. The exact ε(δ) (bisection on the atoms' δ in
     mpmath) lies in the certified interval, ≤ 0.1 % wide, and the default
-    answer is within 0.1 % above it. (The optimistic grid once lowered the
+    answer is within 0.1 % above it, from the exact atom sum and from the grids
+    alone. (The optimistic grid once lowered the
     point above the atom at 10 to 0 and lost every loss above: [11.0, 14.99]
     at δ = 1e-10.)"""
     pmf, g = _dgauss_pmf(0.5, 1, 40)                      # g = 2: losses 2j
@@ -109,6 +110,10 @@ def test_discrete_gaussian_with_pure_dp_is_certified(delta):
     got, b = mech.get_approxDP(delta), mech.get_approxDP_bounds(delta)
     assert lo <= got <= float(hi) * (1 + 1e-3)
     assert b.lower <= lo and hi <= b.upper and b.upper - b.lower <= 1e-3 * b.upper, (b, exact)
+    # the grids themselves (the default route sums these few atoms exactly, pld/exact_sum.py)
+    profile = mech.privacy_profile()
+    low, up = profile.epsilon_lower(delta), profile.epsilon(delta)
+    assert low <= lo and hi <= up and up - low <= 1e-3 * up, (low, up, exact)
 
 
 def test_discrete_gaussian_rdp_is_an_upper_bound():
