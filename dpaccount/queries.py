@@ -264,6 +264,9 @@ class QueryDispatch:
             lower, upper = lower_g, upper_g
         else:  # both certified: the tighter ends of the two
             lower, upper = np.maximum(lower, lower_g), np.minimum(upper, upper_g)
+            if np.any(lower > upper):  # a certified lower bound above a certified upper one is a bug
+                raise RuntimeError(f"internal error: the exact atom sum and the grids disagree at {query}"
+                                   f"({values.ravel()[np.argmax(lower - upper)]!r}); please report this mechanism")
             met = _narrow(lower, upper, accuracy)
         if not np.all(met):
             raise AccuracyNotReached(
