@@ -18,7 +18,6 @@ and D obeys D[m] = D[m+1] + (1 − e^{−h}) S̃[m+1] with S̃[m] = p_m + e^{−
 all terms non-negative. Sums of n non-negative terms carry a relative
 rounding error below n·u; it is added (pessimistic) or subtracted.
 """
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
