@@ -211,10 +211,8 @@ def _read_tilt(mgf, lam, top):
     law tilted at the saddle point is very wide, and a slightly smaller θ
     halves the window while v stays well resolved. Any θ is valid: it only
     chooses which bins are accurate to ~1e-15 of themselves."""
-    dh = 1e-3 * max(lam, 1.0)
-    mean = (mgf(lam + dh) - mgf(lam - dh)) / (2 * dh)
-    var = max((mgf(lam + dh) - 2 * mgf(lam) + mgf(lam - dh)) / dh ** 2, 0.0)
-    v = min(mean + 3.0 * math.sqrt(var), top)
+    _, mean, var = mgf.moments(lam)
+    v = min(mean + 3.0 * math.sqrt(max(var, 0.0)), top)
     if not v > mean:
         return lam
     rate = -_minimise_over_lambda(lambda t: mgf(t) - t * v)  # I(v)

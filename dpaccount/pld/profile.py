@@ -100,17 +100,21 @@ class PrivacyProfile:
 
     def _fitting(self, ask):
         """``ask`` at the ε(δ) level, or the finest coarser one whose grids fit the cap."""
-        wanted = self.plan.eps_level
-        for level in range(self._eps_level, -1, -1):
+        out, level = self._finest(ask, self._eps_level, 0)
+        if level < self.plan.eps_level:
+            self._coarser(self.plan.eps_level - level)
+        return out
+
+    def _finest(self, ask, level, floor):
+        """(``ask`` of the ``StepProfile`` at ``level``, the level), or at the finest
+        coarser level, down to ``floor``, whose grids fit the cap."""
+        while True:
             try:
-                out = ask(self.at_level(level))
+                return ask(self.at_level(level)), level
             except GridTooLarge:
-                if level == 0:
+                if level <= floor:
                     raise
-                continue
-            if level < wanted:
-                self._coarser(wanted - level)
-            return out
+                level -= 1
 
     # -- δ(ε) --------------------------------------------------------------
     def delta(self, eps):
@@ -143,15 +147,8 @@ class PrivacyProfile:
         return float(out) if out.ndim == 0 else out
 
     def _delta_fitting(self, direction, eps, level, ceiling):
-        """(δ(ε) of one direction, the level it came from): ``level``, or the
-        finest coarser one whose grids fit the cap."""
-        while True:
-            try:
-                return self.at_level(level).delta_of(direction, eps, ceiling), level
-            except GridTooLarge:
-                if level == self._eps_level:
-                    raise
-                level -= 1
+        """(δ(ε) of one direction, the level it came from): ``_finest`` down to the ε(δ) level."""
+        return self._finest(lambda at: at.delta_of(direction, eps, ceiling), level, self._eps_level)
 
     def _anchor(self, direction, level):
         """min over the levels m below ``level`` of δ_m(b_m), b_m the largest ε of
@@ -171,6 +168,7 @@ class PrivacyProfile:
                     float(self._delta_fitting(direction, lattice[below[-1:]], m, None)[0][0]) if len(below) else np.inf)
             best = min(best, self._anchors[direction, m])
         return best
+
     def delta_lower(self, eps):
         """Certified lower bound on δ(ε) at this accuracy (at each query's own level)."""
         return self._by_level(eps, lambda p, x: p.delta_lower(x))
