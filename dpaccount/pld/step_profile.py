@@ -39,10 +39,12 @@ import numpy as np
 from ..errors import AccuracyNotReached
 from .accountant import DIRECTIONS, composed_grid, step_grids
 from .cache import GRIDS
+from .chernoff import delta_bound
 from .compose import _MGF, saddle_tilt
 from .grid import PLDGrid
 
 TIERS = (1e-30, 1e-100, 1e-200, 1e-306)
+_DEEP_MERGE = 2
 _BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted law
 
 
@@ -206,13 +208,31 @@ class StepProfile:
         return self._delta_one(direction, np.asarray(eps, dtype=float), True, ceiling)
 
     def _delta_one(self, direction, eps, pessimistic, ceiling=None):
-        upper, tiers = self._delta_at(direction, eps, True, ceiling)
+        if ceiling is None:
+            upper, tiers = self._delta_at(direction, eps, True, None)
+        else:  # where the Chernoff bound is already below the ceiling, no grid is needed
+            upper, tiers = self.chernoff_delta(direction, eps, ceiling), np.zeros(eps.shape, np.int64)
+            need = upper > ceiling
+            upper[need], tiers[need] = self._delta_at(direction, eps[need], True, ceiling[need])
         if pessimistic:
             return upper
         lower = np.zeros(eps.shape)
         live = upper > (-np.inf if ceiling is None else ceiling)  # else it cannot raise the max
         lower[live] = self._delta_at(direction, eps[live], False, None, tiers[live])[0]
         return lower
+
+    def chernoff_delta(self, direction, eps, ceiling):
+        """Certified upper bound on δ(ε) of one direction from the log-MGF of its
+        single-step grids alone (``chernoff.delta_bound``), their window tails at
+        the tier of ``ceiling`` (what they count at +∞ stays below it): where it
+        is at most the other direction's answer, this direction needs no grid."""
+        out = np.ones(eps.shape)
+        tiers = tier_of(ceiling)
+        for tier in np.unique(tiers):
+            at = tiers == tier
+            items = step_grids(self._pairs.direction(direction), self.step, TIERS[tier])
+            out[at] = delta_bound(items, eps[at])
+        return out
 
     def _delta_at(self, direction, eps, pessimistic, ceiling, tiers=None):
         """δ(ε) of one direction, and the tail tier each query ended at. A
@@ -248,9 +268,10 @@ class StepProfile:
                 read(self.grid(direction, tail, pessimistic), at)
             else:
                 noisy[at] = True
-            if ceiling is not None and pessimistic and noisy[at].any():  # a first look on merged bands
+            merge = 3 if ceiling is not None and pessimistic else (_DEEP_MERGE if tier else 1)
+            if merge > 1 and noisy[at].any():  # a first look on merged bands
                 idx = at[noisy[at]]
-                tilts = self._band_tilt(direction, eps[idx], coarse=3)
+                tilts = self._band_tilt(direction, eps[idx], coarse=merge)
                 for j in np.unique(tilts):
                     read(self.grid(direction, tail, pessimistic, int(j)), idx[tilts == j])
             idx = at[noisy[at]]
@@ -274,7 +295,12 @@ class StepProfile:
 
     def _epsilon_one(self, direction, delta, pessimistic, ceiling=None):
         """ε(δ) of one direction (``_delta_one`` for ``ceiling``)."""
-        upper = self._epsilon_at(direction, delta, True, ceiling)
+        if ceiling is None:
+            upper = self._epsilon_at(direction, delta, True, None)
+        else:  # δ(ceiling) ≤ δ by the Chernoff bound: ε(δ) ≤ ceiling, no grid needed
+            upper = np.array(ceiling, dtype=float)
+            need = ~(self.chernoff_delta(direction, upper, delta) <= delta)
+            upper[need] = self._epsilon_at(direction, delta[need], True, ceiling[need])
         if pessimistic:
             return upper
         lower = np.zeros(delta.shape)

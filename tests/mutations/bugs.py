@@ -114,6 +114,11 @@ BUGS = (
         "factor = np.exp(np.minimum(log_scale - tilt * (ja + 1 + np.arange(n)) * step, 700.0))",
         (COMPOSE,),
         "bins untilted with the factor of the bin above"),
+    Bug("chernoff-delta-drops-p-inf", PLD + "chernoff.py",
+        "return np.minimum(tail + p_inf, 1.0).reshape(eps.shape)", "return np.minimum(tail, 1.0).reshape(eps.shape)",
+        ("tests/pld/test_chernoff_bound.py::test_the_bound_counts_the_mass_at_infinity",
+         "tests/pld/test_chernoff_bound.py::test_the_chernoff_bound_is_above_the_exact_delta_and_not_vacuous"),
+        "the Chernoff bound that lets a direction skip its grids forgets P(L = ∞): below δ of approximate DP"),
     # ---------------------------------------------------------------- Poisson subsampling
     Bug("poisson-directions-swapped", "dpaccount/transformers/poisson_sampling.py",
         "PairComposition.single(PoissonRemovePair(base.remove[0][0], self.q),\n"
