@@ -11,12 +11,14 @@ built once and shared by every query that asks for that step.
   ε(δ) is one non-increasing curve.
 * A δ(ε) query takes the ε(δ) level L where its tilt λ(ε) says that
   suffices (small ε), else the level ℓ(ε) > L it needs (``Plan.delta_levels``,
-  non-decreasing in ε, at most 2³× finer); its answer is the smallest of
-  δ_L(ε), δ_ℓ(ε) and the anchors of the levels between (``_anchor``: each
+  non-decreasing in ε, at most 2³× finer); its answer is the smaller of
+  δ_ℓ(ε) and the anchors of the levels from L to ℓ − 1 (``_anchor``: each
   level's answer at the last ε it serves, which bounds δ at every larger
   ε). Each level's δ being non-increasing in ε, so is the answer, at the
   price of at most one level's grids beyond the query's own (the chain of
   every level δ_L … δ_ℓ(ε) at ε itself cost up to twice the finest one).
+  The direction refined under the other's answer (below) asks level L
+  first, where it usually settles.
 
 * Certified intervals (``epsilon_bounds``, ``delta_bounds``): the upper
   bound of the plain query and the lower bound of the optimistic grids at
@@ -119,10 +121,11 @@ class PrivacyProfile:
     # -- δ(ε) --------------------------------------------------------------
     def delta(self, eps):
         """Certified upper bound on δ(ε), vectorised over ε ≥ 0: per direction the
-        smallest of its answers at the ε(δ) level and at the query's level ℓ(ε)
-        and of the anchors below ℓ(ε) (``_anchor``), then the larger direction.
-        The direction whose rough answer is lower is refined only until it is
-        below the other's (its ε(δ) level often suffices)."""
+        smaller of its answer at the query's level ℓ(ε) and the anchors below
+        ℓ(ε) (``_anchor``), then the larger direction. The direction whose rough
+        answer is lower is refined only until it is below the other's, from
+        the ε(δ) level up (that level often suffices; where its Chernoff bound
+        already is below, from no grid at all: ``StepProfile.chernoff_delta``)."""
         eps = np.asarray(eps, dtype=float)
         flat = eps.ravel()
         wanted = self._delta_levels(np.where(np.isfinite(flat), flat, 0.0))
@@ -134,7 +137,10 @@ class PrivacyProfile:
                                  ("remove", ~leading, out), ("add", leading, out)):
             cap = np.full(flat.shape, -np.inf) if ceiling is None else ceiling
             best = np.full(flat.shape, np.inf)
-            best[mine] = self.at_level(first).delta_of(d, flat[mine], None if ceiling is None else cap[mine])
+            # the ε(δ) level: for every query of the refined direction (it often suffices there),
+            # for the leading one only where it is the query's own level
+            ask = mine if ceiling is not None else mine & (levels <= first)
+            best[ask] = self.at_level(first).delta_of(d, flat[ask], None if ceiling is None else cap[ask])
             for level in np.unique(levels[mine & (levels > first) & (best > cap)]):
                 sel = mine & (levels == level) & (best > cap)
                 got, level = self._delta_fitting(d, flat[sel], int(level), None if ceiling is None else cap[sel])
