@@ -49,7 +49,9 @@ Numerics: near the bottom δ(x) = 1 − x + E(x) with E tiny, so points with
 bottom, non-negative terms), points with ε > 0 as δ(ε_j) (summed from the
 top); each segment's slope is taken from the form that is accurate on it
 (adding the linear 1 − x changes no kink). Points carry a relative margin
-of 1e-10; slope jumps that rounding makes negative are dropped, and a
+of 1e-10 and are lowered by their cells' error bounds summed (``masses_of(…,
+errors=True)``: ulps of |log Φ| at a Gaussian cell's ends, ``pld/log_cells.py``);
+slope jumps that rounding makes negative are dropped, and a
 sliver (1e-12 + 4·n·u) of every mass is dropped against the rounding of the
 telescoping sums (dropping mass only lowers δ, also after composition).
 """
