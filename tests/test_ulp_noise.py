@@ -128,13 +128,14 @@ def test_the_session_is_perturbed_exactly_when_asked():
 
 @pytest.mark.slow
 def test_the_core_numerics_hold_under_the_documented_noise():
-    """The converters, the grids' queries, the accountant and Poisson sampling,
+    """The converters, the grids and their queries, the accountant and Poisson sampling,
     in a child pytest whose transcendental functions err by 4 ulp (the known
     gaps of ``ulp_noise.KNOWN_GAPS`` are expected failures there)."""
     root = pathlib.Path(__file__).resolve().parent.parent
     env = {**os.environ, "DPACCOUNT_ULP_NOISE": "4", "PYTHONPATH": str(root)}
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
                           "tests/converters", "tests/pld/test_grid.py", "tests/pld/test_accountant.py",
+                          "tests/pld/test_discretise.py",
                           "tests/transformers/test_poisson_sampling.py",
                           "tests/test_ulp_noise.py::test_the_session_is_perturbed_exactly_when_asked"],
                          cwd=root, env=env, capture_output=True, text=True, timeout=900)

@@ -105,17 +105,12 @@ SPECIAL_FUNCTIONS = {
     "log_expit": (_half_sq_pos, (-np.inf, 0.0)), "gammaln": (_half, _R),
     "xlogy": (_one, _R), "xlog1py": (_one, _R),
 }
-# Cases that fail under DPACCOUNT_ULP_NOISE=4 because of two gaps in files this
-# issue left to their owner (docs/portability.md, "Known gaps"), not because of the
-# harness: ``pld.pairs.DiscretePair`` takes its logs as exact, but its callers compute
-# them with libm (np.log, log1p, logaddexp: ≤ 4 ulp of |log p|), and that error is in
-# no pad; and the Gaussian pair's cell masses, from log_ndtr, err by a few ulp of
-# |log Φ| (not of the mass), which the pessimistic grid's 8u mass pad does not cover.
-# Marked xfail (not strict) under the perturbation only.
-_CELLS = "Gaussian cell masses err by ulps of log Φ, beyond the grid's 8u pad (docs/portability.md)"
-KNOWN_GAPS = {
-    "tests/pld/test_discretise.py::test_grids_bracket_the_exact_curve": _CELLS,
-}
+# Cases that fail under DPACCOUNT_ULP_NOISE=4 because of a pad the library knows to be
+# short of the documented bounds (docs/portability.md, "Known gaps"), not because of the
+# harness: node id -> the reason. Marked xfail (not strict) under the perturbation only.
+# None now: the last two (DiscretePair's logs taken as exact; the Gaussian cell masses,
+# whose errors are ulps of |log Φ|, not of the mass) are closed.
+KNOWN_GAPS = {}
 _MAX_STEP = 2.0 ** 40      # ulps; a(x) beyond this is beyond any finite result
 _MAX_BITS = np.array(np.finfo(float).max).view(np.int64)
 

@@ -23,13 +23,15 @@ import numpy as np
 from .cache import GridCache
 from .pairs import stacked_masses
 
-# (pair, step) → (lo, hi, A, B): the cells of the pair's last grid at that step, for its twin
-_CELLS = GridCache(limit=32 * 2 ** 20, size_of=lambda cells: cells[2].nbytes + cells[3].nbytes)
+# (pair, step) → (lo, hi, cells): the cells (rows A, B, err_A, err_B) of the pair's last grid at
+# that step, for its twin
+_CELLS = GridCache(limit=32 * 2 ** 20, size_of=lambda kept: kept[2].nbytes)
 
 
 def grid_cells(pairs, step, ranges):
-    """(A, B): the cells of pair i on the points ranges[i] = (lo_i, hi_i) (·step),
-    concatenated in order; the points' losses ``edges`` and run ``sizes`` too."""
+    """(A, B, err_A, err_B): the cells of pair i on the points ranges[i] = (lo_i, hi_i)
+    (·step) and bounds on their errors (``stacked_masses``), concatenated in order;
+    the points' losses ``edges`` and run ``sizes`` too."""
     sizes = np.array([hi - lo + 1 for lo, hi in ranges], dtype=np.int64)
     first = np.cumsum(sizes) - sizes
     # point indices lo_i, …, hi_i of every run, concatenated
@@ -39,34 +41,33 @@ def grid_cells(pairs, step, ranges):
     computed = [i for i, t in enumerate(twins) if t is None]
     cell_first = np.cumsum(sizes + 1) - (sizes + 1)
     if len(computed) == len(pairs):
-        a, b = stacked_masses(pairs, edges, sizes)
+        out = np.array(stacked_masses(pairs, edges, sizes, errors=True))
     else:
-        a, b = np.empty(int(np.sum(sizes + 1))), np.empty(int(np.sum(sizes + 1)))
+        out = np.empty((4, int(np.sum(sizes + 1))))
         if computed:
             put = np.concatenate([np.arange(cell_first[i], cell_first[i] + sizes[i] + 1) for i in computed])
             take = np.concatenate([np.arange(first[i], first[i] + sizes[i]) for i in computed])
-            a[put], b[put] = stacked_masses([pairs[i] for i in computed], edges[take], sizes[computed])
+            out[:, put] = stacked_masses([pairs[i] for i in computed], edges[take], sizes[computed], errors=True)
     for i in computed:
         if pairs[i].atomless and pairs[i].reverse() != pairs[i]:  # kept for its twin
-            cells = slice(cell_first[i], cell_first[i] + sizes[i] + 1)
-            _CELLS.put((pairs[i], step), (*ranges[i], a[cells].copy(), b[cells].copy()))
+            _CELLS.put((pairs[i], step), (*ranges[i], out[:, cell_first[i]:cell_first[i] + sizes[i] + 1].copy()))
     mirrored = [i for i, t in enumerate(twins) if t is not None]
     if mirrored:  # the end cells computed: (−∞, e₀], (e₀, e_last] (unused), (e_last, ∞)
         ends = np.array([edges[[first[i], first[i] + sizes[i] - 1]] for i in mirrored]).ravel()
-        end_a, end_b = stacked_masses([pairs[i] for i in mirrored], ends, np.full(len(mirrored), 2))
+        end = np.array(stacked_masses([pairs[i] for i in mirrored], ends, np.full(len(mirrored), 2), errors=True))
         for k, i in enumerate(mirrored):
-            lo, hi, twin_a, twin_b = twins[i]
+            lo, hi, twin = twins[i]
             own_lo, own_hi = ranges[i]
             # inner cell m = 1 … n−1 of Y is X's cell −own_lo − m − lo + 1 (counted from X's first cell)
             inner = slice(-own_lo - lo, -own_hi - lo, -1)
             at, top = cell_first[i], cell_first[i] + sizes[i]
-            a[at + 1:top], b[at + 1:top] = twin_b[inner], twin_a[inner]  # P of Y is Q of X
-            a[at], b[at], a[top], b[top] = end_a[3 * k], end_b[3 * k], end_a[3 * k + 2], end_b[3 * k + 2]
-    return a, b, edges, sizes
+            out[:, at + 1:top] = twin[[1, 0, 3, 2], inner]  # P of Y is Q of X, and their errors
+            out[:, at], out[:, top] = end[:, 3 * k], end[:, 3 * k + 2]
+    return (*out, edges, sizes)
 
 
 def _twin(pair, step, own):
-    """The kept cells (lo, hi, A, B) of pair.reverse() at ``step`` if they hold every
+    """The kept cells (lo, hi, rows A, B, err_A, err_B) of pair.reverse() at ``step`` if they hold every
     inner cell of ``pair`` on the points ``own`` mirrored, else None."""
     if not pair.atomless:
         return None

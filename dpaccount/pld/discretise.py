@@ -20,10 +20,14 @@ Optimistic: privacy buckets rounded down (Koskela & Honkela 2021, Lemma 5,
 first point is dropped. Moving loss down can only lower every δ(ε), also
 after composition, so this gives rigorous lower bounds.
 
-Rounding errors: a cell's (A, B) are accurate to a few ulps of themselves,
-so the split a_up carries a relative error of order u/h; the pessimistic
-split moves 64·u/h of the cell's mass more to the upper end than computed
-(moving mass up keeps the bound), the optimistic one that much less.
+Rounding errors: each cell's (A, B) come with bounds on their errors
+(``masses_of(…, errors=True)``: a few ulps of the cell, or far more for a
+narrow Gaussian cell, ``pld/log_cells.py``). The pessimistic split takes A
+at its upper bound and B at its lower one, so the share (1 − r)/(1 − e^{−h}),
+r = e^{ε_{j−1}}B/A, and the total are at least the exact ones; the share's
+own rounding (its logs err by ulps of |log A| + |log B|, amplified by
+1/(1 − e^{−h})) moves that much more mass up (moving mass up keeps the
+bound). The optimistic grids take the masses at their lower bounds.
 """
 import functools
 import math
@@ -66,7 +70,10 @@ def _connect_the_dots(pairs, step, ranges):
     (−∞, e₀], (e₀, e₁], …, (e_last, ∞); the cells inside a run are split."""
     if not pairs:
         return []
-    a, b, edges, sizes = grid_cells(pairs, step, ranges)
+    a, b, err_a, err_b, edges, sizes = grid_cells(pairs, step, ranges)
+    # each cell's masses at the safe end of their error bounds: A up, B down, so the
+    # share below (decreasing in B/A) and the mass split are both at least the exact ones
+    a, b = a + err_a, np.maximum(b - err_b, 0.0)
     run_first = np.cumsum(sizes) - sizes
     cell_first = np.cumsum(sizes + 1) - (sizes + 1)
     inner = np.ones(len(a), bool)
@@ -77,18 +84,24 @@ def _connect_the_dots(pairs, step, ranges):
     inner_a, inner_b = a[inner], b[inner]
     with np.errstate(divide="ignore", invalid="ignore"):
         # ratio r = e^{ε_{j−1}} B / A ∈ [e^{−h}, 1] in exact arithmetic
-        log_r = np.log(inner_b) + edges[lower] - np.log(inner_a)
+        log_a, log_b = np.log(inner_a), np.log(inner_b)
+        log_r = log_b + edges[lower] - log_a
         share = -np.expm1(log_r) / -math.expm1(-step)
+        # the split's own rounding: log r errs by ≤ 8u(|log A| + |log B| + |ε| + 1) absolute (two
+        # logs of ≤ 4 ulp, two sums), which 1 − r passes on (r ≤ 1), divided by 1 − e^{−h};
+        # expm1 twice, the quotient and the product A·share: ≤ 16u of the share
+        slack = 8 * _U * (np.abs(log_a) + np.abs(log_b) + np.abs(edges[lower]) + 1.0) / -math.expm1(-step)
+        share = share * (1.0 + 16 * _U) + slack
     share = np.nan_to_num(share, nan=0.0, posinf=1.0, neginf=0.0)
     share = np.where(inner_b < 1e-290, 1.0, share)  # Q-mass unresolved: all up
-    share = np.clip(share + 64 * _U / step, 0.0, 1.0)
+    share = np.clip(share, 0.0, 1.0)
     up = inner_a * share
     probs = np.zeros(len(edges))
     probs[lower + 1] += up
     probs[lower] += inner_a - up
     probs[run_first] += a[cell_first]       # below the first point: moved up to it
     probs *= 1.0 + 8 * _U
-    return [PLDGrid(step=step, offset=lo, probs=probs[first:first + n], p_inf=float(pair.p_inf + a[top]),
+    return [PLDGrid(step=step, offset=lo, probs=probs[first:first + n], p_inf=float(pair.p_inf + a[top]) * (1 + _U),
                     pessimistic=True)
             for pair, (lo, _), first, n, top in zip(pairs, ranges, run_first, sizes, cell_first + sizes)]
 
@@ -107,8 +120,9 @@ def _one_grid(pair, step, lo, hi, pessimistic):
             return max(grids, key=lambda g: float(g.probs @ g.losses) + g.p_inf * (hi + 2) * step)
     if hasattr(pair, "atoms"):
         return _atoms_to_grid(pair, step, lo, hi, pessimistic)
-    # optimistic, where neither lowering applies: each cell's P-mass to its lower end
-    a, _ = pair.masses(np.arange(lo, hi + 1) * step)
+    # optimistic, where neither lowering applies: each cell's P-mass (its lower bound) to its lower end
+    a, _, err_a, _ = stacked_masses([pair], np.arange(lo, hi + 1) * step, [hi - lo + 1], errors=True)
+    a = np.maximum(a - err_a, 0.0)
     probs = np.zeros(hi - lo + 1)
     probs[:-1] += a[1:-1]
     probs[-1] += a[-1]

@@ -49,7 +49,9 @@ Numerics: near the bottom δ(x) = 1 − x + E(x) with E tiny, so points with
 bottom, non-negative terms), points with ε > 0 as δ(ε_j) (summed from the
 top); each segment's slope is taken from the form that is accurate on it
 (adding the linear 1 − x changes no kink). Points carry a relative margin
-of 1e-10; slope jumps that rounding makes negative are dropped, and a
+of 1e-10 and are lowered by their cells' error bounds summed (``masses_of(…,
+errors=True)``: ulps of |log Φ| at a Gaussian cell's ends, ``pld/log_cells.py``);
+slope jumps that rounding makes negative are dropped, and a
 sliver (1e-12 + 4·n·u) of every mass is dropped against the rounding of the
 telescoping sums (dropping mass only lowers δ, also after composition).
 """
@@ -59,6 +61,7 @@ import numpy as np
 from scipy import optimize
 
 from .grid import PLDGrid
+from .pairs import stacked_masses
 
 _MARGIN = 1e-10
 _U = np.finfo(float).eps
@@ -189,7 +192,8 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
     m = len(eps)
     if eps[-1] + step > 700 or eps[0] < -700:
         raise OverflowError("optimistic grids need losses within ±700")
-    a, b = pair.masses(eps)                  # cells (−∞, ε₀], …, (ε_{m−1}, ∞)
+    # cells (−∞, ε₀], …, (ε_{m−1}, ∞), and bounds on their errors
+    a, b, err_a, err_b = stacked_masses([pair], eps, [m], errors=True)
     x = np.exp(eps)
     eps_end = eps[-1] + step
     x_end = math.exp(eps_end)
@@ -204,6 +208,13 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
     d_terms = np.maximum(a[1:] - x * b[1:], 0.0)
     d_terms[:-1] += np.diff(x) * q_gt[1:]
     delta = np.cumsum(d_terms[::-1])[::-1] + pair.p_inf
+    # the cells' errors: each term max(·, 0) above exceeds its exact value (≥ 0) by at most its
+    # own error bound, each Δx·Q term by Δx times Q's, so the excess errs up by at most
+    # Σ_{k≤j} err_A + x_j Σ_{k≤j} err_B (the x-weights telescope to x_j), δ_j by at most
+    # Σ_{k>j} (err_A + (2x_{k−1} − x_j) err_B) ≤ Σ_{k>j} (err_A + 2x_{k−1} err_B)
+    # (a sum of n bounds rounds by ≤ n·u of itself, within the bounds' own slack)
+    err_low = np.cumsum(err_a[:-1]) + x * np.cumsum(err_b[:-1])
+    err_high = np.cumsum(err_a[::-1])[::-1][1:] + 2 * np.cumsum((x * err_b[1:])[::-1])[::-1]
     # gaps of the segments [x_j, x_{j+1}] (the last one ends at x_end)
     # segment gaps: the height of the triangle between the chord and the end
     # tangents, (x_{j+1}B − A)(A − x_j B)/(Δx·B) for the cell's (A, B), with a
@@ -218,7 +229,7 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
         high_part = np.maximum(x[1:] * cb - ca, 0.0)          # x_{j+1} B − A ∈ [0, Δx B]
         # (a ratio in [0, 1] first: the product of two tail masses underflows)
         tri = np.where(cb > 0, low_part * np.minimum(high_part / (dx * cb), 1.0), 0.0)
-    pad = 64 * _U * (ca + x[1:] * cb)
+    pad = 64 * _U * (ca + x[1:] * cb) + err_a[1:-1] + x[1:] * err_b[1:-1]  # rounding, and the cells' errors
     tri = np.minimum(tri * (1.0 + 64 * _U / step), dx * cb / 4.0) + pad
     # each segment asks its ends to be lowered by (c_L, c_R) with
     # c_L/(A − x_j B) + c_R/(x_{j+1}B − A) ≥ 1 (the line then passes below the
@@ -226,10 +237,10 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
     # that much room above max(T, 0), else the end without room keeps its room
     # and the other end takes the rest (``_requests``)
     low = eps <= 0
-    e0, g0 = excess * (1 - _MARGIN), delta * (1 - _MARGIN)
+    e0, g0 = excess * (1 - _MARGIN) - err_low, delta * (1 - _MARGIN) - err_high
     room = _room(eps, x, e0, g0, q_ninf, low, pair.p_inf * (1 - _MARGIN)) if split else np.where(delta > 0.0, np.inf, 0.0)
     left_demand, right_demand = _requests(low_part, high_part, tri, pad, room[:-1], room[1:])
-    top_gap = (x_end - x[-1]) * b[-1] / 4.0
+    top_gap = (x_end - x[-1]) * (b[-1] + err_b[-1]) / 4.0
     lower_by = np.maximum(np.append(0.0, right_demand), np.append(left_demand, top_gap))
     gap = np.append(tri, top_gap)
     e_low = e0 - lower_by

@@ -8,8 +8,10 @@ described through the privacy loss L = log(dP/dQ):
 * ``masses(edges)`` — the P- and Q-probabilities of L in the cells
   (−∞, e₀], (e₀, e₁], …, (e_{n−1}, ∞) (finite L only). This is all the
   discretisers (``pld/discretise.py``) need, and each cell is computed directly,
-  never as a difference of two numbers close to 1, so a cell is accurate to
-  a few ulps *relative to itself*. ``stacked_masses(pairs, edges, sizes)``
+  never as a difference of two numbers close to 1. ``masses_of(…, errors=True)``
+  also bounds each cell's error: a few ulps of itself by default, more where a
+  cell is a difference of two computed values (the Gaussian's, from log Φ:
+  ``pld/log_cells.py``). ``stacked_masses(pairs, edges, sizes)``
   does it for many pairs at once (each on its own run of the edges): a
   heterogeneous composition asks hundreds of distinct pairs for a few hundred
   cells each, where per-call overhead outweighs the arithmetic; pairs of one
@@ -41,8 +43,10 @@ from scipy import special, stats
 
 from ..converters.gdp import delta_gdp
 from ..errors import GridTooLarge
+from .log_cells import normal_cells
 
 _U = np.finfo(float).eps
+CELL_ULPS = 8  # a cell computed directly is accurate to that many ulps of itself (``DominatingPair._masses``)
 MAX_ATOMS = 1 << 23  # outcomes of a finite pair: as many as the grid cap (``pld/compose.MAX_GRID``)
 
 
@@ -74,14 +78,22 @@ class DominatingPair(ABC):
         """(A, B): P- and Q-masses of finite L in the len(edges)+1 cells
         (edges non-decreasing)."""
 
+    def _masses(self, edges, errors):
+        """``masses``, and with ``errors`` bounds on each cell's absolute error:
+        ``CELL_ULPS`` ulps of the cell unless a subclass knows more (a cell that is
+        a difference of two computed values, ``pld/log_cells.py``)."""
+        a, b = self.masses(edges)
+        return (a, b, CELL_ULPS * _U * a, CELL_ULPS * _U * b) if errors else (a, b)
+
     @classmethod
-    def masses_of(cls, pairs, edges, sizes):
+    def masses_of(cls, pairs, edges, sizes, errors=False):
         """``masses`` of several pairs of this class: pair i on the i-th run of
-        ``sizes[i]`` edges, its sizes[i] + 1 cells concatenated in order.
+        ``sizes[i]`` edges, its sizes[i] + 1 cells concatenated in order; with
+        ``errors``, (A, B, err_A, err_B), bounds on each cell's absolute error too.
         Subclasses vectorise it (elementwise the same operations)."""
         runs = np.split(np.asarray(edges, dtype=float), np.cumsum(sizes)[:-1])
-        cells = [p.masses(e) for p, e in zip(pairs, runs)]
-        return np.concatenate([a for a, _ in cells]), np.concatenate([b for _, b in cells])
+        cells = [p._masses(e, errors) for p, e in zip(pairs, runs)]
+        return tuple(np.concatenate(parts) for parts in zip(*cells))
 
     def atom_masses(self, points):
         """(P(L = ℓ), Q(L = ℓ)) for each ℓ in ``points`` (default: no atoms)."""
@@ -127,50 +139,23 @@ def _at(points, where, p_mass, q_mass):
     return p_out, q_out
 
 
-def stacked_masses(pairs, edges, sizes):
+def stacked_masses(pairs, edges, sizes, errors=False):
     """(A, B) of every pair on its own run of the edges (``masses_of``),
-    concatenated in order: the pairs of each class together."""
+    concatenated in order: the pairs of each class together; with ``errors``,
+    (A, B, err_A, err_B)."""
     sizes = np.asarray(sizes, dtype=np.int64)
     edges = np.asarray(edges, dtype=float)
     kinds = [type(p) for p in pairs]
     if len(set(kinds)) <= 1:
-        return (kinds[0].masses_of(pairs, edges, sizes) if pairs else (np.zeros(0), np.zeros(0)))
+        return (kinds[0].masses_of(pairs, edges, sizes, errors) if pairs else (np.zeros(0),) * (4 if errors else 2))
     run = np.repeat(np.arange(len(pairs)), sizes)          # the pair of each edge
     cell_run = np.repeat(np.arange(len(pairs)), sizes + 1)  # the pair of each cell
-    a, b = np.empty(len(cell_run)), np.empty(len(cell_run))
+    out = np.empty((4 if errors else 2, len(cell_run)))
     for cls in dict.fromkeys(kinds):
         mine = np.array([k is cls for k in kinds])
-        put = mine[cell_run]
-        a[put], b[put] = cls.masses_of([p for p, m in zip(pairs, mine) if m], edges[mine[run]], sizes[mine])
-    return a, b
-
-
-def _normal_cells(z, sizes=None):
-    """Φ-masses of the cells (−∞, z₀], (z₀, z₁], …, (z_{n−1}, ∞) of a
-    non-decreasing z, each to a few ulps of itself: a cell below 0 is
-    Φ(hi)·(1 − Φ(lo)/Φ(hi)), one above 0 the mirror image, from log Φ(z) on
-    the z ≤ 0 and log Φ(−z) on the z ≥ 0 (one special-function call per
-    point); a cell straddling 0 is 1 − Φ(lo) − Φ(−hi). With ``sizes``, z is
-    several runs (each non-decreasing) and their cells come concatenated."""
-    z = np.asarray(z, dtype=float)
-    sizes = np.array([len(z)] if sizes is None else sizes, dtype=np.int64)
-    # each run between −∞ and +∞: cells of consecutive entries, then the cells across runs dropped
-    ends = np.cumsum(sizes + 2) - 1
-    padded = np.full(len(z) + 2 * len(sizes), -np.inf)
-    padded[ends] = np.inf
-    padded[np.arange(len(z)) + 2 * np.repeat(np.arange(len(sizes)), sizes) + 1] = z
-    neg, pos = np.flatnonzero(padded <= 0), np.flatnonzero(padded >= 0)
-    out = np.empty(len(padded) - 1)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # consecutive z ≤ 0 (z ≥ 0) of one run are adjacent: those cells lie left (right) of 0;
-        # a pair that is not adjacent spans a cell written below (straddling, or across runs)
-        lp = special.log_ndtr(padded[neg])                    # log Φ(z)
-        out[neg[:-1]] = np.exp(lp[1:]) * -np.expm1(lp[:-1] - lp[1:])
-        lm = special.log_ndtr(-padded[pos])                   # log Φ(−z)
-        out[pos[:-1]] = np.exp(lm[:-1]) * -np.expm1(lm[1:] - lm[:-1])
-        mid = np.flatnonzero((padded[:-1] < 0) & (padded[1:] > 0))  # lo < 0 < hi
-        out[mid] = -np.expm1(np.logaddexp(special.log_ndtr(padded[mid]), special.log_ndtr(-padded[mid + 1])))
-    return np.nan_to_num(np.delete(out, ends[:-1]), nan=0.0)
+        out[:, mine[cell_run]] = cls.masses_of([p for p, m in zip(pairs, mine) if m], edges[mine[run]],
+                                               sizes[mine], errors)
+    return tuple(out)
 
 
 class GaussianPair(DominatingPair):
@@ -187,10 +172,13 @@ class GaussianPair(DominatingPair):
         return self.masses_of([self], edges, [len(edges)])
 
     @classmethod
-    def masses_of(cls, pairs, edges, sizes):
+    def masses_of(cls, pairs, edges, sizes, errors=False):
         mu = np.repeat([p._mu for p in pairs], sizes)
         e = np.asarray(edges, dtype=float)
-        return _normal_cells((e - mu * mu / 2) / mu, sizes), _normal_cells((e + mu * mu / 2) / mu, sizes)
+        # z = (e ∓ μ²/2)/μ: μ², the sum and the quotient each round by ≤ ½ ulp, so z errs by ≤ u(|z| + μ)
+        a, b = (normal_cells(z, sizes, _U * (np.abs(z) + mu) if errors else None)
+                for z in ((e - mu * mu / 2) / mu, (e + mu * mu / 2) / mu))
+        return (a[0], b[0], a[1], b[1]) if errors else (a, b)
 
     def delta(self, eps, upper=True):
         return delta_gdp(eps, self._mu, upper)

@@ -50,7 +50,7 @@ RDP: Wang, Balle & Kasiviswanathan 2019, Thm 9 (``rdp/subset_sampling.py``).
 import numpy as np
 
 from ..errors import RepresentationUnavailable
-from .pairs import DominatingPair
+from .pairs import DominatingPair, stacked_masses
 from .poisson_sampling import PoissonRemovePair
 from .symmetric_hull import symmetric_hull_pair
 
@@ -66,11 +66,11 @@ class SubsetSampledPair(DominatingPair):
     def __init__(self, base, gamma):
         self._base, self._gamma = base, float(gamma)
         self._a = PoissonRemovePair(base, self._gamma)
-        a, b = self._a.masses(np.array([0.0]))
-        # z = Q_A(L ≤ 0, incl. −∞) − P_A(L > 0, incl. +∞), rounded up by the
-        # roundings of its ≤ 4 terms (each ≤ 1). Extra equal P- and Q-mass at
-        # L = 0 can only raise every composed δ, so up is the safe side.
-        z = (b[0] + self._a.q_ninf) - (a[1] + self._a.p_inf) + 8 * _U
+        a, b, err_a, err_b = stacked_masses([self._a], np.array([0.0]), [1], errors=True)
+        # z = Q_A(L ≤ 0, incl. −∞) − P_A(L > 0, incl. +∞), rounded up by the two
+        # cells' error bounds and the roundings of its ≤ 4 terms (each ≤ 1). Extra
+        # equal P- and Q-mass at L = 0 can only raise every composed δ, so up is the safe side.
+        z = (b[0] + self._a.q_ninf) - (a[1] + self._a.p_inf) + err_b[0] + err_a[1] + 8 * _U
         if z < 0:
             raise ValueError(f"base pair {base!r} is not symmetric: its mirrored pair would put "
                              f"negative mass {z:.3g} at loss 0")
@@ -90,14 +90,18 @@ class SubsetSampledPair(DominatingPair):
         return self._z
 
     def masses(self, edges):
+        return self._masses(edges, False)
+
+    def _masses(self, edges, errors):
+        """Rows P*, Q* (and with ``errors`` their error bounds, A's summed: the
+        regrouping adds ≤ 2 non-negative terms per cell, ≤ 2u of it) of the cells."""
         e = np.asarray(edges, dtype=float)
         n = len(e)
-        p_out, q_out = np.zeros(n + 1), np.zeros(n + 1)
+        rows = 4 if errors else 2
+        out = np.zeros((rows, n + 1))
         # L* > 0: A's cells (0, e_j0], …, (e_{n−1}, ∞) are output cells j0, …, n
         j0 = int(np.searchsorted(e, 0.0, side="right"))
-        a, b = self._a.masses(np.concatenate(([0.0], e[j0:])))
-        p_out[j0:] += a[1:]
-        q_out[j0:] += b[1:]
+        out[:, j0:] += np.array(stacked_masses([self._a], np.concatenate(([0.0], e[j0:])), [n - j0 + 1], errors))[:, 1:]
         # L* < 0: A's losses ℓ > 0 mirror to −ℓ, so output cell (e_{j−1}, e_j] takes A's
         # [−e_j, −e_{j−1}): left-closed, while A's cells are right-closed. With the mirrored
         # edges m_k = −e_{jn−k}, A's cells are cut at m_k(1 − τ) and m_k: the sliver
@@ -110,16 +114,15 @@ class SubsetSampledPair(DominatingPair):
         below = np.maximum(m * (1.0 - _ZERO), np.concatenate(([0.0], m[:-1])))
         cuts = np.empty(2 * jn + 1)
         cuts[0], cuts[1::2], cuts[2::2] = 0.0, below, m
-        a, b = self._a.masses(cuts)
+        cells = np.array(stacked_masses([self._a], cuts, [len(cuts)], errors))
         # A's cells (0, m_1(1−τ)], sliver 1, (m_1, m_2(1−τ)], …, sliver jn, (m_jn, ∞):
         # group k ≥ 1 is sliver k with the cell above it, [m_k, m_{k+1}) up to τ
         groups = np.concatenate(([0], np.arange(1, 2 * jn, 2)))
-        a, b = np.add.reduceat(a[1:], groups), np.add.reduceat(b[1:], groups)
-        p_out[:jn + 1] += b[::-1]   # P* = Q_A mirrored
-        q_out[:jn + 1] += a[::-1]
-        p_out[jn] += self._z   # the atom at 0 lies in (e_{jn−1}, e_jn]
-        q_out[jn] += self._z
-        return p_out, q_out
+        out[:, :jn + 1] += np.add.reduceat(cells[:, 1:], groups, axis=1)[[1, 0, 3, 2][:rows], ::-1]  # P* = Q_A mirrored
+        out[:2, jn] += self._z   # the atom at 0 lies in (e_{jn−1}, e_jn]
+        if errors:
+            out[2:] += 2 * _U * out[:2]
+        return tuple(out)
 
     def atom_masses(self, points):
         pts = np.asarray(points, dtype=float)

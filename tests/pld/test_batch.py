@@ -17,8 +17,8 @@ from dpaccount.pld import cells
 from dpaccount.pld.cache import GridCache
 from dpaccount.pld.chernoff import LogMGF, log_mgf, quantile
 from dpaccount.pld.discretise import _RANGES, _scan, loss_ranges, pair_to_grid, pairs_to_grids
-from dpaccount.pld.pairs import (GaussianPair, LaplacePair, _normal_cells, binomial_pair, randomized_response_pair,
-                                 stacked_masses)
+from dpaccount.pld.log_cells import normal_cells
+from dpaccount.pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair, stacked_masses
 from dpaccount.pld.pairs_zoo import leaky_rr_pair
 from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from dpaccount.pld.subset_sampling import SubsetSampledPair
@@ -48,7 +48,7 @@ def test_stacked_masses_are_the_masses_of_each_pair():
 def test_gaussian_cells_against_mpmath():
     """Each cell to 1e-12 of itself, tails (to Φ(−37) ≈ 6e-300) and the cell straddling 0 included."""
     z = np.concatenate(([-37.0, -30.0, -8.0], np.linspace(-3, 3, 25) + 0.01, [8.0, 30.0, 37.0]))
-    got = _normal_cells(z)
+    got = normal_cells(z)
     ends = [-mp.inf] + [mp.mpf(x) for x in z] + [mp.inf]
     with mp.workdps(40):
         for i, g in enumerate(got):
@@ -61,9 +61,9 @@ def test_gaussian_cells_against_mpmath():
 def test_gaussian_cells_of_several_runs_are_those_of_each_run():
     runs = [np.array([-np.inf, -np.inf, -3.0, 0.0, 0.0, 2.0, np.inf]), np.array([]), np.array([0.0]),
             np.array([-1e-300, 1e-300]), np.linspace(-40, -1, 5), np.linspace(1, 40, 5)]
-    got, at = _normal_cells(np.concatenate(runs), [len(r) for r in runs]), 0
+    got, at = normal_cells(np.concatenate(runs), [len(r) for r in runs]), 0
     for r in runs:
-        assert np.array_equal(got[at:at + len(r) + 1], _normal_cells(r))
+        assert np.array_equal(got[at:at + len(r) + 1], normal_cells(r))
         at += len(r) + 1
 
 
