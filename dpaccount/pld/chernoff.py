@@ -214,6 +214,8 @@ def delta_bound(items, eps):
     exp) by 8u of the terms and 16u of the result; P(S = ∞) = 1 − Π(1 − p_∞,i)^{k_i}
     rounded up as in ``compose``."""
     eps = np.asarray(eps, dtype=float)
+    if not np.all(eps < np.inf):  # δ(∞) = P(S = ∞): the bound at the largest finite ε is above it
+        return delta_bound(items, np.minimum(eps, 1e300))
     if any(g.p_inf >= 1.0 for g, _ in items):
         return np.ones(eps.shape)
     p_inf = min(1.0, -math.expm1(sum(k * math.log1p(-g.p_inf) for g, k in items)) * (1 + 16 * _U))

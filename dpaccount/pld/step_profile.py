@@ -23,9 +23,15 @@ query gets is ``PrivacyProfile``'s choice (``profile.py``, ``plan.py``).
   gets exactly the answers its elements get one by one. A query the band's
   grid cannot resolve (its per-bin noise bound, ``PLDGrid.noise_effect``,
   still too large) gets a grid tilted at its own answer, re-centred until it
-  settles, as a single query always did. The direction that does not set
-  the answer (its base grid answers lower) is refined only until it is
-  below the other's answer, first on merged bands (three at a time).
+  settles, as a single query always did. Queries at the deep tiers
+  (δ < 1e-24) first look on pairs of merged bands: there the tilted laws of
+  rare large losses are wide, and one grid tilted a quarter of the way up
+  two bands resolves both (DP-SGD: one grid instead of two for ε from 7 to
+  20); a query it does not resolve goes on to its own band's grid. The
+  direction that does not set the answer (its base grid answers lower) is
+  refined only until it is below the other's answer: not at all where a
+  Chernoff bound from its single-step grids already is
+  (``chernoff.delta_bound``), else first on merged bands (three at a time).
 
 Every grid is pessimistic (or, for lower bounds, optimistic) on its own, so
 the smallest upper bound (largest lower bound) over the grids consulted is
@@ -44,7 +50,7 @@ from .compose import _MGF, saddle_tilt
 from .grid import PLDGrid
 
 TIERS = (1e-30, 1e-100, 1e-200, 1e-306)
-_DEEP_MERGE = 2
+_DEEP_MERGE = 2      # deep tiers: a first look on pairs of bands merged (``_delta_at``)
 _BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted law
 
 
