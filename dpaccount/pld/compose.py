@@ -182,19 +182,25 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     n = new_b - new_a + 1
     if n > MAX_GRID:
         raise GridTooLarge(f"the tilted privacy-loss window needs {n} grid points (cap {MAX_GRID})")
-    values, err, factor = _fft(items, new_a, n, tilt)
-    if pessimistic:
-        values += err
-        probs = np.maximum(values, 0.0, out=values)  # in place: these windows are the largest
-    else:
-        outside = (tilted_tail if new_a > lo else 0.0) + (tilted_tail if new_b < hi else 0.0)
-        probs = np.maximum(values - err - outside * factor, 0.0)
+    values, bin_err, log_scale = _fft(items, new_a, n, tilt)
+    # untilt: p_s = p̃_s · exp(Σ k log N_i − λ s), s = (new_a + j)·h; beyond e^700 the bin is useless
+    # anyway (its noise bound, ≥ 1e-21 tilted, makes it ≥ 1 pessimistic and 0 optimistic)
+    factor = np.arange(new_a, new_a + n, dtype=float)
+    factor *= -tilt * step
+    factor += log_scale
+    np.exp(np.minimum(factor, 700.0, out=factor), out=factor)
+    # (tilted values ± their noise bound and, optimistic, the tilted tails) · factor, in place:
+    # these windows are the largest
+    outside = (tilted_tail if new_a > lo else 0.0) + (tilted_tail if new_b < hi else 0.0)
+    values += bin_err if pessimistic else -(bin_err + outside)
+    values *= factor
+    probs = np.maximum(values, 0.0, out=values)
+    err = np.multiply(factor, bin_err, out=factor)
     first, last = (max(new_a, base.offset), min(new_b, base.offset + len(base.probs) - 1)) if base else (0, -1)
     if last >= first:  # where the windows overlap, each bin bounds the same mass: keep the better one
         part, theirs = slice(first - new_a, last - new_a + 1), base.probs[first - base.offset:last - base.offset + 1]
-        probs[part] = np.minimum(probs[part], theirs) if pessimistic else np.maximum(probs[part], theirs)
-        err = err.copy()
-        err[part] = np.minimum(err[part], base.noise)  # the bin kept is the one with the smaller error
+        (np.minimum if pessimistic else np.maximum)(probs[part], theirs, out=probs[part])
+        np.minimum(err[part], base.noise, out=err[part])  # the bin kept is the one with the smaller error
     return new_a, probs, err
 
 
@@ -266,25 +272,45 @@ def _direct(items, ja, jb, pessimistic):
     return probs * scale, to_inf * scale
 
 
+def _power(z, k):
+    """z**k elementwise by binary powering. Each complex product is within
+    √5·u/2 of itself, and the rounding of a product that ends up raised to the
+    m-th power in z^k counts m times: the squarings count ⌊k/2^j⌋ (j ≥ 1) and
+    the multiplications once, k − 1 in all, so z^k (and its product into the
+    other grids' powers) errs by under (1 + √5u/2)^k − 1 ≤ 4ku. (NumPy's z ** k
+    is cexp(k·clog z) for k ≥ 100: its phase error, ~3.6k·u where arg z ≈ π,
+    rests on libm's clog and leaves that allowance little margin; it is also
+    several times slower than a few dozen products.)"""
+    if not k:
+        return np.ones_like(z)
+    out, base = None, z
+    while True:
+        if k & 1:
+            out = base.copy() if out is None else np.multiply(out, base, out=out)
+        k >>= 1
+        if not k:
+            return out
+        base = base * base
+
+
 def _fft(items, ja, n, tilt=0.0):
     """Circular convolution of length ≥ n by real FFTs: (bin values, bin error
-    bound) untilted, (values, per-bin error bounds, untilting factors) tilted.
+    bound), and with a tilt Σ k_i log N_i of its normalisers.
 
     A frequency whose bound Π(|ẑ_i| + η)^{k_i} has fallen below e^{−745}
     (where exp underflows) is dead: its coefficient is set to 0 (an error
     below that bound, kept in the noise bound) and later grids skip it.
-    With a tilt λ the inputs are p_j e^{λ ε_j} normalised to sum 1; the
-    output is untilted bin by bin, errors included."""
-    step = items[0][0].step
+    The composed spectrum of a grid taken many times is alive at a few hundred
+    frequencies out of ~10⁶: everything after the first magnitudes runs on
+    the live ones only. With a tilt λ the inputs are p_j e^{λ ε_j} normalised
+    to sum 1 (N_i their sum before): the output is untilted by ``_tilted``."""
     size = sfft.next_fast_len(n, real=True)
     eta = 5.0 * _U * math.ceil(math.log2(size) + 1)
     total_k = sum(k for _, k in items)
     origin = sum(k * g.offset for g, k in items)
     nfreq = size // 2 + 1
-    spec = np.ones(nfreq, dtype=complex)
-    log_bound = np.zeros(nfreq)           # Σ k_i log(|ẑ_i| + η) so far
-    log_max = np.full(nfreq, -np.inf)     # max_i log(|ẑ_i| + η)
-    active = np.arange(nfreq)
+    live = None                           # the live frequencies (ascending); before the first grid: all
+    coef = log_bound = log_max = None     # at the live ones: Π ẑ_i^{k_i}, Σ k_i log(|ẑ_i| + η), max_i log(|ẑ_i| + η)
     log_scale = 0.0                       # Σ k_i log(normaliser_i) of the tilt
     batch = max(1, (1 << 22) // size)     # transform a few grids at once, ≤ 32 MB
     for start in range(0, len(items), batch):
@@ -307,31 +333,44 @@ def _fft(items, ja, n, tilt=0.0):
         spectra = sfft.rfft(stack, axis=1, workers=-1)
         del stack
         for z, (_, k) in zip(spectra, chunk):
-            z = z[active]
-            log_mag = np.log(np.minimum(np.abs(z) + eta, 1.0 + eta))
-            log_bound[active] += k * log_mag
-            log_max[active] = np.maximum(log_max[active], log_mag)
-            dead = log_bound[active] < -745.0  # dying now: not worth powering
-            if dead.any():
-                spec[active[dead]] = 0.0
-                z, active = z[~dead], active[~dead]
+            if live is None:
+                # the first grid: k·log(|ẑ| + η) < −745 ⟺ |ẑ| + η < e^{−745/k}, compared without logs.
+                # |ẑ| and the threshold are each within 2u of themselves, so a frequency cut here has
+                # (|ẑ| + η)^k < e^{−745 + 3ku}, below 2^{−1074} = e^{−744.4} for any k < 10^{14}
+                mag = np.abs(z)
+                live = np.flatnonzero(mag >= (math.exp(-745.0 / k) if k else 0.0) - eta)
+                z, mag = z[live], mag[live]
+                log_bound, log_max = np.zeros(len(live)), np.full(len(live), -np.inf)
+            else:
+                z = z[live]
+                mag = np.abs(z)
+            log_mag = np.log(np.minimum(mag + eta, 1.0 + eta))
+            log_bound += k * log_mag
+            np.maximum(log_max, log_mag, out=log_max)
+            keep = log_bound >= -745.0  # the others are dying now: not worth powering
+            if not keep.all():
+                live, z, log_bound, log_max = live[keep], z[keep], log_bound[keep], log_max[keep]
+                coef = None if coef is None else coef[keep]
             with np.errstate(under="ignore"):
-                spec[active] *= z ** k    # binary powering: ~2·log2(k) roundings
+                coef = _power(z, k) if coef is None else np.multiply(coef, _power(z, k), out=coef)
     # error of each product coefficient, then of the inverse transform:
-    # Σ_ω w_ω (coef_err + η|ŷ| + dead) / size, w = 2 but at 0 and (even size) Nyquist
-    terms = np.exp(np.minimum(log_bound, 0.0))
-    terms[spec != 0] = 0.0                                   # dead frequencies: their bound
-    terms += eta * np.abs(spec)
+    # Σ_ω w_ω (coef_err + η|ŷ| + dead) / size, w = 2 but at 0 and (even size) Nyquist. A dead
+    # frequency's coefficient is 0 and its exact one below 2^{−1074} (later grids multiply it by
+    # at most their masses, ≤ 1); the live ones' terms are summed with an upward pad (m terms,
+    # relative rounding < m·u), and the sum, its division and a possible underflow are padded too
+    terms = eta * np.abs(coef)
     terms += total_k * (eta + 4 * _U) * np.exp(log_bound - log_max)
-    terms[1:nfreq - (size % 2 == 0)] *= 2.0
-    bin_err = float(terms.sum() / size)
-    del terms, log_bound, log_max, active
+    lost = coef == 0                                         # underflowed: their bound
+    terms[lost] += np.exp(np.minimum(log_bound[lost], 0.0))
+    terms[(live > 0) & ((live < nfreq - 1) | (size % 2 == 1))] *= 2.0
+    dead_bound = 2.0 * (nfreq - len(live)) * 2.0 ** -1074
+    live_sum = float(terms.sum()) * (1.0 + (len(terms) + 4) * _U)
+    bin_err = (live_sum + dead_bound) / size * (1.0 + 4 * _U) + 2.0 ** -1074
+    spec = np.zeros(nfreq, dtype=complex)
+    spec[live] = coef
+    del terms, log_bound, log_max, coef
     out = sfft.irfft(spec, size, workers=-1)
     del spec
     start = (ja - origin) % size  # the window's first bin in the circular result
     out = out[start:start + n] if start + n <= size else np.concatenate((out[start:], out[:start + n - size]))
-    if not tilt:
-        return out, bin_err
-    # untilt: p_s = p̃_s · exp(Σ k log N_i − λ s); beyond e^700 the bin is useless anyway
-    factor = np.exp(np.minimum(log_scale - tilt * (ja + np.arange(n)) * step, 700.0))
-    return out * factor, bin_err * factor, factor
+    return (out, bin_err, log_scale) if tilt else (out, bin_err)
