@@ -15,9 +15,10 @@ Evaluated with sums that have no cancellation: with m the first index whose
     δ(ε) = (1 − e^{ε−ε_m}) SP[m] + e^{ε−ε_m} D[m] + p_∞,   δ(ε_m) = D[m] + p_∞,
 
 and D obeys D[m] = D[m+1] + (1 − e^{−h}) S̃[m+1] with S̃[m] = p_m + e^{−h} S̃[m+1],
-all terms non-negative. Sums of n non-negative terms carry a relative
-rounding error below n·u; it is added (pessimistic) or subtracted.
+all terms non-negative. Their relative rounding errors (``_sums``: below
+n·u for SP, 3n·u for D, over n points) are added (pessimistic) or subtracted.
 """
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -82,15 +83,24 @@ class PLDGrid:
 
     @cached_property
     def _sums(self):
-        p = self.probs
-        sp = np.cumsum(p[::-1])[::-1]
-        decay = np.exp(-self.step)
-        st = signal.lfilter([1.0], [1.0, -decay], p[::-1])[::-1]
-        inc = -np.expm1(-self.step) * np.append(st[1:], 0.0)
-        d = np.cumsum(inc[::-1])[::-1]
-        # n-term sums of non-negative numbers: relative error < n·u; err outwards
-        fudge = 1.0 + (len(p) + 8) * _U if self.pessimistic else 1.0 - (len(p) + 8) * _U
-        return sp * fudge, d * fudge
+        """(SP, D) padded outwards by their rounding errors (u = 2^{−52}, half-ulp
+        roundings of u/2): SP is one running sum of n non-negative terms, within
+        (n−1)·u/2 of itself; S̃ (``lfilter``: S̃[m] = fl(p_m + fl(r̂·S̃[m+1])), r̂ = e^{−h}
+        within u of itself) carries p_j through j−m products, j−m+1 additions and
+        j−m factors r̂, within (2n+1)·u; D = c·Σ_{j>m} S̃[j] adds a running sum of
+        n−1 terms, c = 1 − e^{−h} (within u) and its product: (2.5n + 3)·u in all.
+        The pads, (n+8)·u and (3n+8)·u, cover these and their own products."""
+        p, n = self.probs, len(self.probs)
+        sp = np.empty(n)
+        np.cumsum(p[::-1], out=sp[::-1])
+        st = signal.lfilter([1.0], [1.0, -math.exp(-self.step)], p[::-1])  # S̃, last point first
+        d = np.empty(n)
+        d[-1] = 0.0
+        np.cumsum(st[:-1], out=d[-2::-1])  # Σ_{j>m} S̃[j]
+        sign = 1.0 if self.pessimistic else -1.0
+        sp *= 1.0 + sign * (n + 8) * _U
+        d *= -math.expm1(-self.step) * (1.0 + sign * (3 * n + 8) * _U)
+        return sp, d
 
     def delta(self, eps):
         """δ(ε) of this grid, vectorised; in the grid's rounding direction."""
