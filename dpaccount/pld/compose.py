@@ -227,16 +227,20 @@ def _read_tilt(mgf, lam, top):
         return lam
     rate = -descend(exponent(mgf, v), lam, tol=1e-6)[0]  # I(v)
 
-    def log_ratio(theta):  # increasing in θ up to the saddle point of v (≥ λ)
-        return theta * v - mgf(theta) - rate
-
-    lo, hi = 0.0, lam
-    if log_ratio(lo) >= -_READ_RATIO:
+    # h(θ) = θv − K(θ) − I(v) + log ratio: concave, increasing on [0, λ] (K'(θ) ≤ m < v);
+    # Newton from λ lands at or below its root, and from there climbs to it
+    if -mgf(0.0) - rate >= -_READ_RATIO:
         return lam  # no smaller θ gains anything worth the search
-    for _ in range(12):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if log_ratio(mid) >= -_READ_RATIO else (mid, hi)
-    return hi
+    theta = lam
+    for _ in range(16):
+        k0, k1, _ = mgf.moments(theta)
+        if not v > k1:
+            return lam
+        new = max(theta - (theta * v - k0 - rate + _READ_RATIO) / (v - k1), 0.0)
+        if abs(new - theta) <= 1e-4 * lam:
+            return new or theta
+        theta = new
+    return theta or lam
 
 
 def _truncate(probs, offset, ja, jb, pessimistic):
