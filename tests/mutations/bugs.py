@@ -85,7 +85,7 @@ BUGS = (
         "        extra_inf = 0.0\n        if pessimistic:\n            probs[0] += below\n    else:",
         (COMPOSE,),
         "the Chernoff bound of the mass above the FFT window is not counted at +inf"),
-    Bug("direct-lower-tail-dropped", PLD + "compose.py",
+    Bug("direct-lower-tail-dropped", PLD + "transform.py",
         "        out[0] += below          # moved up to the window's bottom\n",
         "",
         (COMPOSE,),
