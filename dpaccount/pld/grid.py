@@ -16,7 +16,8 @@ Evaluated with sums that have no cancellation: with m the first index whose
 
 and D obeys D[m] = D[m+1] + (1 − e^{−h}) S̃[m+1] with S̃[m] = p_m + e^{−h} S̃[m+1],
 all terms non-negative. Their relative rounding errors (``_sums``: below
-n·u for SP, 3n·u for D, over n points) are added (pessimistic) or subtracted.
+n·u for SP, ~2.5n·u for D, over n points) are added (pessimistic) or
+subtracted.
 """
 import math
 from dataclasses import dataclass, field
@@ -83,23 +84,25 @@ class PLDGrid:
 
     @cached_property
     def _sums(self):
-        """(SP, D) padded outwards by their rounding errors (u = 2^{−52}, half-ulp
-        roundings of u/2): SP is one running sum of n non-negative terms, within
-        (n−1)·u/2 of itself; S̃ (``lfilter``: S̃[m] = fl(p_m + fl(r̂·S̃[m+1])), r̂ = e^{−h}
-        within u of itself) carries p_j through j−m products, j−m+1 additions and
-        j−m factors r̂, within (2n+1)·u; D = c·Σ_{j>m} S̃[j] adds a running sum of
-        n−1 terms, c = 1 − e^{−h} (within u) and its product: (2.5n + 3)·u in all.
-        The pads, (n+8)·u and (3n+8)·u, cover these and their own products."""
+        """(SP, D) padded outwards by their rounding errors (u = 2^{−52}, roundings of
+        u/2, libm within 4 ulp): SP is one running sum of n non-negative terms, within
+        (n−1)·u/2 of itself. S̃ (``lfilter``: S̃[m] = fl(p_m + fl(r̂·S̃[m+1]))) carries p_j
+        through j−m products, j−m+1 additions and j−m factors r̂ = fl(1 + expm1(−h)),
+        within e_r·u = (1/2 + 4(e^h − 1))·u of e^{−h}: within ((1 + e_r)(n−1) + 1/2)·u.
+        D = c·Σ_{j>m} S̃[j] adds a running sum of n−2 terms, c = −expm1(−h) (4u) and
+        two products: ((1.5 + e_r)·n + 5)·u in all. The pads, (n + 8)·u and
+        ((2.5 + 4(e^h − 1))·n + 8)·u, cover these, their second-order terms and
+        their own products."""
         p, n = self.probs, len(self.probs)
         sp = np.empty(n)
         np.cumsum(p[::-1], out=sp[::-1])
-        st = signal.lfilter([1.0], [1.0, -math.exp(-self.step)], p[::-1])  # S̃, last point first
+        st = signal.lfilter([1.0], [1.0, -(1.0 + math.expm1(-self.step))], p[::-1])  # S̃, last point first
         d = np.empty(n)
         d[-1] = 0.0
         np.cumsum(st[:-1], out=d[-2::-1])  # Σ_{j>m} S̃[j]
         sign = 1.0 if self.pessimistic else -1.0
         sp *= 1.0 + sign * (n + 8) * _U
-        d *= -math.expm1(-self.step) * (1.0 + sign * (3 * n + 8) * _U)
+        d *= -math.expm1(-self.step) * (1.0 + sign * ((2.5 + 4.0 * math.expm1(self.step)) * n + 8) * _U)
         return sp, d
 
     def delta(self, eps):
