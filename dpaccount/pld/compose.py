@@ -25,7 +25,7 @@ from ..errors import GridTooLarge
 from .chernoff import descend, exponent, quantile, tail_level
 from .chernoff import log_mgf as _MGF
 from .grid import PLDGrid
-from .transform import direct, fft
+from .transform import direct, fft, untilt
 
 _U = np.finfo(float).eps
 MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
@@ -121,9 +121,14 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
     if support <= _DIRECT_LIMIT:
         probs, extra_inf = direct(items, ja, jb, pessimistic)
     elif not tilt:
-        values, err = fft(items, ja, n)
-        # circular aliasing adds at most the mass outside the window to any bin
+        values, err, _, pad = fft(items, ja, n)
+        # circular aliasing adds at most the mass outside the window to any bin; a folded
+        # grid's rounding moves every bin by e^{±pad} (``fft``)
         probs = np.maximum(values + err, 0.0) if pessimistic else np.maximum(values - err - below - above, 0.0)
+        if pad:  # tails of the rounded law too; exp (4 ulp) and the product: 8u
+            if not pessimistic:
+                probs = np.maximum(probs - (below + above) * math.expm1(pad), 0.0)
+            probs *= math.exp(pad + 8 * _U if pessimistic else -pad - 8 * _U)
         noise = err
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
@@ -184,20 +189,9 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     n = new_b - new_a + 1
     if n > MAX_GRID:
         raise GridTooLarge(f"the tilted privacy-loss window needs {n} grid points (cap {MAX_GRID})")
-    values, bin_err, log_scale = fft(items, new_a, n, tilt)
-    # untilt: p_s = p̃_s · exp(Σ k log N_i − λ s), s = (new_a + j)·h; beyond e^700 the bin is useless
-    # anyway (its noise bound, ≥ 1e-21 tilted, makes it ≥ 1 pessimistic and 0 optimistic)
-    factor = np.arange(new_a, new_a + n, dtype=float)
-    factor *= -tilt * step
-    factor += log_scale
-    np.exp(np.minimum(factor, 700.0, out=factor), out=factor)
-    # (tilted values ± their noise bound and, optimistic, the tilted tails) · factor, in place:
-    # these windows are the largest
+    values, bin_err, log_scale, log_pad = fft(items, new_a, n, tilt)
     outside = (tilted_tail if new_a > lo else 0.0) + (tilted_tail if new_b < hi else 0.0)
-    values += bin_err if pessimistic else -(bin_err + outside)
-    values *= factor
-    probs = np.maximum(values, 0.0, out=values)
-    err = np.multiply(factor, bin_err, out=factor)
+    probs, err = untilt(values, bin_err, log_scale, log_pad, tilt, step, new_a, pessimistic, outside)
     first, last = (max(new_a, base.offset), min(new_b, base.offset + len(base.probs) - 1)) if base else (0, -1)
     if last >= first:  # where the windows overlap, each bin bounds the same mass: keep the better one
         part, theirs = slice(first - new_a, last - new_a + 1), base.probs[first - base.offset:last - base.offset + 1]

@@ -75,17 +75,53 @@ def power(z, k):
         base = base * base
 
 
+def tilted_masses(g, tilt, out):
+    """Write grid g's masses tilted by λ, x_j = p_j e^{λε_j − c} (their sum ≤ 1), into
+    ``out`` (at the grid's indices) and return (c, θ): each x_j is within a factor
+    e^{±θ} of p_j e^{λε_j − c}, ε_j = (offset + j)·h exactly and c as returned.
+
+    Rounding (u = 2^{−52}, libm within 4 ulp): log p_j (``PLDGrid._live_log``)
+    within 4u·L, L = max|log p_j|; λ·fl(ε_j) within u·E, E = max|λε_j|; their
+    sum w_j and w_j − t (t the largest w) u/2 of |w| ≤ L + E and of |w − t| each;
+    exp 4u; the division by N' = N·(1 + (n + 2)u), N the rounded sum (so Σ x ≤ 1),
+    u/2; c = t + log N' within 4u·|log N'| + u/2·|c|. In all, θ ≤
+    u·(5L + 2E + |t| + 4|log N'| + |c| + 8). (A mass below 2^{−1022} is off by up
+    to 5·2^{−1074} instead: summed over every point and count, far below the u·B
+    that pads the noise bound B ≥ 1e-22.)"""
+    lp, x = g._live_log
+    if not len(lp):
+        return 0.0, 0.0
+    w = np.multiply(x, tilt)
+    w += lp
+    top = float(w.max())
+    w -= top
+    np.exp(w, out=w)
+    total = float(w.sum()) * (1.0 + (len(w) + 2) * _U)
+    if len(lp) == len(g.probs):
+        np.divide(w, total, out=out[:len(w)])
+    else:
+        out[np.flatnonzero(g.probs > 0)] = w / total
+    log_total = math.log(total)
+    c = top + log_total
+    big_l, big_e = max(-float(lp.min()), float(lp.max())), abs(tilt) * max(abs(float(x[0])), abs(float(x[-1])))
+    return c, _U * (5 * big_l + 2 * big_e + abs(top) + 4 * abs(log_total) + abs(c) + 8)
+
+
 def fft(items, ja, n, tilt=0.0):
     """Circular convolution of length ≥ n by real FFTs: (bin values, bin error
-    bound), and with a tilt Σ k_i log N_i of its normalisers.
+    bound, C, ρ). With a tilt λ the inputs are the tilted masses
+    (``tilted_masses``) and C = Σ k_i c_i (its rounding included in ρ); ρ
+    bounds the log of the relative error that the inputs' rounding causes in
+    the composed masses, Π (1 ± θ_i)^{k_i}: e^{±ρ} ⊇ e^{±1.01 Σ k_i θ_i}
+    (0 untilted, unless a grid longer than the transform is folded: its bins
+    are sums of ⌈len/size⌉ terms, θ ≤ that·u/2).
 
     A frequency whose bound Π(|ẑ_i| + η)^{k_i} has fallen below e^{−745}
     (where exp underflows) is dead: its coefficient is set to 0 (an error
     below that bound, kept in the noise bound) and later grids skip it.
     The composed spectrum of a grid taken many times is alive at a few hundred
     frequencies out of ~10⁶: everything after the first magnitudes runs on
-    the live ones only. With a tilt λ the inputs are p_j e^{λ ε_j} normalised
-    to sum 1 (N_i their sum before): the output is untilted by ``compose._tilted``."""
+    the live ones only."""
     size = sfft.next_fast_len(n, real=True)
     eta = 5.0 * _U * math.ceil(math.log2(size) + 1)
     total_k = sum(k for _, k in items)
@@ -93,32 +129,32 @@ def fft(items, ja, n, tilt=0.0):
     nfreq = size // 2 + 1
     live = None                           # the live frequencies (ascending); before the first grid: all
     coef = log_bound = log_max = None     # at the live ones: Π ẑ_i^{k_i}, Σ k_i log(|ẑ_i| + η), max_i log(|ẑ_i| + η)
-    log_scale = 0.0                       # Σ k_i log(normaliser_i) of the tilt
+    log_scale = log_pad = 0.0             # C, and ρ
     batch = max(1, (1 << 22) // size)     # transform a few grids at once, ≤ 32 MB
     for start in range(0, len(items), batch):
         chunk = items[start:start + batch]
         stack = np.zeros((len(chunk), size))
         for row, (g, k) in enumerate(chunk):
+            longer = len(g.probs) > size
+            x = np.zeros(len(g.probs)) if longer else stack[row]
+            theta = 0.0
             if tilt:
-                with np.errstate(divide="ignore"):
-                    w = np.log(g.probs) + tilt * g.losses
-                top = w.max()
-                x = np.exp(w - top)
-                total = x.sum()
-                x = x / total
-                log_scale += k * (top + math.log(total))
+                c, theta = tilted_masses(g, tilt, x)
+                log_scale += k * c
+                log_pad += _U * (len(items) + 1) * abs(k * c)  # C's running sum: u/2 of each term and sum
             else:
-                x = g.probs
-            if len(x) > size:  # longer than the transform: fold it (aliasing, as above)
-                x = np.bincount(np.arange(len(x)) % size, x, minlength=size)
-            stack[row, :len(x)] = x
+                x[:len(g.probs)] = g.probs
+            if longer:  # longer than the transform: fold it (aliasing, as above)
+                stack[row] = np.bincount(np.arange(len(x)) % size, x, minlength=size)
+                theta += math.ceil(len(x) / size) * _U / 2
+            log_pad += 1.01 * k * theta
         spectra = sfft.rfft(stack, axis=1, workers=-1)
         del stack
         for z, (_, k) in zip(spectra, chunk):
             if live is None:
                 # the first grid: k·log(|ẑ| + η) < −745 ⟺ |ẑ| + η < e^{−745/k}, compared without logs.
-                # |ẑ| and the threshold are each within 2u of themselves, so a frequency cut here has
-                # (|ẑ| + η)^k < e^{−745 + 3ku}, below 2^{−1074} = e^{−744.4} for any k < 10^{14}
+                # |ẑ| and the threshold are each within 5u of themselves, so a frequency cut here has
+                # (|ẑ| + η)^k < e^{−745 + 11ku}, below 2^{−1074} = e^{−744.4} for any k < 10^{14}
                 mag = np.abs(z)
                 live = np.flatnonzero(mag >= (math.exp(-745.0 / k) if k else 0.0) - eta)
                 z, mag = z[live], mag[live]
@@ -155,4 +191,30 @@ def fft(items, ja, n, tilt=0.0):
     del spec
     start = (ja - origin) % size  # the window's first bin in the circular result
     out = out[start:start + n] if start + n <= size else np.concatenate((out[start:], out[:start + n - size]))
-    return (out, bin_err, log_scale) if tilt else (out, bin_err)
+    return out, bin_err, log_scale, log_pad
+
+
+def untilt(values, bin_err, log_scale, log_pad, tilt, step, first, pessimistic, outside=0.0):
+    """(probs, per-bin noise bounds) of a tilted transform's bins, values[j] at grid
+    index s = first + j: p_s = p̃_s·exp(C − λh·s) (``fft``), bounded outwards.
+
+    The true p_s lies within e^{±ρ} of (p̃_s ± noise)·e^{C − λhs}; the exponent as
+    computed, fl(s·fl(−λh)) + fl(C ± shift), errs by u/2 of λhs twice, of itself
+    and of C, exp by 4u and the two final products by u: shift = 1.01·(ρ + u·(R + |E|/2
+    + |C|/2 + 5)), R = max|λhs|, E ≤ |C| + ρ + R, moves every bin outwards. Beyond
+    e^{700} a bin is useless anyway: its noise bound (≥ 1e-21 tilted) makes it ≥ 1
+    (pessimistic) or 0 (optimistic). Lower bounds also lose the tilted tails
+    ``outside`` the window (of the exact law; ×e^ρ for the rounded one)."""
+    n = len(values)
+    reach = abs(tilt * step) * max(abs(first), abs(first + n - 1))
+    shift = 1.01 * (log_pad + _U * (reach + (abs(log_scale) + log_pad + reach) / 2 + abs(log_scale) / 2 + 5))
+    factor = np.arange(first, first + n, dtype=float)
+    factor *= -tilt * step
+    factor += log_scale + (shift if pessimistic else -shift)
+    np.exp(np.minimum(factor, 700.0, out=factor), out=factor)
+    # (tilted values ± their noise bound and, optimistic, the tilted tails) · factor, in place:
+    # these windows are the largest
+    values += bin_err if pessimistic else -(bin_err + outside * math.exp(log_pad))
+    values *= factor
+    probs = np.maximum(values, 0.0, out=values)
+    return probs, np.multiply(factor, bin_err, out=factor)
