@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import GridTooLarge
 from .chernoff import descend, exponent, quantile, tail_level
 from .chernoff import log_mgf as _MGF
-from .grid import PLDGrid
+from .grid import PLDGrid, frozen
 from .transform import direct, fft, untilt
 
 _U = np.finfo(float).eps
@@ -144,10 +144,10 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
             probs[0] += below
-        return PLDGrid(step=step, offset=ja, probs=probs, p_inf=min(1.0, p_inf + extra_inf) if pessimistic
-                       else p_inf, pessimistic=pessimistic, noise=float(noise_bins.max()), noise_bins=noise_bins)
+        return PLDGrid(step=step, offset=ja, probs=frozen(probs), p_inf=min(1.0, p_inf + extra_inf) if pessimistic
+                       else p_inf, pessimistic=pessimistic, noise=float(noise_bins.max()), noise_bins=frozen(noise_bins))
     p_inf_total = min(1.0, p_inf + extra_inf) if pessimistic else p_inf
-    return PLDGrid(step=step, offset=ja, probs=probs, p_inf=p_inf_total, pessimistic=pessimistic,
+    return PLDGrid(step=step, offset=ja, probs=frozen(probs), p_inf=p_inf_total, pessimistic=pessimistic,
                    noise=noise)
 
 

@@ -55,16 +55,15 @@ class PLDGrid:
     @cached_property
     def _noise_above(self):
         """Σ_{i ≥ j} noise_i for each j, and 0 past the end."""
-        return np.append(np.cumsum(self.noise_bins[::-1])[::-1], 0.0)
+        out = np.empty(len(self.noise_bins) + 1)
+        out[-1] = 0.0
+        np.cumsum(self.noise_bins[::-1], out=out[-2::-1])
+        return out
 
     def __post_init__(self):
-        probs = np.array(self.probs, dtype=float)
-        probs.setflags(write=False)
-        object.__setattr__(self, "probs", probs)
+        object.__setattr__(self, "probs", _read_only(self.probs))
         if self.noise_bins is not None:
-            bins = np.array(self.noise_bins, dtype=float)
-            bins.setflags(write=False)
-            object.__setattr__(self, "noise_bins", bins)
+            object.__setattr__(self, "noise_bins", _read_only(self.noise_bins))
 
     @cached_property
     def _live_log(self):
@@ -164,3 +163,21 @@ class PLDGrid:
                 break
             eps = eps + (1.0 if self.pessimistic else -1.0) * (max(abs(eps), 1.0) * 8 * _U + 1e-300)
         return float(max(eps, 0.0))
+
+
+def frozen(array):
+    """``array`` made read-only: a ``PLDGrid`` takes a frozen float array that owns its
+    data as it is (``compose`` hands over the large arrays it built), not a copy."""
+    array.setflags(write=False)
+    return array
+
+
+def _read_only(array):
+    """A read-only float array of these values: ``array`` itself where it is frozen and
+    owns its data (no one can write it any more), else a copy."""
+    if isinstance(array, np.ndarray) and array.dtype == np.float64 and array.base is None \
+            and not array.flags.writeable:
+        return array
+    out = np.array(array, dtype=float)
+    out.setflags(write=False)
+    return out

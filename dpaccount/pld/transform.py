@@ -212,9 +212,8 @@ def untilt(values, bin_err, log_scale, log_pad, tilt, step, first, pessimistic, 
     factor *= -tilt * step
     factor += log_scale + (shift if pessimistic else -shift)
     np.exp(np.minimum(factor, 700.0, out=factor), out=factor)
-    # (tilted values ± their noise bound and, optimistic, the tilted tails) · factor, in place:
-    # these windows are the largest
-    values += bin_err if pessimistic else -(bin_err + outside * math.exp(log_pad))
-    values *= factor
-    probs = np.maximum(values, 0.0, out=values)
-    return probs, np.multiply(factor, bin_err, out=factor)
+    # (tilted values ± their noise bound and, optimistic, the tilted tails) · factor: a new array
+    # (a grid keeps it), the rest in place: these windows are the largest
+    probs = np.add(values, bin_err if pessimistic else -(bin_err + outside * math.exp(log_pad)))
+    probs *= factor
+    return np.maximum(probs, 0.0, out=probs), np.multiply(factor, bin_err, out=factor)
