@@ -238,5 +238,4 @@ def quantile(mgf, log_tail, sign, hint=None, tol=0.0):
     stops where the predicted gain is at most ``tol``."""
     if hint is None:
         hint = math.sqrt(-2.0 * log_tail / max(mgf.moments(0.0)[2], 1e-300))
-    value, lam = descend(tail_level(mgf, log_tail, sign), hint, tol)
-    return value, lam
+    return descend(tail_level(mgf, log_tail, sign), hint, tol)

@@ -90,7 +90,8 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
     With ``tilt`` = λ > 0 the transforms run on the tilted masses p_j e^{λ ε_j}
     (normalised), which commutes with convolution; untilting divides each bin's
     noise bound by e^{λ ε} there, so bins around and above the tilt centre are
-    accurate to ~1e-15 of *themselves*. The result is combined bin by bin with
+    accurate to ~1e-15 of *themselves* (plus the tilting's own rounding, a pad
+    of ~1e-8 of them: ``transform.untilt``). The result is combined bin by bin with
     ``base`` (the untilted grid of the same window): the smaller upper bound
     (pessimistic) or the larger lower bound wins, both being certified."""
     step = items[0][0].step
@@ -228,7 +229,7 @@ def _read_tilt(mgf, lam, top):
         k0, k1, _ = mgf.moments(theta)
         if not v > k1:
             return lam
-        new = max(theta - (theta * v - k0 - rate + _READ_RATIO) / (v - k1), 0.0)
+        new = min(max(theta - (theta * v - k0 - rate + _READ_RATIO) / (v - k1), 0.0), lam)
         if abs(new - theta) <= 1e-4 * lam:
             return new or theta
         theta = new
