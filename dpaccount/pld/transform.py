@@ -90,7 +90,7 @@ def tilted_masses(g, tilt, out):
     u/2; c = t + log N' within 4u·|log N'| + u/2·|c|. In all, θ ≤
     u·(5L + 2E + |t| + 4|log N'| + |c| + 8). (A mass below 2^{−1022} is off by up
     to 5·2^{−1074} instead: summed over every point and count, far below the u·B
-    that pads the noise bound B ≥ 1e-22.)"""
+    that pads the noise bound B ≥ 1e-21.)"""
     lp, x = g._live_log
     if not len(lp):
         return 0.0, 0.0
