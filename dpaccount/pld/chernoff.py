@@ -15,14 +15,19 @@ grid's points in one array, so K(λ) costs a few array passes however many
 distinct grids there are (a heterogeneous composition has hundreds, each a
 few hundred points on a coarse grid, where per-grid calls cost more than the
 arithmetic). Each Λ_i is computed as t_i + log Σ_j e^{log p_ij + λε_ij − t_i}
-with t_i the largest exponent (no overflow); K is exact up to a few ulps of
-Σ k_i |Λ_i|, which moves a tail bound by that much of itself.
+with t_i the largest exponent (no overflow), and a term below e^{−700}
+raised to that (exp stays out of the slow subnormal range; each Λ_i only
+rises, by under n_i·e^{−700}); K is exact up to a few ulps of Σ k_i |Λ_i|,
+which moves a tail bound by that much of itself.
 
+The searches (``descend``) are safeguarded Newton iterations on the slope
+of a Chernoff exponent or level, one pass over the points per step giving
+K, K' and K'' (the tilted mean and variance); started near the answer (a
+coarser grid's λ, a normal law's), they take one to a few passes.
 ``log_mgf(items)`` shares one ``LogMGF`` per composition among the searches
 that follow one another on it (a window, its tilt, the tilt lattice of
 ``step_profile.py``, thousands of saddle points on one composition): each
-keeps the K(λ) it has computed, and the scan of every search starts at the
-same λ.
+keeps the K(λ) and moments it has computed.
 """
 import math
 import threading
@@ -60,7 +65,7 @@ class LogMGF:
         self._starts, self._sizes = np.cumsum(sizes) - sizes, sizes
         self._width = max(1, _BLOCK // max(len(self._x), 1))  # λ values per pass
         self._work = self._spare = None  # reused: no page faults per call
-        self._memo = {}                  # λ → K(λ)
+        self._memo, self._moments = {}, {}  # λ → K(λ), λ → (K, K', K'')
         self._lock = threading.Lock()    # shared (``log_mgf``): one evaluation at a time
 
     @property
@@ -81,9 +86,17 @@ class LogMGF:
                 self._work, self._spare = np.empty(len(part) * len(self._x)), np.empty(len(part) * len(self._x))
             w = np.multiply(part[:, None], self._x, out=self._work[:len(part) * len(self._x)].reshape(len(part), -1))
             w += self._logp
-            top = np.maximum.reduceat(w, self._starts, axis=1)
-            w -= np.repeat(top, self._sizes, axis=1)
-            yield part, top, np.exp(w, out=w)
+            top = self._per_grid(np.maximum, w)
+            w -= np.repeat(top, self._sizes, axis=1) if len(self._sizes) > 1 else top
+            # a term below e^{−700} of its grid's largest is raised to that: exp stays out of the
+            # (slow) subnormal range, and K only rises, as a Chernoff bound allows
+            yield part, top, np.exp(np.maximum(w, -700.0, out=w), out=w)
+
+    def _per_grid(self, ufunc, w):
+        """``ufunc`` reduced over each grid's points (one column per grid)."""
+        if len(self._starts) == 1:
+            return ufunc.reduce(w, axis=1, keepdims=True)
+        return ufunc.reduceat(w, self._starts, axis=1)
 
     def __call__(self, lam):
         with self._lock:
@@ -105,8 +118,15 @@ class LogMGF:
     def moments(self, lam):
         """(K, K', K'') at λ, or arrays of them for an array of λ."""
         with self._lock:
-            out = self._evaluate(lam, moments=True)
-        return tuple(float(v[0]) for v in out) if np.ndim(lam) == 0 else tuple(v.reshape(np.shape(lam)) for v in out)
+            if np.ndim(lam) == 0:
+                x = float(lam)
+                if x not in self._moments:
+                    if len(self._moments) > 4096:
+                        self._moments.clear()
+                    self._moments[x] = tuple(float(v[0]) for v in self._evaluate(np.array([x]), moments=True))
+                    self._memo.setdefault(x, self._moments[x][0])  # the same K, computed the same way
+                return self._moments[x]
+            return tuple(v.reshape(np.shape(lam)) for v in self._evaluate(lam, moments=True))
 
     def _evaluate(self, lam, moments):
         size = np.size(lam)
@@ -117,12 +137,12 @@ class LogMGF:
         for part, top, w in self._blocks(lam):
             at = slice(done, done + len(part))
             done += len(part)
-            total = np.add.reduceat(w, self._starts, axis=1)
+            total = self._per_grid(np.add, w)
             cgf[at] = (top + np.log(total)) @ self._k
             if moments:
                 wx = np.multiply(w, self._x, out=self._spare[:w.size].reshape(w.shape))
-                first = np.add.reduceat(wx, self._starts, axis=1) / total
-                second = np.add.reduceat(np.multiply(wx, self._x, out=wx), self._starts, axis=1) / total
+                first = self._per_grid(np.add, wx) / total
+                second = self._per_grid(np.add, np.multiply(wx, self._x, out=wx)) / total
                 mean[at], var[at] = first @ self._k, np.maximum(second - first ** 2, 0.0) @ self._k
         return (cgf, mean, var) if moments else (cgf,)
 
@@ -140,54 +160,85 @@ def minimise_over_lambda(f, argmin=False):
     return min(float(vals[i]), float(res.fun))
 
 
-_NEAR = np.array([0.8, 0.9, 1.0, 1.1, 1.25])
+def descend(evaluate, lam, tol=0.0):
+    """(value, λ): the least value met by a safeguarded Newton search over
+    λ ∈ [1e-3, 1e3] from ``lam``, of a function that falls and then rises.
+
+    ``evaluate(λ)`` gives (value, ψ, ψ', gain, s): ψ has the sign of the slope
+    and does not decrease (the minimum is its root, or an end of the range),
+    gain predicts how far below the value the minimum is, and s is ψ's scale
+    (a standard deviation: x = ψ/s). Below the root the step is Newton's,
+    −ψ/ψ'; above it, Newton's on asinh(ψ/s), −asinh(x)·√(1 + x²)·s/ψ' (as
+    Newton's where |x| ≲ 1; where the tilted mean runs away exponentially, as
+    past a compound of rare large losses, a jump to near the root instead of
+    ~1/rate per step). A step stays inside the bracket the signs of ψ have
+    shown (else the bracket's geometric middle, or the end not yet tried) and
+    moves at most a factor 4 towards an end where ψ's sign is unknown. It
+    stops where gain ≤ ``tol`` (or 1e-13 of the value: rounding) or the root
+    lies beyond an end. Each evaluation is one pass over the points."""
+    lo, hi = _SCAN[0], _SCAN[-1]
+    lam = min(max(float(lam), lo), hi)
+    best, seen = (math.inf, lam), [False, False]  # whether ψ < 0 at lo, ψ > 0 at hi has been seen
+    for _ in range(60):
+        value, psi, dpsi, gain, scale = evaluate(lam)
+        if not (math.isfinite(value) and math.isfinite(psi)):
+            return min(best, (value, lam)) if best[0] < math.inf else (value, lam)
+        best = min(best, (value, lam))
+        if psi == 0 or gain <= max(tol, 1e-13 * abs(value)) or (psi < 0 and lam >= _SCAN[-1]) or (
+                psi > 0 and lam <= _SCAN[0]):
+            break
+        if psi < 0:
+            lo, seen[0] = lam, True
+            new = lam - psi / dpsi if dpsi > 0 else math.inf
+        else:
+            hi, seen[1] = lam, True
+            x = psi / scale if scale > 0 else math.inf
+            stretch = math.asinh(x) * math.sqrt(1.0 + x * x) / x if 0 < x < 1e150 else 1.0  # ≥ 1
+            new = lam - stretch * psi / dpsi if dpsi > 0 else 0.0
+        if hi - lo <= 1e-12 * hi:
+            break
+        if not lo < new < hi:  # towards an end not yet seen, that end; else the geometric middle
+            new = lo if not seen[0] and new <= lo else hi if not seen[1] and new >= hi else math.sqrt(lo * hi)
+        # towards an end where ψ's sign is unknown, at most a factor 4 at a time
+        lam = min(max(new, lo if seen[0] else 0.25 * lam), hi if seen[1] else 4.0 * lam)
+    return best
 
 
-def minimise_near(f, rough=None, argmin=False):
-    """``minimise_over_lambda`` of f, searched on ``rough`` first (the same
-    function on the grids of a coarser step: cheap, and close where the
-    steps' rounding is small): f is then tried near the λ found, and searched
-    in full only where the best of those is at an end (the rough function
-    misled: an optimistic grid that has lost its rare losses at the coarser
-    step). Any λ is valid in a Chernoff bound: the search only tightens."""
-    if rough is not None:
-        near = minimise_over_lambda(rough, argmin=True) * _NEAR
-        vals = np.asarray(f(near), dtype=float)
-        i = int(np.argmin(vals))
-        if 0 < i < len(near) - 1:
-            return float(near[i]) if argmin else float(vals[i])
-    return minimise_over_lambda(f, argmin=argmin)
+def exponent(mgf, level, sign=1.0):
+    """``descend``'s λ ↦ K(sλ) − sλ·level: the Chernoff exponent of P(sS ≥ s·level),
+    convex (ψ = s(K'(sλ) − level), ψ' = K''(sλ), gain ψ²/2ψ', scale √K'')."""
+    def evaluate(lam):
+        k0, k1, k2 = mgf.moments(sign * lam)
+        psi = sign * (k1 - level)
+        return k0 - sign * lam * level, psi, k2, psi * psi / (2.0 * k2) if k2 > 0 else math.inf, math.sqrt(k2)
+    return evaluate
+
+
+def tail_level(mgf, log_tail, sign=1.0, at=0.0):
+    """``descend``'s θ ↦ f(θ) = (K(at + sθ) − K(at) − log_tail)/θ: by Chernoff, the law
+    tilted at ``at`` (log-MGF θ ↦ K(at + θ) − K(at); at = 0: the composed law itself,
+    K(0) not taken off) has P(sS ≥ f(θ)) ≤ e^{log_tail}. ψ = θ²f' = θ(sK' − f) does
+    not decrease (ψ' = θK''); gain ψ²/(2θ²ψ'), scale θ√K''."""
+    base = mgf(at) if at else 0.0
+
+    def evaluate(theta):
+        k0, k1, k2 = mgf.moments(at + sign * theta)
+        value = (k0 - base - log_tail) / theta
+        psi, dpsi = theta * (sign * k1 - value), theta * k2
+        gain = psi * psi / (2.0 * theta * theta * dpsi) if dpsi > 0 else math.inf
+        return value, psi, dpsi, gain, theta * math.sqrt(k2)
+    return evaluate
 
 
 def quantile(mgf, log_tail, sign, hint=None, tol=0.0):
     """(level, λ): P(sign·S ≥ level) ≤ e^{log_tail} at level = f(λ) = (K(sign·λ) − log_tail)/λ,
-    minimised over λ > 0.
-
-    With ``hint`` (the λ of the same search on coarser grids of the same pairs,
-    which moves little): Newton's method on f from the hint, one pass per step
-    giving K, K', K'' and so f, f' and f'' = K''/λ − 2f'/λ; each step moves λ
-    by −f'/f'' (at most 25 %) and it stops where the predicted gain f'²/(2f'')
-    is at most ``tol`` (or 1e-12 of f). Where f is not convex there, a step
-    does not lower f, or eight steps do not settle, the full search."""
-    def f(lam):
-        return (mgf(sign * lam) - log_tail) / lam
-    if hint is not None:
-        lam, value = float(hint), math.inf
-        for _ in range(8):
-            k0, k1, k2 = mgf.moments(sign * lam)
-            new = (k0 - log_tail) / lam
-            if not new < value:
-                break
-            value = new
-            slope = (sign * k1 - value) / lam
-            curve = (k2 - 2.0 * slope) / lam
-            if not curve > 0:
-                break
-            if slope * slope / (2.0 * curve) <= max(tol, 1e-12 * abs(value)):
-                return value, lam
-            lam -= float(np.clip(slope / curve, -0.25 * lam, 0.25 * lam))
-    lam = minimise_over_lambda(f, argmin=True)
-    return f(lam), lam
+    minimised over λ by ``descend`` (``tail_level``) from ``hint`` (the λ of the
+    same search on coarser grids of the same pairs, which moves little), else
+    from that of a normal law of the same variance, √(−2·log_tail/K''(0)); it
+    stops where the predicted gain is at most ``tol``."""
+    if hint is None:
+        hint = math.sqrt(-2.0 * log_tail / max(mgf.moments(0.0)[2], 1e-300))
+    return descend(tail_level(mgf, log_tail, sign), hint, tol)
 
 
 _DELTA_LAMBDAS = np.geomspace(1e-2, 1e3, 97)  # any λ > 0 is valid: the lattice only tightens

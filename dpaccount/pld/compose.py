@@ -12,24 +12,20 @@ gives the composed grid. Nothing is lost silently:
   *adds* aliased mass to the window bins (never removes any), so the
   pessimistic grid adds the upper-tail bound to p_∞ and the lower-tail bound
   to the first bin; the optimistic grid keeps neither.
-* **Floating-point noise.** The transforms are accurate to η = c·u·log₂n in
-  each coefficient (inputs sum to ≤ 1); the power/product of K spectra
-  then errs by at most K·(η + 4u)·M_ω^{K−1}, M_ω = max_i |ẑ_{i,ω}| + η, and the
-  inverse transform adds η·mean|ŷ|. The resulting per-bin bound B is added
-  to every bin (pessimistic) or subtracted (optimistic). Small problems
-  use exact direct convolution instead (relative error ≤ n·u per bin).
+* **Floating-point noise** (``transform.py``). The per-bin bound B of the
+  transforms' rounding is added to every bin (pessimistic) or subtracted
+  (optimistic). Small problems use exact direct convolution instead
+  (relative error ≤ n·u per bin).
 """
 import math
 
 import numpy as np
-from scipy import fft as sfft
 
 from ..errors import GridTooLarge
+from .chernoff import descend, exponent, quantile, tail_level
 from .chernoff import log_mgf as _MGF
-from .chernoff import minimise_near
-from .chernoff import minimise_over_lambda as _minimise_over_lambda
-from .chernoff import quantile
-from .grid import PLDGrid
+from .grid import PLDGrid, frozen
+from .transform import direct, fft, untilt
 
 _U = np.finfo(float).eps
 MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
@@ -64,21 +60,28 @@ def chernoff_window(items, tail, hints=(None, None), proxy=None):
     return ja, jb, (tail if ja > lo else 0.0), (tail if jb < hi else 0.0)
 
 
-def _mass_beyond(mgf, rough, level, sign=1.0):
+def _mass_beyond(mgf, rough, level, sign=1.0, start=1.0):
     """Chernoff: P(sign·S > sign·level) ≤ exp(min_λ Σ k Λ(sign·λ) − λ·sign·level), rounded up
-    (λ searched on ``rough``, the log-MGF of coarser grids, first: ``minimise_near``)."""
-    exponent = minimise_near(lambda lam: mgf(sign * lam) - lam * sign * level,
-                             rough and (lambda lam: rough(sign * lam) - lam * sign * level))
-    return min(1.0, math.exp(min(exponent, 0.0)) * (1 + 16 * _U))
+    (λ searched from ``start`` on ``rough``, the log-MGF of coarser grids, first: ``_near``)."""
+    exponent_ = _near(lambda m: exponent(m, level, sign), mgf, rough, start, tol=1e-4)[0]
+    return min(1.0, math.exp(min(exponent_, 0.0)) * (1 + 16 * _U))
 
 
-def saddle_tilt(items, level, proxy=None):
+def saddle_tilt(items, level, proxy=None, start=1.0):
     """The tilt λ ≥ 0 minimising the Chernoff exponent Σ k Λ(λ) − λ·level: the
-    exponentially tilted composition is centred near ``level`` (searched on
-    ``proxy`` first, ``minimise_near``)."""
-    mgf, rough = _MGF(items), proxy and _MGF(proxy)
-    return minimise_near(lambda lam: mgf(lam) - lam * level, rough and (lambda lam: rough(lam) - lam * level),
-                         argmin=True)
+    exponentially tilted composition is centred near ``level`` (searched from
+    ``start``, on ``proxy`` first: ``_near``)."""
+    # gain ≤ 1e-5: the tilted mean K'(λ) within √(2·1e-5) ≈ 0.005 standard deviations of the level
+    return _near(lambda m: exponent(m, level), _MGF(items), proxy and _MGF(proxy), start, tol=1e-5)[1]
+
+
+def _near(search, mgf, rough, start=1.0, tol=0.0):
+    """``descend`` on ``search(mgf)`` from the λ of the same search on ``rough``
+    (the log-MGF of coarser grids: cheap, and close where the steps' rounding
+    is small), which often leaves one pass over the finer points to do."""
+    if rough is not None and rough is not mgf:
+        start = descend(search(rough), start, tol)[1]
+    return descend(search(mgf), start, tol)
 
 
 def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(None, None), proxy=None):
@@ -87,7 +90,8 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
     With ``tilt`` = λ > 0 the transforms run on the tilted masses p_j e^{λ ε_j}
     (normalised), which commutes with convolution; untilting divides each bin's
     noise bound by e^{λ ε} there, so bins around and above the tilt centre are
-    accurate to ~1e-15 of *themselves*. The result is combined bin by bin with
+    accurate to ~1e-15 of *themselves* (plus the tilting's own rounding, a pad
+    of ~1e-8 of them: ``transform.untilt``). The result is combined bin by bin with
     ``base`` (the untilted grid of the same window): the smaller upper bound
     (pessimistic) or the larger lower bound wins, both being certified."""
     step = items[0][0].step
@@ -116,11 +120,16 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
     support = sum(k * (len(g.probs) - 1) for g, k in items) + 1
     noise = 0.0
     if support <= _DIRECT_LIMIT:
-        probs, extra_inf = _direct(items, ja, jb, pessimistic)
+        probs, extra_inf = direct(items, ja, jb, pessimistic)
     elif not tilt:
-        values, err = _fft(items, ja, n)
-        # circular aliasing adds at most the mass outside the window to any bin
+        values, err, _, pad = fft(items, ja, n)
+        # circular aliasing adds at most the mass outside the window to any bin; a folded
+        # grid's rounding moves every bin by e^{±pad} (``fft``)
         probs = np.maximum(values + err, 0.0) if pessimistic else np.maximum(values - err - below - above, 0.0)
+        if pad:  # tails of the rounded law too; exp (4 ulp) and the product: 8u
+            if not pessimistic:
+                probs = np.maximum(probs - (below + above) * math.expm1(pad), 0.0)
+            probs *= math.exp(pad + 8 * _U if pessimistic else -pad - 8 * _U)
         noise = err
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
@@ -130,16 +139,16 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
         mgf, rough = _MGF(items), proxy and _MGF(proxy)
         ja, probs, noise_bins = _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base)
         if ja + len(probs) - 1 > top:  # the tilted window reaches higher: bound the mass above its top
-            above = min(above, _mass_beyond(mgf, rough, (ja + len(probs) - 1) * step))
+            above = min(above, _mass_beyond(mgf, rough, (ja + len(probs) - 1) * step, start=tilt))
         if ja > bottom:  # it starts higher: bound the mass below its bottom (moved up to it)
-            below = _mass_beyond(mgf, rough, ja * step, -1.0)
+            below = _mass_beyond(mgf, rough, ja * step, -1.0, start=1e-3)
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
             probs[0] += below
-        return PLDGrid(step=step, offset=ja, probs=probs, p_inf=min(1.0, p_inf + extra_inf) if pessimistic
-                       else p_inf, pessimistic=pessimistic, noise=float(noise_bins.max()), noise_bins=noise_bins)
+        return PLDGrid(step=step, offset=ja, probs=frozen(probs), p_inf=min(1.0, p_inf + extra_inf) if pessimistic
+                       else p_inf, pessimistic=pessimistic, noise=float(noise_bins.max()), noise_bins=frozen(noise_bins))
     p_inf_total = min(1.0, p_inf + extra_inf) if pessimistic else p_inf
-    return PLDGrid(step=step, offset=ja, probs=probs, p_inf=p_inf_total, pessimistic=pessimistic,
+    return PLDGrid(step=step, offset=ja, probs=frozen(probs), p_inf=p_inf_total, pessimistic=pessimistic,
                    noise=noise)
 
 
@@ -169,9 +178,8 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     log_t = math.log(tilted_tail)
     rough = rough or mgf
     tilt = _read_tilt(rough, tilt, jb * step)
-    centre, rough_centre = mgf(tilt), rough(tilt)
-    b, a = (sign * minimise_near(lambda th: (mgf(tilt + sign * th) - centre - log_t) / th,
-                                 lambda th: (rough(tilt + sign * th) - rough_centre - log_t) / th)
+    start = math.sqrt(-2.0 * log_t / max(rough.moments(tilt)[2], 1e-300))  # the quantile of a normal law
+    b, a = (sign * _near(lambda m: tail_level(m, log_t, sign, tilt), mgf, rough, start, tol=step)[0]
             for sign in (1.0, -1.0))
     # the bottom is the tilted measure's own: the untilted mass below it is moved up to it (by
     # ``compose``), where it adds nothing to δ(ε) for ε above the bottom, the tilted grid's use
@@ -182,19 +190,14 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     n = new_b - new_a + 1
     if n > MAX_GRID:
         raise GridTooLarge(f"the tilted privacy-loss window needs {n} grid points (cap {MAX_GRID})")
-    values, err, factor = _fft(items, new_a, n, tilt)
-    if pessimistic:
-        values += err
-        probs = np.maximum(values, 0.0, out=values)  # in place: these windows are the largest
-    else:
-        outside = (tilted_tail if new_a > lo else 0.0) + (tilted_tail if new_b < hi else 0.0)
-        probs = np.maximum(values - err - outside * factor, 0.0)
+    values, bin_err, log_scale, log_pad = fft(items, new_a, n, tilt)
+    outside = (tilted_tail if new_a > lo else 0.0) + (tilted_tail if new_b < hi else 0.0)
+    probs, err = untilt(values, bin_err, log_scale, log_pad, tilt, step, new_a, pessimistic, outside)
     first, last = (max(new_a, base.offset), min(new_b, base.offset + len(base.probs) - 1)) if base else (0, -1)
     if last >= first:  # where the windows overlap, each bin bounds the same mass: keep the better one
         part, theirs = slice(first - new_a, last - new_a + 1), base.probs[first - base.offset:last - base.offset + 1]
-        probs[part] = np.minimum(probs[part], theirs) if pessimistic else np.maximum(probs[part], theirs)
-        err = err.copy()
-        err[part] = np.minimum(err[part], base.noise)  # the bin kept is the one with the smaller error
+        (np.minimum if pessimistic else np.maximum)(probs[part], theirs, out=probs[part])
+        np.minimum(err[part], base.noise, out=err[part])  # the bin kept is the one with the smaller error
     return new_a, probs, err
 
 
@@ -215,123 +218,19 @@ def _read_tilt(mgf, lam, top):
     v = min(mean + 3.0 * math.sqrt(max(var, 0.0)), top)
     if not v > mean:
         return lam
-    rate = -_minimise_over_lambda(lambda t: mgf(t) - t * v)  # I(v)
+    rate = -descend(exponent(mgf, v), lam, tol=1e-6)[0]  # I(v)
 
-    def log_ratio(theta):  # increasing in θ up to the saddle point of v (≥ λ)
-        return theta * v - mgf(theta) - rate
-
-    lo, hi = 0.0, lam
-    if log_ratio(lo) >= -_READ_RATIO:
+    # h(θ) = θv − K(θ) − I(v) + log ratio: concave, increasing on [0, λ] (K'(θ) ≤ m < v);
+    # Newton from λ lands at or below its root, and from there climbs to it
+    if -mgf(0.0) - rate >= -_READ_RATIO:
         return lam  # no smaller θ gains anything worth the search
-    for _ in range(12):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if log_ratio(mid) >= -_READ_RATIO else (mid, hi)
-    return hi
-
-
-def _truncate(probs, offset, ja, jb, pessimistic):
-    """Cut a grid to indices [ja, jb]: returns (probs, mass sent to +∞)."""
-    lo_cut, hi_cut = ja - offset, jb - offset + 1
-    below = probs[:max(lo_cut, 0)].sum()
-    above = probs[max(hi_cut, 0):].sum()
-    body = probs[max(lo_cut, 0):max(hi_cut, 0)]
-    out = np.zeros(jb - ja + 1)
-    start = max(offset - ja, 0)
-    out[start:start + len(body)] = body
-    if pessimistic:
-        out[0] += below          # moved up to the window's bottom
-        return out, above        # the top goes to +∞
-    out[-1] += above             # moved down to the window's top
-    return out, 0.0              # the bottom is dropped
-
-
-def _direct(items, ja, jb, pessimistic):
-    """Exact repeated squaring with direct convolution (small supports only).
-
-    Each convolution of non-negative arrays is accurate to (length + 2)·u
-    relative in every bin; the accumulated factor is applied outwards."""
-    acc, acc_off, fudge = np.array([1.0]), 0, 1.0
-    for g, k in items:
-        base, base_off = g.probs, g.offset
-        while k:
-            if k & 1:
-                fudge *= 1.0 + (min(len(acc), len(base)) + 2) * _U
-                acc, acc_off = np.convolve(acc, base), acc_off + base_off
-            k >>= 1
-            if k:
-                fudge *= 1.0 + (len(base) + 2) * _U
-                base, base_off = np.convolve(base, base), 2 * base_off
-    probs, to_inf = _truncate(acc, acc_off, ja, jb, pessimistic)
-    scale = fudge if pessimistic else 1.0 / fudge
-    return probs * scale, to_inf * scale
-
-
-def _fft(items, ja, n, tilt=0.0):
-    """Circular convolution of length ≥ n by real FFTs: (bin values, bin error
-    bound) untilted, (values, per-bin error bounds, untilting factors) tilted.
-
-    A frequency whose bound Π(|ẑ_i| + η)^{k_i} has fallen below e^{−745}
-    (where exp underflows) is dead: its coefficient is set to 0 (an error
-    below that bound, kept in the noise bound) and later grids skip it.
-    With a tilt λ the inputs are p_j e^{λ ε_j} normalised to sum 1; the
-    output is untilted bin by bin, errors included."""
-    step = items[0][0].step
-    size = sfft.next_fast_len(n, real=True)
-    eta = 5.0 * _U * math.ceil(math.log2(size) + 1)
-    total_k = sum(k for _, k in items)
-    origin = sum(k * g.offset for g, k in items)
-    nfreq = size // 2 + 1
-    spec = np.ones(nfreq, dtype=complex)
-    log_bound = np.zeros(nfreq)           # Σ k_i log(|ẑ_i| + η) so far
-    log_max = np.full(nfreq, -np.inf)     # max_i log(|ẑ_i| + η)
-    active = np.arange(nfreq)
-    log_scale = 0.0                       # Σ k_i log(normaliser_i) of the tilt
-    batch = max(1, (1 << 22) // size)     # transform a few grids at once, ≤ 32 MB
-    for start in range(0, len(items), batch):
-        chunk = items[start:start + batch]
-        stack = np.zeros((len(chunk), size))
-        for row, (g, k) in enumerate(chunk):
-            if tilt:
-                with np.errstate(divide="ignore"):
-                    w = np.log(g.probs) + tilt * g.losses
-                top = w.max()
-                x = np.exp(w - top)
-                total = x.sum()
-                x = x / total
-                log_scale += k * (top + math.log(total))
-            else:
-                x = g.probs
-            if len(x) > size:  # longer than the transform: fold it (aliasing, as above)
-                x = np.bincount(np.arange(len(x)) % size, x, minlength=size)
-            stack[row, :len(x)] = x
-        spectra = sfft.rfft(stack, axis=1, workers=-1)
-        del stack
-        for z, (_, k) in zip(spectra, chunk):
-            z = z[active]
-            log_mag = np.log(np.minimum(np.abs(z) + eta, 1.0 + eta))
-            log_bound[active] += k * log_mag
-            log_max[active] = np.maximum(log_max[active], log_mag)
-            dead = log_bound[active] < -745.0  # dying now: not worth powering
-            if dead.any():
-                spec[active[dead]] = 0.0
-                z, active = z[~dead], active[~dead]
-            with np.errstate(under="ignore"):
-                spec[active] *= z ** k    # binary powering: ~2·log2(k) roundings
-    # error of each product coefficient, then of the inverse transform:
-    # Σ_ω w_ω (coef_err + η|ŷ| + dead) / size, w = 2 but at 0 and (even size) Nyquist
-    terms = np.exp(np.minimum(log_bound, 0.0))
-    terms[spec != 0] = 0.0                                   # dead frequencies: their bound
-    terms += eta * np.abs(spec)
-    terms += total_k * (eta + 4 * _U) * np.exp(log_bound - log_max)
-    terms[1:nfreq - (size % 2 == 0)] *= 2.0
-    bin_err = float(terms.sum() / size)
-    del terms, log_bound, log_max, active
-    out = sfft.irfft(spec, size, workers=-1)
-    del spec
-    start = (ja - origin) % size  # the window's first bin in the circular result
-    out = out[start:start + n] if start + n <= size else np.concatenate((out[start:], out[:start + n - size]))
-    if not tilt:
-        return out, bin_err
-    # untilt: p_s = p̃_s · exp(Σ k log N_i − λ s); beyond e^700 the bin is useless anyway
-    factor = np.exp(np.minimum(log_scale - tilt * (ja + np.arange(n)) * step, 700.0))
-    return out * factor, bin_err * factor, factor
+    theta = lam
+    for _ in range(16):
+        k0, k1, _ = mgf.moments(theta)
+        if not v > k1:
+            return lam
+        new = min(max(theta - (theta * v - k0 - rate + _READ_RATIO) / (v - k1), 0.0), lam)
+        if abs(new - theta) <= 1e-4 * lam:
+            return new or theta
+        theta = new
+    return theta or lam

@@ -138,7 +138,7 @@ class OnlineDirection:
         return self._weights[eps]
 
     def _bin_error(self):
-        """Per-bin bound of the spectrum's noise (as in ``pld/compose._fft``):
+        """Per-bin bound of the spectrum's noise (as in ``pld/transform.fft``):
         K(η + 4u)·bound/peak for the products' errors, η·bound for the last
         transform, then what the dead frequencies may add."""
         m = self.m

@@ -147,12 +147,11 @@ class StepProfile:
             levels.append(float(g.probs @ g.losses) / mass if mass > 0 else 0.0)
         if upto > levels[-1] and direction not in self._mgf:
             items = step_grids(self._pairs.direction(direction), self.step, TIERS[0])
-            self._mgf[direction] = (items, _MGF(items))
+            self._mgf[direction] = [items, _MGF(items), 1.0]  # and the last saddle λ, the next search's start
         while upto > levels[-1] and len(levels) < 4096:
-            items, mgf = self._mgf[direction]
-            lam = saddle_tilt(items, levels[-1])
-            h = 1e-3 * max(lam, 1.0)
-            var = (mgf(lam + h) - 2 * mgf(lam) + mgf(lam - h)) / h ** 2
+            items, mgf, start = self._mgf[direction]
+            lam = self._mgf[direction][2] = saddle_tilt(items, levels[-1], start=start)
+            var = mgf.moments(lam)[2]
             levels.append(levels[-1] + max(_BAND_SDS * math.sqrt(max(var, 0.0)), 64 * self.step))
         return levels
 
