@@ -138,6 +138,7 @@ def test_log_mgf_and_its_moments_against_a_direct_sum():
             direct[2] += k * (mp.fsum(wi * ei ** 2 for wi, ei in zip(w, e)) / total - mean ** 2)
         assert k0[i] == pytest.approx(float(direct[0]), rel=1e-12, abs=1e-12)
         assert LogMGF(items)(x) == pytest.approx(float(direct[0]), rel=1e-12, abs=1e-12)
+        assert abs(mp.mpf(LogMGF(items)(x)) - direct[0]) <= LogMGF(items).error(x)  # the rounding bound holds
         assert k1[i] == pytest.approx(float(direct[1]), rel=1e-10, abs=1e-12)
         assert k2[i] == pytest.approx(float(direct[2]), rel=1e-7, abs=1e-12)
 
@@ -145,13 +146,18 @@ def test_log_mgf_and_its_moments_against_a_direct_sum():
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_hinted_quantile_is_a_chernoff_level_near_the_best(sign):
     """From any hint the level is (K(sλ) − log t)/λ at the λ returned (a valid Chernoff
-    level) and at most the full search's (Newton ends nearer the optimum than Brent's
-    tolerance), up to 1e-9."""
+    level), rounded up by K's error bound and no more, and at most the full search's
+    (Newton ends nearer the optimum than Brent's tolerance), up to 1e-9."""
     mgf, log_t = LogMGF(_items()), math.log(1e-30)
     best, lam = quantile(mgf, log_t, sign)
     for hint in (lam * 0.97, lam, lam * 1.05, lam * 3.0, lam / 3.0):
         level, at = quantile(mgf, log_t, sign, hint, tol=0.0)
-        assert level == pytest.approx((mgf(sign * at) - log_t) / at, rel=1e-15)  # f(λ): ≥ the minimum
+        k = mgf(sign * at)
+        pad = (mgf.error(at) + 4 * np.finfo(float).eps * (abs(k) + abs(log_t))) / at
+        assert 0 < pad < 1e-9 * abs(level)
+        # K's bound covers the worst case of its n-term sums, (n − 1)u of each of the k_i Λ_i
+        assert mgf.error(at) >= np.finfo(float).eps * sum(k_i * (np.count_nonzero(g.probs) - 1) for g, k_i in _items())
+        assert (k - log_t) / at < level <= (k - log_t) / at + pad * (1 + 1e-9)  # f(λ) rounded up: ≥ the minimum
         assert level <= best + 1e-9 * abs(best), (hint, level, best)
 
 
