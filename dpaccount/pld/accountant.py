@@ -144,7 +144,8 @@ def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt
     With ``tilt_at`` (a loss level) the composition is also run exponentially
     tilted towards that level and combined with ``base`` (the untilted grid)
     bin by bin (``pld/compose.compose``): small δ near that level become
-    accurate to ~1e-15 of themselves instead of ~1e-15 of the peak. ``hints``:
+    accurate to ~1e-15 of themselves (plus the tilting's rounding pad, ~1e-8)
+    instead of ~1e-15 of the peak. ``hints``:
     the window's Chernoff λ on coarser grids (``compose.chernoff_lambdas``);
     ``proxy_step``: a coarser step whose grids the searches for the tilt's λ
     run on (``compose._MGF``)."""

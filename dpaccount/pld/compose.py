@@ -197,7 +197,9 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     if last >= first:  # where the windows overlap, each bin bounds the same mass: keep the better one
         part, theirs = slice(first - new_a, last - new_a + 1), base.probs[first - base.offset:last - base.offset + 1]
         (np.minimum if pessimistic else np.maximum)(probs[part], theirs, out=probs[part])
-        np.minimum(err[part], base.noise, out=err[part])  # the bin kept is the one with the smaller error
+        # both bins are bounds on the same mass m, each within twice its own noise of it, so the
+        # better one is within twice the smaller noise of m (whichever bin that is)
+        np.minimum(err[part], base.noise, out=err[part])
     return new_a, probs, err
 
 

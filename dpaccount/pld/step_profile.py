@@ -15,7 +15,7 @@ query gets is ``PrivacyProfile``'s choice (``profile.py``, ``plan.py``).
 * **Tilted grids by band.** Where the transform-noise bound could move a
   δ by more than its share of the accuracy, the answer is read from a grid
   composed exponentially tilted (``compose.py``): accurate to ~1e-15 of
-  itself over several standard deviations of the tilted law around its
+  itself (plus the tilting's rounding pad, ~1e-8) over several standard deviations of the tilted law around its
   centre. Tilt centres sit on a fixed lattice of ε that depends on the
   mechanism alone (``_levels``: bands 4 standard deviations of the *tilted*
   law wide, which widen as the tilt grows; each tilted a quarter of the way
