@@ -44,6 +44,12 @@ BUGS = (
         "return cells, 16 * _U * np.abs(cells), ends",
         ("tests/pld/test_discretise.py::test_gaussian_grids_survive_log_ndtr_erring_its_documented_worst",),
         "a Gaussian cell's error taken as ulps of the cell, not the ulps of |log Φ| both its ends carry"),
+    Bug("laplace-cells-by-cancellation", PLD + "pairs.py",
+        "a = 0.5 * np.exp((hi - e0) / 2) * width",
+        "a = 0.5 * (np.exp((hi - e0) / 2) - np.exp((lo - e0) / 2))",
+        ("tests/pld/test_cell_errors.py::test_laplace_cells_within_their_bounds",),
+        "a Laplace P-cell as the difference of its distribution function at both ends: errs by "
+        "ulps of the function, not of the cell, beyond the bound the cell states"),
     Bug("atoms-off-by-one-bin", PLD + "discretise.py",
         "for idx, mass in ((below, down), (below + 1, up)):",
         "for idx, mass in ((below - 1, down), (below, up)):",
