@@ -22,7 +22,7 @@ import numpy as np
 from scipy import special
 
 from .log_cells import log_cells
-from .pairs import DiscretePair, DominatingPair, check_atoms
+from .pairs import DiscretePair, DominatingPair, check_atoms, underflow_slack
 
 _U = np.finfo(float).eps
 # A law's logcdf and logsf (scipy.stats; scipy documents no bound) are taken to err by
@@ -158,6 +158,24 @@ class LogisticPair(DominatingPair):
         a = scale * np.exp(lo / 2) * np.expm1((hi - lo) / 2)
         b = scale * np.exp(-hi / 2) * np.expm1((hi - lo) / 2)
         return a, b
+
+    def _masses(self, edges, errors):
+        """``masses``; with ``errors``, (24 + ε)u of each cell: sinh, exp and expm1 ≤ 4 ulp
+        each (docs/portability.md; the arguments ε/2, lo/2, −hi/2 are exact), the quotient
+        and two products ½ ulp each, hi − lo ½ ulp, which moves expm1(x), x = (hi − lo)/2 ≤ ε,
+        by ≤ ½(1 + x) ulp (its relative slope x·e^x/(e^x − 1) ≤ 1 + x): ≤ 14u + ½u·ε, taken
+        as (24 + ε)u (second-order terms, and a simulated machine erring 5 ulp per call);
+        + 16 subnormal spacings for results that underflow (``underflow_slack``). (The
+        default 8u of the cell fell short with exp, expm1 and sinh erring 4 ulp the wrong
+        way, 12.4u at ε = 1 (``tests/pld/test_cell_errors.py``), and under
+        ``DPACCOUNT_ULP_NOISE=4``, 12.3u.)"""
+        a, b = self.masses(edges)
+        if not errors:
+            return a, b
+        slack = (24 + self._eps) * _U
+        z = np.clip(np.asarray(edges, dtype=float), -self._eps, self._eps)
+        live = np.concatenate(([-self._eps], z)) < np.concatenate((z, [self._eps]))  # else exactly 0
+        return a, b, slack * a + underflow_slack(a, live), slack * b + underflow_slack(b, live)
 
     def delta(self, eps, upper=True):
         eps = np.asarray(eps, dtype=float)

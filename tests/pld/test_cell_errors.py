@@ -18,9 +18,32 @@ from scipy import stats
 
 from dpaccount.pld.discretise import loss_range
 from dpaccount.pld.pairs import GaussianPair, LaplacePair
-from dpaccount.pld.pairs_zoo import MonotoneLossPair
+from dpaccount.pld import pairs_zoo
+from dpaccount.pld.pairs_zoo import LogisticPair, MonotoneLossPair
 
 PREC = 200
+
+
+def _libm_erring(monkeypatch, module, ulps, up, down):
+    """``module``'s numpy functions ``up`` made to err by ``ulps`` ulp up, its ``math``
+    functions ``down`` by as much down (deterministically: the wrong way on purpose; exact
+    zeros and infinities kept, as a libm keeps them)."""
+    def moved(fn, k):
+        def call(*args):
+            out = np.asarray(fn(*args))
+            with np.errstate(invalid="ignore"):
+                return np.where((out == 0) | ~np.isfinite(out), out, out + k * np.spacing(np.abs(out)))
+        return call
+
+    class Numpy:
+        def __getattr__(self, name):
+            return moved(getattr(np, name), ulps) if name in up else getattr(np, name)
+
+    class Math:
+        def __getattr__(self, name):
+            return (lambda x: float(moved(getattr(math, name), -ulps)(x))) if name in down else getattr(math, name)
+    monkeypatch.setattr(module, "np", Numpy())
+    monkeypatch.setattr(module, "math", Math())
 
 
 def _edges(pair, step, count=200):
@@ -91,6 +114,16 @@ def _reflect(law):
     return (lambda y: upper(-y)), (lambda y: lower(-y))
 
 
+def _logistic_pair_exact(eps, points):
+    """LogisticPair(ε): P(L ∈ (a, b]) = c(e^{b/2} − e^{a/2})/(c² − 1), Q likewise, c = e^{ε/2}."""
+    e = mp.mpf(eps)
+    scale = 1 / (2 * mp.sinh(e / 2))
+    pts = [-e] + [max(min(mp.mpf(float(x)), e), -e) for x in points] + [e]
+    a = [scale * (mp.exp(hi / 2) - mp.exp(lo / 2)) for lo, hi in zip(pts[:-1], pts[1:])]
+    b = [scale * (mp.exp(-lo / 2) - mp.exp(-hi / 2)) for lo, hi in zip(pts[:-1], pts[1:])]
+    return a, b
+
+
 def _laplace_exact(e0, points):
     """P- and Q-cells of LaplacePair(ε₀): atoms ½e^{−ε₀} (P), ½ (Q) at −ε₀, ½ (P), ½e^{−ε₀} (Q)
     at ε₀, densities ¼e^{(ℓ−ε₀)/2} and ¼e^{−(ℓ+ε₀)/2} between."""
@@ -123,6 +156,25 @@ def test_laplace_cells_within_their_bounds(e0, step):
         ex_a, ex_b = _laplace_exact(e0, edges)
         assert _within(a, err_a, ex_a) <= 1.0
         assert _within(b, err_b, ex_b) <= 1.0
+
+
+@pytest.mark.parametrize("eps, step", [(1.0, 1e-3), (8.0, 3e-3), (40.0, 2e-2)])
+def test_logistic_cells_within_their_bounds(monkeypatch, eps, step):
+    """exp, expm1 and sinh: three libm calls of ≤ 4 ulp each and four roundings. Here they
+    err by those 4 ulp the wrong way, all of them (the cells up, and again down), which
+    the default 8u of the cell did not cover (12.4u at ε = 1)."""
+    pair = LogisticPair(eps)
+    edges = _edges(pair, step)
+    with mp.workprec(PREC):
+        ex_a, ex_b = _logistic_pair_exact(eps, edges)
+    for way in (0, 1, -1):  # as computed, then libm 4 ulp up (sinh down), then the reverse
+        if way:
+            _libm_erring(monkeypatch, pairs_zoo, 4 * way, ("exp", "expm1"), ("sinh",))
+        a, b, err_a, err_b = pair.masses_of([pair], edges, [len(edges)], errors=True)
+        monkeypatch.undo()
+        with mp.workprec(PREC):
+            assert _within(a, err_a, ex_a) <= 1.0, way
+            assert _within(b, err_b, ex_b) <= 1.0, way
 
 
 @pytest.mark.parametrize("mu, step", [(0.7, 1e-3), (6.0, 2e-2)])
