@@ -17,7 +17,9 @@ described through the privacy loss L = log(dP/dQ):
   cells each, where per-call overhead outweighs the arithmetic; pairs of one
   class are vectorised together, same values.
 * ``p_inf`` — P(L = +∞), the mass where Q vanishes; ``q_ninf`` — Q(L = −∞),
-  the mass where P vanishes (it matters once the pair is subsampled).
+  the mass where P vanishes (it matters once the pair is subsampled);
+  ``end_errors()`` bounds their errors (for the cell a subsampled pair lands
+  them in).
 * ``atom_masses(points)`` — the P- and Q-mass of L exactly at the given
   loss values (the atoms; zero for a continuous loss).
 * ``delta(eps)`` — the hockey-stick curve H_{e^ε}(P||Q) for every real ε.
@@ -102,6 +104,12 @@ class DominatingPair(ABC):
         runs = np.split(np.asarray(edges, dtype=float), np.cumsum(sizes)[:-1])
         cells = [p._masses(e, errors) for p, e in zip(pairs, runs)]
         return tuple(np.concatenate(parts) for parts in zip(*cells))
+
+    def end_errors(self):
+        """Bounds on the absolute errors of (``p_inf``, ``q_ninf``) as computed: 16u(1 +
+        |log m|) of each mass m by default (a logsumexp and an exp, or a product), more
+        where a pair's logs err more (``DiscretePair``)."""
+        return tuple(16 * _U * (1 + abs(math.log(m))) * m if m > 0 else 0.0 for m in (self.p_inf, self.q_ninf))
 
     def atom_masses(self, points):
         """(P(L = ℓ), Q(L = ℓ)) for each ℓ in ``points`` (default: no atoms)."""
@@ -247,10 +255,25 @@ class DiscretePair(DominatingPair):
         self.q_ninf = float(np.exp(special.logsumexp(self._log_q[self._loss == -np.inf]))) \
             if q_ninf is None else float(q_ninf)
         self._exact_ends = (p_inf, q_ninf)
+        # bounds on their errors (``end_errors``): from the logs, the slack above (twice: the
+        # value is moved by it) and the largest of the summed logs' errors, relative
+        ends = []
+        for given, mass, at, errs in ((p_inf, self._p_inf, np.inf, self._log_err[0]),
+                                      (q_ninf, self.q_ninf, -np.inf, self._log_err[1])):
+            mine = self._loss == at
+            if given is not None or mass == 0:
+                ends.append(0.0)
+                continue
+            worst = float(np.max(errs[mine]))
+            ends.append(mass * (16 * _U * (1.0 + abs(math.log(mass))) + worst * (1 + worst)))
+        self._end_errors = tuple(ends)
 
     @property
     def p_inf(self):
         return self._p_inf
+
+    def end_errors(self):
+        return self._end_errors
 
     @property
     def atoms(self):

@@ -20,6 +20,7 @@ from dpaccount.pld.discretise import loss_range
 from dpaccount.pld.pairs import GaussianPair, LaplacePair, binomial_pair
 from dpaccount.pld import pairs_zoo
 from dpaccount.pld.pairs_zoo import LogisticPair, MonotoneLossPair
+from dpaccount.pld.poisson_sampling import PoissonRemovePair
 
 PREC = 200
 
@@ -245,3 +246,19 @@ def test_binomial_cells_within_their_bounds():
             ex_b[c] += pmf(int(k))
         assert _within(a, err_a, ex_a) <= 1.0
         assert _within(b, err_b, ex_b) <= 1.0
+
+
+@pytest.mark.parametrize("n, p", [(10, 0.5), (60, 0.3)])
+def test_poisson_end_mass_cell_within_its_bound(n, p):
+    """Poisson sampling lands the base's mass at L = −∞ (here a reversed binomial pair's
+    Q(L = −∞) = pⁿ, from a logsumexp and an exp: ulps of |log pⁿ| of itself) at the finite
+    loss log(1 − q): that cell's bound carries the end mass's error, not only 4u."""
+    q = 0.3
+    pair = PoissonRemovePair(binomial_pair(n, p).reverse(), q)
+    at = math.log1p(-q)
+    edges = np.array([at - 1e-9, at + 1e-9])  # the cell (at − 1e-9, at + 1e-9]: the end mass alone
+    a, b, err_a, err_b = pair.masses_of([pair], edges, [len(edges)], errors=True)
+    with mp.workprec(PREC):
+        m = mp.mpf(p) ** n
+        assert _within(a[1:2], err_a[1:2], [(1 - mp.mpf(q)) * m]) <= 1.0
+        assert _within(b[1:2], err_b[1:2], [m]) <= 1.0
