@@ -10,9 +10,10 @@ described through the privacy loss L = log(dP/dQ):
   discretisers (``pld/discretise.py``) need, and each cell is computed directly,
   never as a difference of two numbers close to 1. ``masses_of(…, errors=True)``
   also bounds each cell's error: a few ulps of itself by default, more where a
-  cell is a difference of two computed values (the Gaussian's, from log Φ:
-  ``pld/log_cells.py``). ``stacked_masses(pairs, edges, sizes)``
-  does it for many pairs at once (each on its own run of the edges): a
+  cell is a difference of two computed values (the Gaussian's and a
+  monotone-loss pair's, from log F: ``pld/log_cells.py``) or sums atoms whose
+  logs err (``DiscretePair``); each pair states its own. ``stacked_masses(pairs,
+  edges, sizes)`` does it for many pairs at once (each on its own run of the edges): a
   heterogeneous composition asks hundreds of distinct pairs for a few hundred
   cells each, where per-call overhead outweighs the arithmetic; pairs of one
   class are vectorised together, same values.

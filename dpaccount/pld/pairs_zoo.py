@@ -167,8 +167,7 @@ class LogisticPair(DominatingPair):
         as (24 + ε)u (second-order terms, and a simulated machine erring 5 ulp per call);
         + 16 subnormal spacings for results that underflow (``underflow_slack``). (The
         default 8u of the cell fell short with exp, expm1 and sinh erring 4 ulp the wrong
-        way, 12.4u at ε = 1 (``tests/pld/test_cell_errors.py``), and under
-        ``DPACCOUNT_ULP_NOISE=4``, 12.3u.)"""
+        way, 12.4u at ε = 1, and under ``DPACCOUNT_ULP_NOISE=4``, 12.3u.)"""
         a, b = self.masses(edges)
         if not errors:
             return a, b
