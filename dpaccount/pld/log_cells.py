@@ -5,11 +5,13 @@ F(x_{i+1}) − F(x_i). Below the median it is computed from l = log F at
 both ends as e^{l_{i+1}}·(1 − e^{l_i − l_{i+1}}) (``expm1``), above it the
 same from log(1 − F), mirrored: never a difference of two numbers close to
 1. That does not make a cell accurate to a few ulps of itself, though: each
-l is a special function's result (``log_ndtr``) and errs by some η_i
-*absolute*, a few ulps of |l| (up to 745), so each end's value e^l errs by
-η_i·F(x_i), and a narrow cell inherits both ends' errors in full:
+l is a special function's result (``log_ndtr``; a scipy law's ``logcdf`` for
+``pairs_zoo.MonotoneLossPair``) and errs by some η_i *absolute*, a few ulps
+of |l| (up to 745), so each end's value e^l errs by η_i·F(x_i), and a narrow
+cell inherits both ends' errors in full:
 
-    |computed − exact| ≤ η_i F(x_i) + η_{i+1} F(x_{i+1}) + 16u·cell,
+    |computed − exact| ≤ η_i F(x_i) + η_{i+1} F(x_{i+1}) + 16u·cell (+ 8 subnormal
+    spacings per end below the normal range: it errs by spacings, not ulps of itself),
 
 (computed cell = e^{l̃_{i+1}} − e^{l̃_i} up to its own rounding: the last
 term, exp and expm1 ≤ 4 ulp each (docs/portability.md), the difference of
@@ -20,10 +22,14 @@ slope λ = F'/F carries ≈ 2η/(λw) of itself, far above the few ulps the
 grids would otherwise assume, and the pessimistic and optimistic grids pad
 by these bounds (``pld/discretise.py``, ``pld/discretise_optimistic.py``).
 """
+import math
+
 import numpy as np
 from scipy import special
 
 _U = np.finfo(float).eps
+_SUBNORMAL = math.ulp(0.0)  # the subnormal spacing
+_NORMAL = np.finfo(float).tiny  # the least normal float
 # log_ndtr(x), x ≤ 0: ≤ 4.3 ulp of its result measured here (scipy 1.17, docs/portability.md),
 # 4 more on another platform: 8.3, taken as 16 (the rest covers the second-order terms:
 # η < 16·745u < 3e-12, so e^η − 1 ≤ η(1 + 3e-12), and the rounding of the bounds themselves)
@@ -42,7 +48,9 @@ def log_cells(logs, eta=None):
         cells = f[1:] * -np.expm1(logs[:-1] - logs[1:])
         if eta is None:
             return cells
-        ends = np.where(f > 0, eta * f, 0.0)  # η·F; F = 0 exactly at −inf (η = ∞ there)
+        # η·F, + 8 subnormal spacings for an e^l below the normal range (exp ≤ 4 ulp, its
+        # product with 1 − e^{l_i − l_{i+1}} ½); F = 0 exactly at −inf (η = ∞ there)
+        ends = np.where(f > 0, eta * f, 0.0) + np.where((f < _NORMAL) & (logs > -np.inf), 8 * _SUBNORMAL, 0.0)
     return cells, ends[:-1] + ends[1:] + 16 * _U * np.abs(cells), ends
 
 

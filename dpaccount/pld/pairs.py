@@ -10,14 +10,17 @@ described through the privacy loss L = log(dP/dQ):
   discretisers (``pld/discretise.py``) need, and each cell is computed directly,
   never as a difference of two numbers close to 1. ``masses_of(…, errors=True)``
   also bounds each cell's error: a few ulps of itself by default, more where a
-  cell is a difference of two computed values (the Gaussian's, from log Φ:
-  ``pld/log_cells.py``). ``stacked_masses(pairs, edges, sizes)``
-  does it for many pairs at once (each on its own run of the edges): a
+  cell is a difference of two computed values (the Gaussian's and a
+  monotone-loss pair's, from log F: ``pld/log_cells.py``) or sums atoms whose
+  logs err (``DiscretePair``); each pair states its own. ``stacked_masses(pairs,
+  edges, sizes)`` does it for many pairs at once (each on its own run of the edges): a
   heterogeneous composition asks hundreds of distinct pairs for a few hundred
   cells each, where per-call overhead outweighs the arithmetic; pairs of one
   class are vectorised together, same values.
 * ``p_inf`` — P(L = +∞), the mass where Q vanishes; ``q_ninf`` — Q(L = −∞),
-  the mass where P vanishes (it matters once the pair is subsampled).
+  the mass where P vanishes (it matters once the pair is subsampled);
+  ``end_errors()`` bounds their errors (for the cell a subsampled pair lands
+  them in).
 * ``atom_masses(points)`` — the P- and Q-mass of L exactly at the given
   loss values (the atoms; zero for a continuous loss).
 * ``delta(eps)`` — the hockey-stick curve H_{e^ε}(P||Q) for every real ε.
@@ -46,6 +49,14 @@ from ..errors import GridTooLarge
 from .log_cells import normal_cells
 
 _U = np.finfo(float).eps
+_SUBNORMAL = math.ulp(0.0)  # the subnormal spacing: a result that underflows errs by spacings, not ulps
+_NORMAL = np.finfo(float).tiny  # the least normal float
+
+
+def underflow_slack(values, live):
+    """16 subnormal spacings where a computed mass is below the normal range and not an
+    exact 0 (``live``): a result that underflows errs by spacings, not by ulps of itself."""
+    return np.where(live & (values < _NORMAL), 16 * _SUBNORMAL, 0.0)
 CELL_ULPS = 8  # a cell computed directly is accurate to that many ulps of itself (``DominatingPair._masses``)
 MAX_ATOMS = 1 << 23  # outcomes of a finite pair: as many as the grid cap (``pld/compose.MAX_GRID``)
 
@@ -94,6 +105,12 @@ class DominatingPair(ABC):
         runs = np.split(np.asarray(edges, dtype=float), np.cumsum(sizes)[:-1])
         cells = [p._masses(e, errors) for p, e in zip(pairs, runs)]
         return tuple(np.concatenate(parts) for parts in zip(*cells))
+
+    def end_errors(self):
+        """Bounds on the absolute errors of (``p_inf``, ``q_ninf``) as computed: 16u(1 +
+        |log m|) of each mass m by default (a logsumexp and an exp, or a product), more
+        where a pair's logs err more (``DiscretePair``)."""
+        return tuple(16 * _U * (1 + abs(math.log(m))) * m if m > 0 else 0.0 for m in (self.p_inf, self.q_ninf))
 
     def atom_masses(self, points):
         """(P(L = ℓ), Q(L = ℓ)) for each ℓ in ``points`` (default: no atoms)."""
@@ -239,10 +256,25 @@ class DiscretePair(DominatingPair):
         self.q_ninf = float(np.exp(special.logsumexp(self._log_q[self._loss == -np.inf]))) \
             if q_ninf is None else float(q_ninf)
         self._exact_ends = (p_inf, q_ninf)
+        # bounds on their errors (``end_errors``): from the logs, the slack above (twice: the
+        # value is moved by it) and the largest of the summed logs' errors, relative
+        ends = []
+        for given, mass, at, errs in ((p_inf, self._p_inf, np.inf, self._log_err[0]),
+                                      (q_ninf, self.q_ninf, -np.inf, self._log_err[1])):
+            mine = self._loss == at
+            if given is not None or mass == 0:
+                ends.append(0.0)
+                continue
+            worst = float(np.max(errs[mine]))
+            ends.append(mass * (16 * _U * (1.0 + abs(math.log(mass))) + worst * (1 + worst)))
+        self._end_errors = tuple(ends)
 
     @property
     def p_inf(self):
         return self._p_inf
+
+    def end_errors(self):
+        return self._end_errors
 
     @property
     def atoms(self):
@@ -253,10 +285,25 @@ class DiscretePair(DominatingPair):
         return _at(points, self._sorted_loss, self._sorted_p, self._sorted_q)
 
     def masses(self, edges):
+        return self._masses(edges, False)
+
+    def _masses(self, edges, errors):
+        """Each cell's atoms summed; with ``errors``, bounds on each cell's error: an atom
+        e^{log p} errs by its log's error (``log_err``, relative: e^η − 1 ≤ η(1 + η)) and by
+        exp's 4 ulp, taken as η(1 + η) + 8u of it (+ ``underflow_slack``); the
+        sum of k atoms by ≤ k·u of itself (``bincount`` adds them in turn, non-negative).
+        (The default 8u of the cell fell short by 270 times for a binomial pair's logs,
+        ``binom.logpmf``, whose lgamma sums err by ulps of n log n.)"""
         cell = np.searchsorted(np.asarray(edges, dtype=float), self._sorted_loss, side="left")
         n = len(edges) + 1
-        return (np.bincount(cell, self._sorted_p, minlength=n),
-                np.bincount(cell, self._sorted_q, minlength=n))
+        a, b = np.bincount(cell, self._sorted_p, minlength=n), np.bincount(cell, self._sorted_q, minlength=n)
+        if not errors:
+            return a, b
+        count = np.bincount(cell, minlength=n)
+        err_a, err_b = (np.bincount(cell, m * (e * (1 + e) + 8 * _U) + underflow_slack(m, True), minlength=n)
+                        + count * _U * c
+                        for m, e, c in ((self._sorted_p, self._err_p, a), (self._sorted_q, self._err_q, b)))
+        return a, b, err_a, err_b
 
     def delta(self, eps, upper=True):
         eps = np.asarray(eps, dtype=float)[..., None]
@@ -341,26 +388,52 @@ class LaplacePair(DominatingPair):
 
     p_inf = 0.0
 
-    def _cdfs(self, eps):
-        """P(L ≤ ε), Q(L ≤ ε) for real ε (no cancellation: written per piece)."""
-        e0 = self._e0
-        e = np.clip(np.asarray(eps, dtype=float), -e0, e0)
-        # on (−ε₀, ε₀): x(ε) = (bε + 1)/2 ∈ (0, 1)
-        cdf_p = 0.5 * np.exp((e - e0) / 2)          # ½ e^{−(1−x)/b}
-        cdf_q = 1.0 - 0.5 * np.exp(-(e + e0) / 2)   # 1 − ½ e^{−x/b}
-        eps = np.asarray(eps, dtype=float)
-        cdf_p = np.where(eps < -e0, 0.0, np.where(eps >= e0, 1.0, cdf_p))
-        cdf_q = np.where(eps < -e0, 0.0, np.where(eps >= e0, 1.0, cdf_q))
-        return cdf_p, cdf_q
-
     def atom_masses(self, points):
         e0, half = self._e0, 0.5
         return _at(points, (-e0, e0), (half * math.exp(-e0), half), (half, half * math.exp(-e0)))
 
     def masses(self, edges):
-        e = np.concatenate(([-np.inf], np.asarray(edges, dtype=float), [np.inf]))
-        cp, cq = self._cdfs(e)
-        return np.diff(cp), np.diff(cq)
+        return self._masses(edges, False)
+
+    def _masses(self, edges, errors):
+        """Each cell (lo, hi] as its continuous part on (lo, hi] ∩ (−ε₀, ε₀) plus the
+        atoms at ±ε₀ it holds, the continuous part computed directly, never as a
+        difference of distribution functions (P(L ≤ ε) = ½e^{(ε−ε₀)/2},
+        Q(L ≤ ε) = 1 − ½e^{−(ε+ε₀)/2} on [−ε₀, ε₀)):
+
+            P: ½e^{(hi−ε₀)/2}·(1 − e^{−(hi−lo)/2}),   Q: ½e^{−(lo+ε₀)/2}·(1 − e^{−(hi−lo)/2}).
+
+        With ``errors``, bounds on each cell's absolute error, (16 + ε₀)u of the cell:
+        exp and expm1 ≤ 4 ulp each (docs/portability.md); the exponent (hi − ε₀)/2 (or
+        −(lo + ε₀)/2, of size ≤ ε₀ after clipping) rounds by ≤ ½u·ε₀, which moves exp by
+        as much relative; lo − hi rounds by ½ ulp, which moves 1 − e^{(lo−hi)/2} by ≤ ½ ulp
+        of it (|y|e^y ≤ 1 − e^y for y ≤ 0); the product ½ ulp; an atom ½e^{−ε₀} (exp, 4
+        ulp) and its sum with the continuous part ½ ulp: ≤ 9.5u + ½u·ε₀ of the cell, taken
+        as (16 + ε₀)u (second-order terms, and a simulated machine erring 5 ulp per call);
+        + 16 subnormal spacings for results that underflow (``underflow_slack``). The
+        distribution functions' difference (``np.diff``, before) erred by ulps of the
+        functions, not of the cell: 7.5e3 ulp of a Q-cell at ε₀ = 1.3 and step 1e-3, all of
+        it at ε₀ = 30, where Q(L ≤ ε) is within e^{−30} of 1."""
+        e0 = self._e0
+        e = np.asarray(edges, dtype=float)
+        lo = np.clip(np.concatenate(([-np.inf], e)), -e0, e0)
+        hi = np.clip(np.concatenate((e, [np.inf])), -e0, e0)
+        width = -np.expm1((lo - hi) / 2)  # 1 − e^{−(hi−lo)/2}
+        a = 0.5 * np.exp((hi - e0) / 2) * width
+        b = 0.5 * np.exp(-(lo + e0) / 2) * width
+        # the atoms: −ε₀ in the cell (e_{j−1}, e_j] with e_{j−1} < −ε₀ ≤ e_j, ε₀ likewise
+        low, top = np.searchsorted(e, -e0, side="left"), np.searchsorted(e, e0, side="left")
+        small = 0.5 * math.exp(-e0)
+        a[low] += small
+        b[low] += 0.5
+        a[top] += 0.5
+        b[top] += small
+        if not errors:
+            return a, b
+        slack = (16 + e0) * _U
+        live = hi > lo  # else a cell without continuous part: its atoms' (½, and ½e^{−ε₀} ≥ 0)
+        live[[low, top]] = True
+        return a, b, slack * a + underflow_slack(a, live), slack * b + underflow_slack(b, live)
 
     def delta(self, eps, upper=True):
         eps = np.asarray(eps, dtype=float)

@@ -95,25 +95,30 @@ class _PoissonPair(DominatingPair):
         """The base pairs' masses on the mapped edges (one stacked call), mixed.
         The mixture is linear with non-negative weights, so the base cells' error
         bounds mix alike; its own rounding (1 − q, two products and a sum, the
-        end mass added) is ≤ 4u of the result. (The mapped edges' rounding moves
-        P- and Q-mass across an edge together: second order in δ, as for any edge.)"""
+        end mass added) is ≤ 4u of the result. The base's end mass (P(L = +∞) or
+        Q(L = −∞), which lands in a finite cell) errs by the base's ``end_errors``.
+        (The mapped edges' rounding moves P- and Q-mass across an edge together:
+        second order in δ, as for any edge.)"""
         edges = np.asarray(edges, dtype=float)
         q = np.array([p.q for p in pairs])
         base = stacked_masses([p.base for p in pairs], cls._base_edges(edges, np.repeat(q, sizes)), sizes, errors)
         q_cells = np.repeat(q, np.asarray(sizes) + 1)
         a, b = cls._mix(base[0], base[1], q_cells)
+        end_err = np.zeros(len(a))
         first = np.cumsum(np.asarray(sizes) + 1) - (np.asarray(sizes) + 1)
         run = np.cumsum(sizes) - sizes
         for i, p in enumerate(pairs):  # base mass at an infinite loss lands at a finite one
-            if p._end_mass() > 0 and p.q < 1:
+            m = p._end_mass()
+            if m > 0 and p.q < 1:
                 at, mix = p._end_cell()
                 cell = first[i] + np.searchsorted(edges[run[i]:run[i] + sizes[i]], at)
-                a[cell] += mix[0] * p._end_mass()
-                b[cell] += mix[1] * p._end_mass()
+                a[cell] += mix[0] * m
+                b[cell] += mix[1] * m
+                end_err[cell] += p._end_mass_error()
         if not errors:
             return a, b
         err_a, err_b = cls._mix(base[2], base[3], q_cells)
-        return a, b, err_a + 4 * _U * a, err_b + 4 * _U * b
+        return a, b, err_a + 4 * _U * a + end_err, err_b + 4 * _U * b + end_err
 
 
 class PoissonRemovePair(_PoissonPair):
@@ -136,6 +141,14 @@ class PoissonRemovePair(_PoissonPair):
     def _end_mass(self):
         """The base's Q-mass at L = −∞ (P = 0): it lands at L' = log(1−q) (``_end_cell``)."""
         return self._base.q_ninf
+
+    def _end_mass_error(self):
+        return self._base.end_errors()[1]
+
+    def end_errors(self):
+        """q·(the base's p_inf error) + the product's rounding; the base's q_ninf error at q = 1."""
+        e_p, e_q = self._base.end_errors()
+        return self._q * e_p + _U * self.p_inf, (e_q if self._q == 1.0 else 0.0)
 
     def _end_cell(self):
         """(log(1−q), the (P', Q') shares of the base mass at −∞ there) for q < 1."""
@@ -189,6 +202,14 @@ class PoissonAddPair(_PoissonPair):
     def _end_mass(self):
         """The base's P-mass at L = +∞ (Q = 0): it lands at L' = −log(1−q) (``_end_cell``)."""
         return self._base.p_inf
+
+    def _end_mass_error(self):
+        return self._base.end_errors()[0]
+
+    def end_errors(self):
+        """The base's p_inf error at q = 1; q·(the base's q_ninf error) + the product's rounding."""
+        e_p, e_q = self._base.end_errors()
+        return (e_p if self._q == 1.0 else 0.0), self._q * e_q + _U * self.q_ninf
 
     def _end_cell(self):
         """(−log(1−q), the (P', Q') shares of the base mass at +∞ there) for q < 1."""

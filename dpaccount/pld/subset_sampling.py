@@ -84,6 +84,11 @@ class SubsetSampledPair(DominatingPair):
     def q_ninf(self):
         return self._a.p_inf  # Q*(L = −∞) = P_A(L = +∞)
 
+    def end_errors(self):
+        """Both ends are A's P(L = +∞): its error, twice."""
+        e = self._a.end_errors()[0]
+        return e, e
+
     @property
     def zero_mass(self):
         """P*(L = 0) = Q*(L = 0), rounded up."""

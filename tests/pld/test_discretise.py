@@ -84,6 +84,57 @@ def test_gaussian_grids_survive_log_ndtr_erring_its_documented_worst(monkeypatch
         assert (g >= exact) if pessimistic else (g <= exact), (e, g, exact)
 
 
+class _Erring:
+    """A law whose ``logcdf`` and ``logsf`` err by ``ulps``·u·(|log| + 1) (down for
+    ulps < 0, never above 0), the error ``MonotoneLossPair`` assumes of a scipy law
+    (``pairs_zoo.LOG_CDF_ULPS``); its other methods are the law's own."""
+
+    def __init__(self, law, ulps, loc):
+        self.law, self.ulps, self.loc = law, ulps, loc
+        self.logpdf, self.ppf, self.isf = law.logpdf, law.ppf, law.isf
+
+    def _moved(self, logs):
+        logs = np.asarray(logs, dtype=float)
+        with np.errstate(invalid="ignore"):  # log 0 = −∞ and log 1 = 0 stay
+            moved = np.minimum(logs + self.ulps * np.finfo(float).eps * (np.abs(logs) + 1), 0.0)
+        return np.where(np.isfinite(logs) & (logs < 0), moved, logs)
+
+    def logcdf(self, x):
+        return self._moved(self.law.logcdf(x))
+
+    def logsf(self, x):
+        return self._moved(self.law.logsf(x))
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_monotone_loss_grids_survive_logcdf_erring_its_assumed_worst(monkeypatch, pessimistic):
+    """``MonotoneLossPair``'s cells are differences of e^{logcdf} (e^{logsf}) like the
+    Gaussian's, and each end errs by ulps of |log F|, not of the cell. Here the two laws'
+    logcdf and logsf err by the ``LOG_CDF_ULPS`` (64) the pair assumes, the wrong way at
+    every point (P's down and Q's up for the pessimistic grid, the reverse for the
+    optimistic one); the grids of (N(μ, 1), N(0, 1)) must still bracket the exact
+    Gaussian curve (mpmath) at their points. (With the cells' default 8u of themselves,
+    the pessimistic grid fell 1.35e-11 below it, relative, at ε = 6.26.)"""
+    from scipy import stats
+
+    from dpaccount.pld import pairs_zoo
+    from dpaccount.pld.pairs_zoo import LOG_CDF_ULPS, MonotoneLossPair
+    mu, step = 0.7, 0.0123
+    sign = -1 if pessimistic else 1
+    # the wrapped laws' locations, as the pair reads a scipy law's (else it assumes the support's)
+    monkeypatch.setattr(pairs_zoo, "_location", lambda dist, fallback: abs(dist.loc))
+    pair = MonotoneLossPair(_Erring(stats.norm(mu), sign * LOG_CDF_ULPS, mu),
+                            _Erring(stats.norm(), -sign * LOG_CDF_ULPS, 0.0))
+    lo, hi = loss_range(GaussianPair(mu), 1e-30)
+    jlo, jhi = math.floor(lo / step), math.ceil(hi / step)
+    grid = pair_to_grid(pair, step, jlo, jhi, pessimistic)
+    eps = grid.losses[(grid.losses > 0) & (grid.losses < hi)][::4]
+    got = grid.delta(eps)
+    for e, g in zip(eps, got):
+        exact = float(gdp_delta(e, mu))
+        assert (g >= exact) if pessimistic else (g <= exact), (e, g, exact)
+
+
 @pytest.mark.parametrize("name", ["gauss", "poisson-gauss-remove"])
 def test_both_grids_are_second_order(name):
     """Halving the step divides the worst gap by about four, on both sides,
