@@ -213,12 +213,7 @@ class StepProfile:
         return self._delta_one(direction, np.asarray(eps, dtype=float), True, ceiling)
 
     def _delta_one(self, direction, eps, pessimistic, ceiling=None):
-        if ceiling is None:
-            upper, tiers = self._delta_at(direction, eps, True, None)
-        else:  # where the Chernoff bound is already below the ceiling, no grid is needed
-            upper, tiers = self.chernoff_delta(direction, eps, ceiling), np.zeros(eps.shape, np.int64)
-            need = upper > ceiling
-            upper[need], tiers[need] = self._delta_at(direction, eps[need], True, ceiling[need])
+        upper, tiers = self._delta_at(direction, eps, True, ceiling)
         if pessimistic:
             return upper
         lower = np.zeros(eps.shape)
@@ -226,11 +221,27 @@ class StepProfile:
         lower[live] = self._delta_at(direction, eps[live], False, None, tiers[live])[0]
         return lower
 
+    def _dismiss(self, direction, eps, ceiling, out, open_, flags):
+        """Where a query is still ``open_`` after the base grid (it would need tilted
+        grids) and ``chernoff_delta`` is at most the other direction's answer
+        (``ceiling``): that bound is this direction's answer (``out``, in place),
+        and the ``flags`` (arrays) are cleared there."""
+        idx = np.flatnonzero(open_)
+        if len(idx):
+            bound = self.chernoff_delta(direction, eps[idx], ceiling[idx])
+            below = bound <= ceiling[idx]
+            out[idx[below]] = np.minimum(out[idx[below]], bound[below])
+            for flag in flags:
+                flag[idx[below]] = False
+
     def chernoff_delta(self, direction, eps, ceiling):
         """Certified upper bound on δ(ε) of one direction from the log-MGF of its
         single-step grids alone (``chernoff.delta_bound``), their window tails at
         the tier of ``ceiling`` (what they count at +∞ stays below it): where it
-        is at most the other direction's answer, this direction needs no grid."""
+        is at most the other direction's answer, this direction needs no tilted
+        grid (asked only where the base grid leaves a query open: on a
+        composition of many distinct grids the bound costs a pass over all
+        their points per λ)."""
         out = np.ones(eps.shape)
         tiers = tier_of(ceiling)
         for tier in np.unique(tiers):
@@ -271,6 +282,8 @@ class StepProfile:
                 break
             if tier == 0:
                 read(self.grid(direction, tail, pessimistic), at)
+                if ceiling is not None and pessimistic:
+                    self._dismiss(direction, eps, ceiling, out, noisy | cut, (noisy, cut))
             else:
                 noisy[at] = True
             merge = 3 if ceiling is not None and pessimistic else (_DEEP_MERGE if tier else 1)
@@ -300,12 +313,7 @@ class StepProfile:
 
     def _epsilon_one(self, direction, delta, pessimistic, ceiling=None):
         """ε(δ) of one direction (``_delta_one`` for ``ceiling``)."""
-        if ceiling is None:
-            upper = self._epsilon_at(direction, delta, True, None)
-        else:  # δ(ceiling) ≤ δ by the Chernoff bound: ε(δ) ≤ ceiling, no grid needed
-            upper = np.array(ceiling, dtype=float)
-            need = ~(self.chernoff_delta(direction, upper, delta) <= delta)
-            upper[need] = self._epsilon_at(direction, delta[need], True, ceiling[need])
+        upper = self._epsilon_at(direction, delta, True, ceiling)
         if pessimistic:
             return upper
         lower = np.zeros(delta.shape)
@@ -329,6 +337,11 @@ class StepProfile:
             cap = np.full(len(sel), -np.inf) if ceiling is None else ceiling[sel]
             # the noise could reach acc·δ somewhere (its floor: the per-bin bound times the bins)
             loose = np.isfinite(eps) & (base.noise * len(base.probs) > acc * target) & (eps > cap)
+            if ceiling is not None and pessimistic:  # δ(cap) ≤ δ by Chernoff: ε(δ) ≤ cap, no tilted grid
+                idx = np.flatnonzero((loose | ~np.isfinite(eps)) & (eps > cap))
+                if len(idx):
+                    done = idx[self.chernoff_delta(direction, cap[idx], target[idx]) <= target[idx]]
+                    eps[done], loose[done] = cap[done], False
             pending = loose.copy()
             for _ in range(3):  # the band of the current answer; again while the answer moves band
                 idx = np.flatnonzero(pending)
