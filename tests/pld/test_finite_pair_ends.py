@@ -19,7 +19,10 @@ import numpy as np
 import pytest
 
 from dpaccount.pld.discretise import pair_to_grid
+from dpaccount.pld.exact_sum import exact_direction
 from dpaccount.pld.pairs import DiscretePair
+from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from dpaccount.pld.subset_sampling import SubsetSampledPair
 
 ERR = 1e-6       # the logs' stated error (large, so that a short pad shows above every margin)
 PREC = 200
@@ -50,6 +53,25 @@ def _exact_delta(outcomes, eps):
     with mp.workprec(PREC):
         x = mp.exp(mp.mpf(float(eps)))
         return sum(max(a - x * b, mp.mpf(0)) for a, b in outcomes)
+
+
+def _composed(outcomes, k):
+    out = [(mp.mpf(1), mp.mpf(1))]
+    for _ in range(k):
+        out = [(a * c, b * d) for a, b in out for c, d in outcomes]
+    return out
+
+
+def _poisson_remove(exact, q):
+    p, qq = exact
+    with mp.workprec(PREC):
+        return [((1 - mp.mpf(q)) * b + mp.mpf(q) * a, b) for a, b in zip(p, qq)]
+
+
+def _poisson_add(exact, q):
+    p, qq = exact
+    with mp.workprec(PREC):
+        return [(a, (1 - mp.mpf(q)) * a + mp.mpf(q) * b) for a, b in zip(p, qq)]
 
 
 _L = math.log(5 / 3)
@@ -121,3 +143,38 @@ def test_optimistic_tangent_at_zero_takes_q_ninf_down(step):
     reach = int(round(2 * _L / step)) + 2
     grid = pair_to_grid(pair, step, -reach, reach, pessimistic=False)
     _check(None, lambda e: grid.delta(e), list(zip(*exact)), np.concatenate((EPS, np.linspace(-12, -0.4, 40))))
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_exact_sums_of_poisson_pairs_bracket_the_exact_curve(k):
+    """``pld/exact_sum.py`` of Poisson-sampled finite pairs: the base's Q(L = −∞) (remove)
+    and P(L = +∞) (add) land at ∓log(1 − q) as a finite atom: its mass errs by the base's
+    ``end_errors()`` (taken as ulps of itself before)."""
+    q = 0.3
+    for moves, side in ((((0, 0, -1, 0), (0, 0, 0, -1)), True), (((0, 0, 1, 0), (0, 0, 0, 1)), False)):
+        pair, exact = _pair(moves)
+        for sampled, outcomes in ((PoissonRemovePair(pair, q), _poisson_remove(exact, q)),
+                                  (PoissonAddPair(pair, q), _poisson_add(exact, q))):
+            direction = exact_direction([(sampled, k)])
+            assert direction is not None
+            curve = lambda e, up: float(direction.delta(np.array([e]), up)[0])
+            _check((lambda e: curve(e, True)) if side else None, None if side else (lambda e: curve(e, False)),
+                   _composed(outcomes, k))
+
+
+def test_subset_sampling_zero_atom_takes_the_ends_their_safe_way():
+    """Subset sampling's atom at 0, z = Q_A(L ≤ 0) − P_A(L > 0) (A = PoissonRemovePair(base, γ)),
+    rounded up: P_A(L = +∞) = γ·P(L = +∞) enters with a minus sign, so it must be taken at
+    its lower end (the rounded-up p_inf made z too small: below the exact 0.4(1 − γ)); its
+    lower bound (the exact sum's, the optimistic cell at 0) takes z down by its error."""
+    gamma = 0.25
+    pair, _ = _pair(((0, 0, 1, 0), (0, 0, 0, 0)), only=[(0, 2)])
+    sub = SubsetSampledPair(pair, gamma)
+    with mp.workprec(PREC):
+        exact_z = mp.mpf("0.4") * (1 - mp.mpf(gamma))
+        assert mp.mpf(sub.zero_mass) >= exact_z
+        assert mp.mpf(sub.zero_mass) - mp.mpf(sub.zero_mass_error) <= exact_z
+    # the cell holding the atom at 0 states its error
+    a, b, err_a, err_b = sub.masses_of([sub], np.array([-0.1, 0.1]), [2], errors=True)
+    with mp.workprec(PREC):
+        assert mp.mpf(a[1]) - mp.mpf(err_a[1]) <= exact_z and mp.mpf(b[1]) - mp.mpf(err_b[1]) <= exact_z
