@@ -18,6 +18,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+from dpaccount.cf import characteristic
 from dpaccount.pld.discretise import pair_to_grid
 from dpaccount.pld.exact_sum import exact_direction
 from dpaccount.pld.pairs import DiscretePair
@@ -178,3 +179,32 @@ def test_subset_sampling_zero_atom_takes_the_ends_their_safe_way():
     a, b, err_a, err_b = sub.masses_of([sub], np.array([-0.1, 0.1]), [2], errors=True)
     with mp.workprec(PREC):
         assert mp.mpf(a[1]) - mp.mpf(err_a[1]) <= exact_z and mp.mpf(b[1]) - mp.mpf(err_b[1]) <= exact_z
+
+
+@pytest.mark.parametrize("sampler", [PoissonRemovePair, PoissonAddPair])
+def test_cf_poisson_atoms_carry_the_end_mass_error(sampler):
+    """cf's M(s) of a Poisson-sampled finite pair: the base's end mass lands at ∓log(1 − q)
+    (``cf/poisson.poisson_atoms``), and every mass comes from logs that err: the error bound
+    ``log_mgf_error`` must cover M as computed against the exact pair's M (it counted the
+    rounding of the sum only)."""
+    q = 0.3
+    # the end mass's log off (P(L = +∞)'s for the add direction, Q(L = −∞)'s for remove), and
+    # the finite atoms' (a finite pair's masses, mixed)
+    end = (0, 2) if sampler is PoissonAddPair else (1, 3)
+    moves = [[0, 0, 0, 0], [0, 0, 0, 0]]
+    moves[end[0]][end[1]] = -1
+    pair, exact = _pair(moves, only=[end])
+    check_cf_mgf(sampler(pair, q), (_poisson_remove if sampler is PoissonRemovePair else _poisson_add)(exact, q))
+    pair, exact = _pair(((-1, -1, 0, 0), (-1, -1, 0, 0)), only=[(0, 0), (0, 1), (1, 0), (1, 1)])
+    check_cf_mgf(sampler(pair, q), (_poisson_remove if sampler is PoissonRemovePair else _poisson_add)(exact, q))
+    check_cf_mgf(pair, list(zip(*exact)))
+
+
+def check_cf_mgf(sampled, outcomes):
+    s = np.array([0.0 + 0j, 0.5 + 0j, 1.0 + 3j, -0.5 + 10j, 2.0 + 0j])
+    got = np.exp(characteristic.log_mgf(sampled, s))
+    bound = np.exp(characteristic.log_mgf_error(sampled, s))
+    with mp.workprec(PREC):
+        for si, g, b in zip(s, got, bound):
+            m = sum(a * mp.exp(mp.mpc(si.real, si.imag) * mp.log(a / c)) for a, c in outcomes if a > 0 and c > 0)
+            assert abs(mp.mpc(g.real, g.imag) - m) <= b, (si, abs(mp.mpc(g.real, g.imag) - m), b)
