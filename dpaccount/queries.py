@@ -119,7 +119,9 @@ class QueryDispatch:
         if mu is not None and upper:
             return epsilon_gdp(delta, mu)
         curve = lambda e: float(self._analytic_delta(e, upper))
-        p_inf = max(p.p_inf for p in self._single_pairs()) if mu is None else 0.0
+        # P(L = +∞): a finite pair's from its logs is rounded up (``p_inf``); a lower bound
+        # takes it rounded down (``end_bounds``), else it could call a finite ε infinite
+        p_inf = max(p.end_bounds()[0][1 if upper else 0] for p in self._single_pairs()) if mu is None else 0.0
         return hockey_stick_to_epsilon(curve, delta, p_inf, upper)
 
     def _choose(self, method):

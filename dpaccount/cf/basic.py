@@ -149,9 +149,11 @@ def base_continuous_spec(pair, tilt):
 
 # ---------------------------------------------------------------- errors ----
 
-def log_error_atoms(loss, log_mass, s):
+def log_error_atoms(loss, log_mass, s, log_mass_err=None):
     """log of a bound on |M̃_A(s) − M_A(s)| for the atoms' log-sum-exp (module docstring):
-    Σ_i w_i (n + 8 + 2·spread_i + 2|c||ℓ_i|) + |t| Σ_i w_i 2|ℓ_i|, w_i = p_i e^{cℓ_i}, times 2u."""
+    Σ_i w_i (n + 8 + 2·spread_i + 2|c||ℓ_i|) + |t| Σ_i w_i 2|ℓ_i|, w_i = p_i e^{cℓ_i}, times 2u;
+    with ``log_mass_err`` (log of bounds on the masses' own errors, the given logs' of a
+    finite pair), + Σ_i err_i e^{cℓ_i} (|e^{sℓ}| = e^{cℓ})."""
     s = np.asarray(s, dtype=complex)
     out = np.full(s.shape, -np.inf)
     if len(loss) == 0:
@@ -165,6 +167,8 @@ def log_error_atoms(loss, log_mass, s):
             first = np.logaddexp.reduce(re + np.log(per))
             second = np.logaddexp.reduce(re + log_abs) + np.log(np.abs(s.imag[idx]))
             out[idx] = np.log(2 * U) + np.logaddexp(first, second)
+            if log_mass_err is not None:
+                out[idx] = np.logaddexp(out[idx], np.logaddexp.reduce(log_mass_err + c * loss) + np.log1p(8 * U))
     return out
 
 

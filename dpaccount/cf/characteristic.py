@@ -94,6 +94,21 @@ def log_masses(pair):
         return loss, np.log(mass)
 
 
+def log_mass_errors(pair):
+    """log of bounds on the absolute errors of the atoms' masses (``atoms``' order) beyond
+    the rounding ``basic.log_error_atoms`` counts, or None: a finite pair's masses are
+    e^{log p} with logs that err by their ``log_err`` (``DiscretePair.atom_errors``), a
+    Poisson pair's mix those and land the base's end mass (``end_errors()``) at ∓log(1 − q)."""
+    if _check(pair):
+        err = poisson.poisson_atom_errors(pair)
+    else:
+        err = pair.atom_errors[0] if hasattr(pair, "atom_errors") else None
+    if err is None:
+        return None
+    with np.errstate(divide="ignore"):
+        return np.log(err)
+
+
 def log_mgf_atoms(pair, s):
     """log Σ_i p_i e^{s ℓ_i} over the pair's atoms (−inf if there are none)."""
     return log_atoms_of(*log_masses(pair), s)
@@ -178,5 +193,5 @@ def log_mgf_error(pair, s):
     """log of a bound on |M̃(s) − M(s)| for M as computed by ``log_mgf`` (rigorous for
     ``exact`` pairs, an estimate for those with quadrature)."""
     s = np.asarray(s, dtype=complex)
-    err_a = basic.log_error_atoms(*log_masses(pair), s)
+    err_a = basic.log_error_atoms(*log_masses(pair), s, log_mass_errors(pair))
     return np.logaddexp(err_a, log_error_continuous(pair, s, log_mgf_continuous(pair, s)))

@@ -88,6 +88,9 @@ class Direction:
         self.terms = terms
         self.log_fin = sum(k * math.log1p(-p.p_inf) if p.p_inf < 1 else -math.inf for p, k in terms)
         self.p_inf = max(-math.expm1(self.log_fin), 0.0)
+        # each pair's P(L = +∞) as computed errs by its ``end_errors()`` (a finite pair's, from
+        # logs that err by their ``log_err``); 1 − Π(1 − p_j)^{k_j} has slopes ≤ k_j in p_j
+        self.p_inf_err = sum(k * p.end_errors()[0] for p, k in terms) * (1 + 8 * U)
         self.top = sum(k * loss_sup(p) for p, k in terms)
         self.lat = common_lattice(terms)
         self.part = "remainder" if self.lat not in (None, False) else "whole"
@@ -197,7 +200,7 @@ class Direction:
         if self.log_fin == -math.inf:
             return Answer(1.0, 0.0, True)
         if eps > self.top + 1e-9 * (1.0 + abs(self.top)):  # no finite loss above ε
-            return Answer(self.p_inf, 4 * U * self.p_inf, True)
+            return Answer(self.p_inf, 4 * U * self.p_inf + self.p_inf_err, True)
         log_guess, c_guess = self._log_guess(eps)
         if c_guess > 0.99 * C_MAX and any(quadrature_size(p, c_guess, 1.0) for p, _ in self.terms):
             # the saddle point pins at the cap with a part needing quadrature: δ far below what
@@ -224,7 +227,8 @@ class Direction:
         base = self.p_inf if c > 0 else 1.0
         i_r, e_r, certified = self._line_part(line, eps, tol, rtol, base + i_a) if line else (0.0, 0.0, True)
         delta = base + i_a + i_r
-        err = e_a + e_r + 8 * U * (abs(base) * (1.0 + sum(k for _, k in self.terms)) + abs(delta))
+        err = e_a + e_r + 8 * U * (abs(base) * (1.0 + sum(k for _, k in self.terms)) + abs(delta)) \
+            + (self.p_inf_err if c > 0 else 0.0)
         return Answer(min(max(delta, 0.0), 1.0), err, certified and self.exact)
 
     def epsilon(self, delta, side=1.0, rtol=_RTOL):
@@ -239,7 +243,8 @@ class Direction:
             return self._epsilon(delta, side, rtol)
 
     def _epsilon(self, delta, side, rtol):
-        if self.p_inf >= delta:
+        # (the optimistic root: P(L = ∞) at the lower end of its error)
+        if self.p_inf - (self.p_inf_err if side < 0 else 0.0) >= delta:
             return math.inf, True
         seen = {}  # ε → (f, certified), remembered: the samples may grow between calls, the
         #            bracket's signs may not change

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from .basic import U, log_error_atoms, log_sub
-from .characteristic import atoms, lattice, log_masses, log_mgf_atoms
+from .characteristic import atoms, lattice, log_mass_errors, log_masses, log_mgf_atoms
 from .contour import RealMGF, log_alias
 
 _MAX_POINTS = 2 ** 22
@@ -62,13 +62,22 @@ def snap_error(terms, lat):
     return total
 
 
+def _mass_error_share(pair):
+    """The atoms' own mass errors relative to their total mass (0 where exact)."""
+    log_err = log_mass_errors(pair)
+    if log_err is None or not len(log_err):
+        return 0.0
+    _, log_mass = log_masses(pair)
+    return float(math.exp(np.logaddexp.reduce(log_err) - np.logaddexp.reduce(log_mass))) * (1 + 8 * U)
+
+
 def _log_atoms_and_error(terms, s):
     """log A(s) and log of a bound on |Ã(s) − A(s)| (product of perturbed factors)."""
     log_a, grown, exact_part, size = 0j, 0.0, 0.0, 8.0
     for p, k in terms:
         la = log_mgf_atoms(p, s)
         log_a = log_a + k * la
-        grown = grown + k * np.logaddexp(la.real, log_error_atoms(*log_masses(p), s))
+        grown = grown + k * np.logaddexp(la.real, log_error_atoms(*log_masses(p), s, log_mass_errors(p)))
         exact_part = exact_part + k * la.real
         size = size + 2.0 * k * np.abs(la)
     # |ΠÃ − ΠA| ≤ Π(|A_j| + Δ_j)^k − Π|A_j|^k; plus the rounding of Σ k log A_j
@@ -85,7 +94,10 @@ def lattice_part(terms, eps, c, tol, lat):
     if g == 0.0:  # a single atom at O with mass A(0): u_c(O − ε) times the mass
         mass = math.exp(sum(k * float(log_mgf_atoms(p, np.array([0j])).real[0]) for p, k in terms))
         value = mass * max(-math.expm1(shifted), 0.0) if c > 0 else -mass * min(1.0, math.exp(shifted))
-        return value, 8 * U * abs(value) * (1.0 + sum(k for _, k in terms))
+        # the masses' own errors (a finite pair's logs', ``log_mass_errors``): relative to each
+        # factor's mass, compounded over the k uses
+        rel = sum(k * _mass_error_share(p) for p, k in terms)
+        return value, 8 * U * abs(value) * (1.0 + sum(k for _, k in terms)) + abs(value) * math.expm1(rel) * (1 + 8 * U)
     m = math.floor(shifted / g) + 1  # first lattice point above ε (ε < y_m)
     y_m, y_below = m * g, (m - 1) * g
 

@@ -35,8 +35,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .basic import U, clogsumexp, log_error_atoms, log_sub
-from .characteristic import (log_atoms_of, log_decay, log_error_continuous, log_masses, log_mgf_continuous,
-                             quadrature_size)
+from .characteristic import (log_atoms_of, log_decay, log_error_continuous, log_mass_errors, log_masses,
+                             log_mgf_continuous, quadrature_size)
 from .window import one_minus_window, window
 
 _DROP = 50.0
@@ -59,7 +59,11 @@ class Factor:
         w = log_mass + c * loss
         keep = w >= (np.max(w) - _DROP if len(w) else 0.0)
         self.loss, self.log_mass = loss[keep], log_mass[keep]
+        log_err = log_mass_errors(pair)  # the masses' own errors (a finite pair's logs')
+        self.log_mass_err = None if log_err is None else log_err[keep]
         self.log_dropped = float(logsumexp(w[~keep])) if np.any(~keep) else -math.inf
+        if log_err is not None and np.any(~keep):  # a dropped atom's error, beside its mass
+            self.log_dropped = float(np.logaddexp(self.log_dropped, logsumexp(log_err[~keep] + c * loss[~keep])))
         self.log_a = float(logsumexp(w)) if len(w) else -math.inf
         cont = log_mgf_continuous(pair, np.array([c + 0j]))
         self.atoms_only = cont is None
@@ -73,7 +77,7 @@ class Factor:
         """(log A_j(s), log C_j(s) or None, log Δ_j(s))."""
         la = log_atoms_of(self.loss, self.log_mass, s)
         lc = log_mgf_continuous(self.pair, s)
-        err = np.logaddexp(log_error_atoms(self.loss, self.log_mass, s), self.log_dropped)
+        err = np.logaddexp(log_error_atoms(self.loss, self.log_mass, s, self.log_mass_err), self.log_dropped)
         return la, lc, np.logaddexp(err, log_error_continuous(self.pair, s, lc))
 
     def log_cont_bound(self, t):
@@ -149,7 +153,7 @@ class Line:
                 bracket = logm[j] + np.where(big, z + np.log(np.expm1(-np.where(big, z, 0))),
                                              np.log(-np.expm1(np.where(big, 0, z))))
             pieces.append(sum(loga[:j]) + bracket + sum(logm[j + 1:]))
-        grown_a = sum(k * np.logaddexp(la.real, log_error_atoms(f.loss, f.log_mass, s))
+        grown_a = sum(k * np.logaddexp(la.real, log_error_atoms(f.loss, f.log_mass, s, f.log_mass_err))
                       for k, f, (la, _, _) in zip(counts, self.factors, parts))
         exact_a = sum(la.real for la in loga)
         total = sum(k * np.logaddexp(la.real, lc.real) if lc is not None else k * la.real

@@ -69,6 +69,26 @@ def poisson_atoms(pair):
     return new_loss, mass
 
 
+def poisson_atom_errors(pair):
+    """Bounds on the absolute errors of ``poisson_atoms``' masses, in its order: the base's
+    atoms' (a finite base computes them from logs that err by their ``log_err``,
+    ``DiscretePair.atom_errors``) mixed as the masses are, and the base's end mass (Q(L = −∞)
+    or P(L = +∞), computed from its logs: not exact either) by the base's ``end_errors()``;
+    None where every base mass is exact up to the rounding ``basic.log_error_atoms`` counts."""
+    base, q, remove = pair.base, pair.q, isinstance(pair, PoissonRemovePair)
+    if not hasattr(base, "atom_errors"):
+        return None
+    err_p, err_q = base.atom_errors
+    e_p, e_q = base.end_errors()
+    if remove:
+        err, extra = (1.0 - q) * err_q + q * err_p, ((1.0 - q) * e_q if base.q_ninf > 0 else 0.0)
+        has_extra = q < 1 and (1.0 - q) * base.q_ninf > 0
+    else:
+        err, extra = err_p.copy(), e_p
+        has_extra = q < 1 and base.p_inf > 0
+    return np.append(err, extra * (1 + 4 * U)) if has_extra else err
+
+
 def poisson_loss_sup(pair):
     """The supremum of a Poisson pair's finite losses."""
     base, q = pair.base, pair.q

@@ -127,7 +127,8 @@ def _one_grid(pair, step, lo, hi, pessimistic):
     probs[:-1] += a[1:-1]
     probs[-1] += a[-1]
     probs *= 1.0 - 8 * _U
-    return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(pair.p_inf), pessimistic=False)
+    # P(L = +∞) rounded down (``end_bounds``: p_inf is rounded up, an upper bound's)
+    return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(pair.end_bounds()[0][0]), pessimistic=False)
 
 
 def _is_multiple(lattice, step):
@@ -142,8 +143,28 @@ def _atoms_to_grid(pair, step, lo, hi, pessimistic):
     atom on a grid point sends a sliver up), or all of it goes down
     (optimistic; an atom within that rounding below a grid point is placed
     on it, so lattice atoms stay exact: the lower bound is certified up to
-    the ulp-level rounding of the loss values themselves)."""
+    the ulp-level rounding of the loss values themselves).
+
+    The atoms' masses e^{log p} err by their logs' errors (``log_err``: ulps of
+    n log n for a binomial pair's ``binom.logpmf``) and exp's: the pessimistic grid
+    takes each at the upper end of its bound (``atom_errors``; every δ(ε) of a grid,
+    composed or not, is non-decreasing in each P-mass), the optimistic one at the
+    lower end; P(L = +∞) likewise (``p_inf`` is rounded up, ``end_bounds`` gives the
+    rounded-down one). Their losses err by both logs' errors: the pessimistic grid
+    moves each atom up by them, the optimistic one down by the part beyond the logs'
+    default 4 ulp (the rest is the loss values' ulp-level rounding above)."""
     loss, p, _ = pair.atoms
+    err = pair.atom_errors[0]
+    p = p + err if pessimistic else np.maximum(p - err, 0.0)  # (rounded by ½ ulp: within the 8u of err)
+    # a computed loss log p − log q errs by its logs' errors too (``loss_errors`` less the 8u|ℓ|
+    # of its own rounding, which the slack below covers): the pessimistic grid moves each atom
+    # up by them (moving loss up raises every δ(ε)); the optimistic one down by the part beyond
+    # the logs' default 4 ulp (``loss_excess_errors``: a binomial's, a user's stated log_err),
+    # the rest being the ulp-level rounding its snapping is certified up to (docstring)
+    if pessimistic:
+        loss = loss + (pair.loss_errors - 8 * _U * np.abs(loss))
+    else:
+        loss = loss - pair.loss_excess_errors
     pos = loss / step
     slack = 64 * _U * np.abs(pos)  # rounding of ℓ (relative, as for a lattice parameter) and of ℓ/h
     if pessimistic:
@@ -157,7 +178,7 @@ def _atoms_to_grid(pair, step, lo, hi, pessimistic):
     up = p * share
     down = p - up
     probs = np.zeros(hi - lo + 1)
-    p_inf = pair.p_inf
+    p_inf = pair.p_inf if pessimistic else pair.end_bounds()[0][0]
     for idx, mass in ((below, down), (below + 1, up)):
         rel = idx - lo
         inside = (rel >= 0) & (rel <= hi - lo)

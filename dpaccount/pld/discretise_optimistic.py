@@ -35,7 +35,9 @@ with a second-order gap, the optimistic counterpart of Connect-the-Dots:
    points is below δ, and so is its linear extension to the left (a secant
    of a convex function lies below it outside its interval).
 2. g = max(T, B, F) with T(x) = 1 − (1 − Q(L = −∞))·x, the tangent of δ at
-   x = 0, and the floor F = P(L = ∞)(1 − margin): convex, below δ, g(0) = 1
+   x = 0, and the floor F = P(L = ∞)(1 − margin), both masses at ±∞ rounded
+   down (``end_bounds()``: a finite pair computes them from logs that err, and
+   a Q(L = −∞) too large raises T above δ): convex, below δ, g(0) = 1
    and every slope ≥ −1, so it is the curve of a valid pair. Its kinks are
    B's (grid points) and the two crossings with T and with F, which lie off
    the grid: their mass is moved
@@ -197,7 +199,10 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
     x = np.exp(eps)
     eps_end = eps[-1] + step
     x_end = math.exp(eps_end)
-    q_ninf = pair.q_ninf
+    # the masses at ±∞ rounded down (``end_bounds``): a lower δ at every point, and a lower
+    # tangent T at 0 (its slope Q(L = −∞) − 1: a Q(L = −∞) too large raises T above the
+    # exact curve's tangent, and max(T, B, F) above δ near x = 0)
+    (p_inf, _), (q_ninf, _) = pair.end_bounds()
     q_le = np.cumsum(b)[:-1]                 # Q(−∞ < L ≤ ε_j)
     q_gt = np.cumsum(b[::-1])[::-1][1:]      # Q(L > ε_j)
     # excess E_j = Σ_{L ≤ ε_j} (x_j q − p) + x_j Q(L = −∞), from the bottom
@@ -207,7 +212,7 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
     # δ_j from the top: δ_j = δ_{j+1} + (A − x_j B)_{cell j+1} + (x_{j+1} − x_j) Q(L > ε_{j+1})
     d_terms = np.maximum(a[1:] - x * b[1:], 0.0)
     d_terms[:-1] += np.diff(x) * q_gt[1:]
-    delta = np.cumsum(d_terms[::-1])[::-1] + pair.p_inf
+    delta = np.cumsum(d_terms[::-1])[::-1] + p_inf
     # the cells' errors: each term max(·, 0) above exceeds its exact value (≥ 0) by at most its
     # own error bound, each Δx·Q term by Δx times Q's, so the excess errs up by at most
     # Σ_{k≤j} err_A + x_j Σ_{k≤j} err_B (the x-weights telescope to x_j), δ_j by at most
@@ -238,7 +243,7 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
     # and the other end takes the rest (``_requests``)
     low = eps <= 0
     e0, g0 = excess * (1 - _MARGIN) - err_low, delta * (1 - _MARGIN) - err_high
-    room = _room(eps, x, e0, g0, q_ninf, low, pair.p_inf * (1 - _MARGIN)) if split else np.where(delta > 0.0, np.inf, 0.0)
+    room = _room(eps, x, e0, g0, q_ninf, low, p_inf * (1 - _MARGIN)) if split else np.where(delta > 0.0, np.inf, 0.0)
     left_demand, right_demand = _requests(low_part, high_part, tri, pad, room[:-1], room[1:])
     top_gap = (x_end - x[-1]) * (b[-1] + err_b[-1]) / 4.0
     lower_by = np.maximum(np.append(0.0, right_demand), np.append(left_demand, top_gap))
@@ -247,7 +252,7 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
     g_high = g0 - lower_by
     e = np.where(low, e_low, np.expm1(eps) + g_high)
     g = np.where(low, -np.expm1(eps) + e_low, g_high)
-    g_end = pair.p_inf * (1 - _MARGIN) - gap[-1]
+    g_end = p_inf * (1 - _MARGIN) - gap[-1]
     curve = _Curve(np.append(x, x_end), np.append(e, math.expm1(eps_end) + g_end), np.append(g, g_end))
     slot = np.arange(m + 1)                                   # grid slots lo … hi+1
     keep = _lower_hull(curve)
@@ -281,7 +286,7 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
     rising = np.nonzero(s >= 0.0)[0]
     last = int(rising[0]) if len(rising) else len(hx) - 1
     hx, hg, hslot, s = hx[:last + 1], hg[:last + 1], hslot[:last + 1], s[:last]
-    floor = max(pair.p_inf * (1 - _MARGIN), 0.0)
+    floor = max(p_inf * (1 - _MARGIN), 0.0)
     under = np.nonzero(hg <= floor)[0]
     if len(under):
         k = int(under[0])

@@ -67,17 +67,22 @@ def finite_atoms(pair):
             return None
         loss, p, q = base.atoms
         rate = pair.q
+        # the base's mass at ±∞ lands at a finite loss ∓log(1 − q) as P- and Q-mass in a fixed
+        # ratio (its error cancels in the loss), m computed from the base's logs: it errs by
+        # the base's ``end_errors()`` (its logs' ``log_err``), relative e/m, both ways
+        (p_low_b, p_high_b), _ = base.end_bounds()
+        e_p, e_q = base.end_errors()
         if isinstance(pair, PoissonRemovePair):
-            a, b, p_inf = (1 - rate) * q + rate * p, q, rate * base.p_inf
-            p_low = rate * base._p_inf_low * (1 - 4 * _U)  # (the product's rounding, down)
-            ends = (((1 - rate) * base.q_ninf, base.q_ninf),) if base.q_ninf > 0 else ()
+            a, b, p_inf = (1 - rate) * q + rate * p, q, rate * p_high_b
+            p_low = rate * p_low_b * (1 - 4 * _U)  # (the product's rounding, down)
+            ends = (((1 - rate) * base.q_ninf, base.q_ninf, e_q / base.q_ninf),) if base.q_ninf > 0 else ()
         else:
             a, b, p_inf = p, (1 - rate) * p + rate * q, 0.0
             p_low = 0.0
-            ends = ((base.p_inf, (1 - rate) * base.p_inf),) if base.p_inf > 0 else ()
+            ends = ((base.p_inf, (1 - rate) * base.p_inf, e_p / base.p_inf),) if base.p_inf > 0 else ()
         if not np.all(p > 0):
             return None  # a base P-mass that underflowed: its share is not at +∞ here (the grids cope)
-        for ea, eb in ends:  # the base's atom at ±∞ lands at ∓log(1 − q)
+        for ea, eb, _ in ends:  # the base's atom at ±∞ lands at ∓log(1 − q)
             a, b = np.append(a, ea), np.append(b, eb)
         keep = a > 0
         a, b = a[keep], b[keep]
@@ -88,7 +93,7 @@ def finite_atoms(pair):
         # and the base's given logs' errors (``log_err``), so their logs are off by as much
         # absolute: 16u and both errors more in the loss
         given = np.max(np.vstack((base._err_p, base._err_q)), axis=0) if len(p) else np.zeros(0)
-        given = np.append(given, [8 * _U * (1 + abs(math.log(ea))) for ea, _ in ends])[keep]  # logsumexp, exp
+        given = np.append(given, [rel + 8 * _U for _, _, rel in ends])[keep]  # the end mass's error, relative
         return (la - lb, a, _tau(la - lb, la, lb) + 16 * _U + 2 * given, 16 * _U + given,
                 (p_inf, p_low))
     if isinstance(pair, SubsetSampledPair):
@@ -102,10 +107,13 @@ def finite_atoms(pair):
         # Q_A of the positive atoms is the mirrored P-mass: p e^{−ℓ}, off by τ (the loss) and
         # the exp's and product's ulps, relative, on top of p's own rounding
         mirrored = p[pos] * np.exp(-loss[pos])
-        z = pair.zero_mass  # rounded up by the pair; the library's mirrored pair is defined with it
+        # the atom at 0: rounded up by the pair (``zero_mass``), the exact one within its error
+        # (the ends of A among it: ``end_bounds``), relative, so that the lower bound takes it down
+        z = pair.zero_mass
+        z_rel = pair.zero_mass_error / z + 8 * _U if z > 0 else 8 * _U
         return (np.concatenate((loss[pos], -loss[pos], [0.0])), np.concatenate((p[pos], mirrored, [z])),
                 np.concatenate((tau[pos], tau[pos], [0.0])),
-                np.concatenate((rel[pos], rel[pos] + 2 * tau[pos] + 8 * _U, [8 * _U])), p_inf)
+                np.concatenate((rel[pos], rel[pos] + 2 * tau[pos] + 8 * _U, [z_rel])), p_inf)
     return None
 
 

@@ -112,6 +112,16 @@ class DominatingPair(ABC):
         where a pair's logs err more (``DiscretePair``)."""
         return tuple(16 * _U * (1 + abs(math.log(m))) * m if m > 0 else 0.0 for m in (self.p_inf, self.q_ninf))
 
+    def end_bounds(self):
+        """((low, high) of P(L = +∞), (low, high) of Q(L = −∞)): ``p_inf`` is rounded up
+        already (its high end); ``q_ninf`` is the value as computed; each moved by its
+        ``end_errors()`` (the difference rounded by ≤ ½ ulp: moved by 2u more). Each use
+        takes the end that errs its safe way (docs/portability.md)."""
+        e_p, e_q = self.end_errors()
+        p, q = self.p_inf, self.q_ninf
+        return ((max((p - e_p) * (1 - 2 * _U), 0.0), p),
+                (max((q - e_q) * (1 - 2 * _U), 0.0), min((q + e_q) * (1 + 2 * _U), 1.0) if q > 0 else 0.0))
+
     def atom_masses(self, points):
         """(P(L = ℓ), Q(L = ℓ)) for each ℓ in ``points`` (default: no atoms)."""
         zeros = np.zeros(len(points))
@@ -243,31 +253,53 @@ class DiscretePair(DominatingPair):
         # own rounding (relative, as that of a lattice parameter like 1/t is)
         self._err_p, self._err_q = (e[finite][order] for e in self._log_err)
         self._tau = 8 * _U * np.abs(self._sorted_loss) + self._err_p + self._err_q
-        # P(L = +∞): exactly ``p_inf`` where the caller knows it (a user's δ), else from the logs,
-        # up: logsumexp errs by a few ulp of |log p_∞| (absolute), which exp turns into as many
-        # ulp relative, and exp adds its own (≤ 4 ulp assumed): 8 ulp per unit of |log p_∞|, + 8
-        if p_inf is None:  # (and rounded down for lower bounds: ``_p_inf_low``)
-            log_inf = float(special.logsumexp(self._log_p[self._loss == np.inf]))
-            slack = 8 * _U * (1.0 + abs(log_inf))
-            self._p_inf, self._p_inf_low = ((float(np.exp(log_inf)) * (1 + slack), float(np.exp(log_inf)) * (1 - slack))
-                                            if log_inf > -np.inf else (0.0, 0.0))
-        else:
-            self._p_inf = self._p_inf_low = float(p_inf)
-        self.q_ninf = float(np.exp(special.logsumexp(self._log_q[self._loss == -np.inf]))) \
-            if q_ninf is None else float(q_ninf)
-        self._exact_ends = (p_inf, q_ninf)
-        # bounds on their errors (``end_errors``): from the logs, the slack above (twice: the
-        # value is moved by it) and the largest of the summed logs' errors, relative
+        # bounds on each atom's mass as computed, e^{log p}: its log's error η moves it by
+        # e^η − 1 ≤ η(1 + η) relative for η ≤ 1 (e^{−η} ≥ 1 − η the other way; expm1 beyond), exp's
+        # 4 ulp and the simulated machine's more: η(1 + η) + 8u of it; + 16 subnormal spacings where
+        # it underflows (a mass that underflowed to 0 has no other error)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self._atom_err_p, self._atom_err_q = (
+                np.where(m > 0, m * (np.where(e <= 1, e * (1 + e), np.expm1(np.minimum(e, 709.0))) + 8 * _U), 0.0)
+                + underflow_slack(m, True)
+                for m, e in ((self._sorted_p, self._err_p), (self._sorted_q, self._err_q)))
+        # the part of the logs' errors beyond the default 4 ulp of each (a binomial's lgamma
+        # sums, a user's stated log_err): the optimistic lattice grid moves atoms down by it
+        # (``pld/discretise._atoms_to_grid``; the default part is the loss values' own
+        # ulp-level rounding, which its snapping onto grid points is certified up to)
+        default = [4 * _U * np.abs(x[finite][order]) for x in (self._log_p, self._log_q)]
+        self._excess_tau = np.maximum(self._err_p - default[0], 0.0) + np.maximum(self._err_q - default[1], 0.0)
+        # the masses at ±∞ from the logs (where the caller does not give them): logsumexp errs by a
+        # few ulp of |log m| (absolute) and k·u over its k terms, which exp turns into as much
+        # relative, and exp adds its own (≤ 4 ulp assumed): 8u(1 + |log m|) + (k + 4)u of m (the
+        # products below round by ≤ 2u); the logs' own errors (``log_err``, the largest w of the
+        # summed ones) move m by a factor within e^{±w}
         ends = []
-        for given, mass, at, errs in ((p_inf, self._p_inf, np.inf, self._log_err[0]),
-                                      (q_ninf, self.q_ninf, -np.inf, self._log_err[1])):
-            mine = self._loss == at
-            if given is not None or mass == 0:
-                ends.append(0.0)
+        for given, logs, errs in ((p_inf, self._log_p[self._loss == np.inf], self._log_err[0][self._loss == np.inf]),
+                                  (q_ninf, self._log_q[self._loss == -np.inf], self._log_err[1][self._loss == -np.inf])):
+            if given is not None:
+                ends.append((float(given),) * 3)
                 continue
-            worst = float(np.max(errs[mine]))
-            ends.append(mass * (16 * _U * (1.0 + abs(math.log(mass))) + worst * (1 + worst)))
-        self._end_errors = tuple(ends)
+            log_m = float(special.logsumexp(logs)) if len(logs) else -np.inf
+            if log_m == -np.inf:
+                ends.append((0.0, 0.0, 0.0))
+                continue
+            m, w = float(np.exp(log_m)), float(np.max(errs))
+            slack = 8 * _U * (1.0 + abs(log_m)) + (len(logs) + 4) * _U
+            # (m, m rounded up: e^w ≤ 1 + expm1(w)(1 + 8u), m rounded down: e^{−w} ≥ 1 − w)
+            ends.append((m, min(m * (1 + slack) * (1 + math.expm1(w) * (1 + 8 * _U)), 1.0),
+                         max(m * (1 - slack - w - 4 * _U), 0.0)))
+        # P(L = +∞) rounded up (``p_inf``: the grids, δ(ε) and ε(δ) upper bounds) and down for
+        # lower bounds (``_p_inf_low``); exactly ``p_inf`` where the caller gives it
+        (_, self._p_inf, self._p_inf_low), (q_mid, q_up, q_low) = ends
+        # Q(L = −∞) as computed: its uses move it their safe way by ``end_errors()``
+        # (``end_bounds``: the optimistic grid's tangent at 0 down, subset sampling's atom at
+        # 0 up, a Poisson pair's atom at log(1 − q) either way)
+        self.q_ninf = q_mid
+        self._end_bounds = ((self._p_inf_low, self._p_inf), (q_low, q_up))
+        self._exact_ends = (p_inf, q_ninf)
+        # bounds on their errors (``end_errors``): the computed p_inf lies in [low, up] with the
+        # exact one, so within up − low of it (the difference rounded up); q_ninf likewise
+        self._end_errors = tuple((up - low) * (1 + 2 * _U) for _, up, low in ends)
 
     @property
     def p_inf(self):
@@ -276,10 +308,30 @@ class DiscretePair(DominatingPair):
     def end_errors(self):
         return self._end_errors
 
+    def end_bounds(self):
+        return self._end_bounds
+
     @property
     def atoms(self):
         """(loss values, P-masses, Q-masses) of the finite atoms, sorted."""
         return self._sorted_loss, self._sorted_p, self._sorted_q
+
+    @property
+    def loss_errors(self):
+        """Bounds τ on the errors of the atoms' computed losses log p − log q: both logs'
+        ``log_err`` and 8u|ℓ| of the difference's rounding."""
+        return self._tau
+
+    @property
+    def loss_excess_errors(self):
+        """The part of ``loss_errors`` from logs that err beyond the default 4 ulp of themselves."""
+        return self._excess_tau
+
+    @property
+    def atom_errors(self):
+        """Bounds on the absolute errors of the atoms' (P-masses, Q-masses) as computed, e^{log p}
+        (``log_err`` and exp: η(1 + η) + 8u of each, + 16 subnormal spacings where it underflows)."""
+        return self._atom_err_p, self._atom_err_q
 
     def atom_masses(self, points):
         return _at(points, self._sorted_loss, self._sorted_p, self._sorted_q)
@@ -300,9 +352,8 @@ class DiscretePair(DominatingPair):
         if not errors:
             return a, b
         count = np.bincount(cell, minlength=n)
-        err_a, err_b = (np.bincount(cell, m * (e * (1 + e) + 8 * _U) + underflow_slack(m, True), minlength=n)
-                        + count * _U * c
-                        for m, e, c in ((self._sorted_p, self._err_p, a), (self._sorted_q, self._err_q, b)))
+        err_a, err_b = (np.bincount(cell, e, minlength=n) + count * _U * c
+                        for e, c in ((self._atom_err_p, a), (self._atom_err_q, b)))
         return a, b, err_a, err_b
 
     def delta(self, eps, upper=True):

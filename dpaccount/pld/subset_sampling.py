@@ -69,12 +69,19 @@ class SubsetSampledPair(DominatingPair):
         a, b, err_a, err_b = stacked_masses([self._a], np.array([0.0]), [1], errors=True)
         # z = Q_A(L ≤ 0, incl. −∞) − P_A(L > 0, incl. +∞), rounded up by the two
         # cells' error bounds and the roundings of its ≤ 4 terms (each ≤ 1). Extra
-        # equal P- and Q-mass at L = 0 can only raise every composed δ, so up is the safe side.
-        z = (b[0] + self._a.q_ninf) - (a[1] + self._a.p_inf) + err_b[0] + err_a[1] + 8 * _U
+        # equal P- and Q-mass at L = 0 can only raise every composed δ, so up is the safe side:
+        # Q_A(L = −∞) at its upper end, P_A(L = +∞) at its lower one (``end_bounds``; a finite
+        # base computes them from its logs, which err by their ``log_err``)
+        (p_low, p_high), (q_low, q_high) = self._a.end_bounds()
+        pad = err_b[0] + err_a[1] + 8 * _U
+        z = (b[0] + q_high) - (a[1] + p_low) + pad
         if z < 0:
             raise ValueError(f"base pair {base!r} is not symmetric: its mirrored pair would put "
                              f"negative mass {z:.3g} at loss 0")
         self._z = float(z)
+        # z's own error: the exact z is ≥ z − 2·pad − (the ends' spans), rounded (``_masses``: the
+        # cell at 0 carries it, so that the optimistic grids take z at its lower end)
+        self._z_err = float((2 * pad + (q_high - q_low) + (p_high - p_low)) * (1 + 4 * _U))
 
     @property
     def p_inf(self):
@@ -93,6 +100,11 @@ class SubsetSampledPair(DominatingPair):
     def zero_mass(self):
         """P*(L = 0) = Q*(L = 0), rounded up."""
         return self._z
+
+    @property
+    def zero_mass_error(self):
+        """A bound on ``zero_mass`` − the exact P*(L = 0) (≥ 0: it is rounded up)."""
+        return self._z_err
 
     def masses(self, edges):
         return self._masses(edges, False)
@@ -127,6 +139,7 @@ class SubsetSampledPair(DominatingPair):
         out[:2, jn] += self._z   # the atom at 0 lies in (e_{jn−1}, e_jn]
         if errors:
             out[2:] += 2 * _U * out[:2]
+            out[2:, jn] += self._z_err  # z rounded up: the exact one may be that much lower
         return tuple(out)
 
     def atom_masses(self, points):
