@@ -45,7 +45,8 @@ from .converters.clt import clt_mu_parts
 from .converters.fdp import gdp_mu_from_profile, gdp_tradeoff, profile_to_tradeoff
 from .errors import RepresentationUnavailable
 from .pld.accountant import DIRECTIONS
-from .pld.pairs import DiscretePair, GaussianPair
+from .pld.discrete_pair import DiscretePair
+from .pld.pairs import GaussianPair
 from .pld.poisson_sampling import PoissonRemovePair
 from .pld.step_profile import TIERS
 from .relations import ADD_REMOVE

@@ -14,7 +14,7 @@ from dpaccount.mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMe
                                            ExponentialMechanism, PureDPMechanism)
 from dpaccount.mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism,
                                            LaplaceMechanism, RandomizedResponse)
-from dpaccount.pld.pairs import DiscretePair
+from dpaccount.pld.discrete_pair import DiscretePair
 from dpaccount.pld.symmetric_hull import symmetric_hull_pair
 from dpaccount.relations import (ADD_REMOVE, REPLACE_ONE, GroupRelation, Relation, check_relation,
                                  group_relation)

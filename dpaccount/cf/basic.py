@@ -29,7 +29,8 @@ import math
 import numpy as np
 
 from ..errors import RepresentationUnavailable
-from ..pld.pairs import DiscretePair, GaussianPair, LaplacePair
+from ..pld.discrete_pair import DiscretePair
+from ..pld.pairs import GaussianPair, LaplacePair
 from ..pld.pairs_zoo import LogisticPair
 
 U = np.finfo(float).eps

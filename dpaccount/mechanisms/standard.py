@@ -42,7 +42,8 @@ import numpy as np
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..pld.accountant import PairComposition
-from ..pld.pairs import DiscretePair, GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
+from ..pld.discrete_pair import DiscretePair, binomial_pair, randomized_response_pair
+from ..pld.pairs import GaussianPair, LaplacePair
 from ..pld.symmetric_hull import symmetric_hull_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp, laplace_rdp, randomized_response_rdp
 from ..relations import ADD_REMOVE, with_relation

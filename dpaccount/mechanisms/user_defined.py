@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..pld.pairs import DiscretePair
+from ..pld.discrete_pair import DiscretePair
 from ..pld.pairs_zoo import MonotoneLossPair
 from .discrete import PairMechanism
 

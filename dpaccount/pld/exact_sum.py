@@ -33,7 +33,9 @@ import math
 import numpy as np
 from scipy import special
 
-from .pairs import DiscretePair, GaussianPair
+from .discrete_pair import DiscretePair
+
+from .pairs import GaussianPair
 from .poisson_sampling import PoissonAddPair, PoissonRemovePair
 from .subset_sampling import SubsetSampledPair
 

@@ -22,7 +22,8 @@ import numpy as np
 from scipy import special
 
 from .log_cells import log_cells
-from .pairs import DiscretePair, DominatingPair, check_atoms, underflow_slack
+from .discrete_pair import DiscretePair
+from .pairs import DominatingPair, check_atoms, underflow_slack
 
 _U = np.finfo(float).eps
 # A law's logcdf and logsf (scipy.stats; scipy documents no bound) are taken to err by

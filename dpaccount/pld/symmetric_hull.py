@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .pairs import DiscretePair
+from .discrete_pair import DiscretePair
 
 _U = np.finfo(float).eps
 

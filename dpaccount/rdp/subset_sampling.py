@@ -39,7 +39,7 @@ def pure_epsilon(pairs):
     """ε(∞): the largest privacy loss of a ``PairComposition`` over both
     directions (k-fold use adds k times the loss), or ``inf``. A finite pair
     without mass at +∞ has its largest atom as level, raised by 16 ulp (a
-    computed loss errs by ≤ 8 ulp of itself, ``pld/pairs.DiscretePair``); another
+    computed loss errs by ≤ 8 ulp of itself, ``pld/discrete_pair.DiscretePair``); another
     pair its ``anchor`` (Laplace), accepted only where its hockey-stick curve,
     rounded up, is exactly 0 there. Either way L ≤ ε P-almost surely, so no
     neighbouring pair the pair dominates exceeds it."""

@@ -28,7 +28,7 @@ from .. import validation as v
 from ..mechanism import Mechanism
 from ..queries import DEFAULT_ACCURACY
 from ..pld.accountant import DIRECTIONS, PairComposition
-from ..pld.pairs import DiscretePair
+from ..pld.discrete_pair import DiscretePair
 from .base import Transformer, check_mechanism
 
 

@@ -53,7 +53,8 @@ from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMech
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
 from ..pld.accountant import PairComposition
-from ..pld.pairs import DiscretePair, check_atoms
+from ..pld.discrete_pair import DiscretePair
+from ..pld.pairs import check_atoms
 from ..rdp.curve import RDPCurve, discrete_pair_rdp
 from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relation, with_relation
 from .base import Transformer, check_mechanism

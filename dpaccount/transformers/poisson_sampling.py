@@ -8,7 +8,7 @@ Talwar & Zhang 2019) and by the general bound of Zhu & Wang 2019 otherwise
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..pld.accountant import PairComposition
-from ..pld.pairs import identical_pair
+from ..pld.discrete_pair import identical_pair
 from ..pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from ..rdp.curve import RDPCurve, RDPFunction
 from ..rdp.poisson_sampling import subsampled_gaussian_rdp, subsampled_rdp_bound

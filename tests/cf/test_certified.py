@@ -23,7 +23,8 @@ from dpaccount.cf.contour import RealMGF, log_alias
 from dpaccount.cf.inversion import direction
 from dpaccount.cf.line import Line
 from dpaccount.cf.window import log_kernel_moment, window
-from dpaccount.pld.pairs import GaussianPair, LaplacePair, randomized_response_pair
+from dpaccount.pld.discrete_pair import randomized_response_pair
+from dpaccount.pld.pairs import GaussianPair, LaplacePair
 from dpaccount.pld.poisson_sampling import PoissonRemovePair
 
 

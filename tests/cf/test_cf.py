@@ -27,7 +27,8 @@ from dpaccount.cf.inversion import cf_to_delta, cf_to_epsilon, composed_log_phi
 from dpaccount.mechanisms.discrete import ExponentialMechanism
 from dpaccount.mechanisms.user_defined import ContinuousMechanism
 from dpaccount.pld.accountant import PairComposition
-from dpaccount.pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
+from dpaccount.pld.discrete_pair import binomial_pair, randomized_response_pair
+from dpaccount.pld.pairs import GaussianPair, LaplacePair
 from dpaccount.pld.pairs_zoo import LogisticPair
 from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
 

@@ -14,7 +14,8 @@ from oracles import gdp_delta, gdp_epsilon, rr_composed_delta, subsampled_gaussi
 import dpaccount as dpa
 from dpaccount.pld.compose import compose
 from dpaccount.pld.discretise import loss_range, pair_to_grid
-from dpaccount.pld.pairs import GaussianPair, binomial_pair
+from dpaccount.pld.discrete_pair import binomial_pair
+from dpaccount.pld.pairs import GaussianPair
 from dpaccount.pld.poisson_sampling import PoissonRemovePair
 
 

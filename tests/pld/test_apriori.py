@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from dpaccount.pld.accountant import composed_grid
 from dpaccount.pld.apriori import apriori_plan
-from dpaccount.pld.pairs import DiscretePair, GaussianPair
+from dpaccount.pld.discrete_pair import DiscretePair
+from dpaccount.pld.pairs import GaussianPair
 
 
 def _exact_delta(p, q, k, eps):

@@ -18,7 +18,8 @@ from dpaccount.pld.cache import GridCache
 from dpaccount.pld.chernoff import LogMGF, log_mgf, quantile
 from dpaccount.pld.discretise import _RANGES, _scan, loss_ranges, pair_to_grid, pairs_to_grids
 from dpaccount.pld.log_cells import normal_cells
-from dpaccount.pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair, stacked_masses
+from dpaccount.pld.discrete_pair import binomial_pair, randomized_response_pair
+from dpaccount.pld.pairs import GaussianPair, LaplacePair, stacked_masses
 from dpaccount.pld.pairs_zoo import leaky_rr_pair
 from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from dpaccount.pld.subset_sampling import SubsetSampledPair

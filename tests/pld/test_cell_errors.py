@@ -17,7 +17,8 @@ import pytest
 from scipy import stats
 
 from dpaccount.pld.discretise import loss_range
-from dpaccount.pld.pairs import GaussianPair, LaplacePair, binomial_pair
+from dpaccount.pld.discrete_pair import binomial_pair
+from dpaccount.pld.pairs import GaussianPair, LaplacePair
 from dpaccount.pld import pairs_zoo
 from dpaccount.pld.pairs_zoo import LogisticPair, MonotoneLossPair
 from dpaccount.pld.poisson_sampling import PoissonRemovePair

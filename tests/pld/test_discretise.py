@@ -13,7 +13,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpaccount.pld.discretise import loss_range, pair_to_grid
-from dpaccount.pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
+from dpaccount.pld.discrete_pair import binomial_pair, randomized_response_pair
+from dpaccount.pld.pairs import GaussianPair, LaplacePair
 from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from oracles import gdp_delta
 

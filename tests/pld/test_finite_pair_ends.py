@@ -21,7 +21,7 @@ import pytest
 from dpaccount.cf import characteristic
 from dpaccount.pld.discretise import pair_to_grid
 from dpaccount.pld.exact_sum import exact_direction
-from dpaccount.pld.pairs import DiscretePair
+from dpaccount.pld.discrete_pair import DiscretePair
 from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from dpaccount.pld.subset_sampling import SubsetSampledPair
 

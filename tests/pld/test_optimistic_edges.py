@@ -22,7 +22,8 @@ from scipy import integrate
 
 import dpaccount as dpa
 from dpaccount.pld.discretise import loss_range, pair_to_grid
-from dpaccount.pld.pairs import GaussianPair, LaplacePair, randomized_response_pair
+from dpaccount.pld.discrete_pair import randomized_response_pair
+from dpaccount.pld.pairs import GaussianPair, LaplacePair
 from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
 import oracles
 

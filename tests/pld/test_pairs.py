@@ -7,7 +7,9 @@ import pytest
 from oracles import (discrete_delta, gdp_delta, laplace_delta_quad, subsampled_gaussian_add_delta,
                      subsampled_gaussian_remove_delta)
 
-from dpaccount.pld.pairs import GaussianPair, LaplacePair, binomial_pair, randomized_response_pair
+from dpaccount.pld.discrete_pair import binomial_pair, randomized_response_pair
+
+from dpaccount.pld.pairs import GaussianPair, LaplacePair
 from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
 
 EPS = [-1.5, -0.2, 0.0, 0.01, 0.3, 1.0, 2.5]
