@@ -274,6 +274,14 @@ def quantile(mgf, log_tail, sign, hint=None, tol=0.0):
     return descend(tail_level(mgf, log_tail, sign), hint, tol)
 
 
+def composed_p_inf(items):
+    """P(S = ∞) = 1 − Π(1 − p_∞,i)^{k_i} of [(grid, count), ...], rounded up
+    (log1p, the sum and expm1: a few ulps each, padded by 16u)."""
+    if any(g.p_inf >= 1.0 for g, _ in items):
+        return 1.0
+    return min(1.0, -math.expm1(sum(k * math.log1p(-g.p_inf) for g, k in items)) * (1 + 16 * _U))
+
+
 _DELTA_LAMBDAS = np.geomspace(1e-2, 1e3, 97)  # any λ > 0 is valid: the lattice only tightens
 _TINY = np.nextafter(0.0, 1.0)
 
@@ -290,14 +298,13 @@ def delta_bound(items, eps):
     composed mechanism and this bounds its δ too (Zhu, Dong & Wang 2022, Thm 10).
 
     Rounding, erring up: K by ``LogMGF.error``; the rest (λε, log c, exp) by
-    8u of the terms and 16u of the result; P(S = ∞) = 1 − Π(1 − p_∞,i)^{k_i}
-    rounded up as in ``compose``."""
+    8u of the terms and 16u of the result; P(S = ∞) by ``composed_p_inf``."""
     eps = np.asarray(eps, dtype=float)
     if not np.all(eps < np.inf):  # δ(∞) = P(S = ∞): the bound at the largest finite ε is above it
         return delta_bound(items, np.minimum(eps, 1e300))
-    if any(g.p_inf >= 1.0 for g, _ in items):
+    p_inf = composed_p_inf(items)
+    if p_inf >= 1.0:
         return np.ones(eps.shape)
-    p_inf = min(1.0, -math.expm1(sum(k * math.log1p(-g.p_inf) for g, k in items)) * (1 + 16 * _U))
     lam = _DELTA_LAMBDAS
     with np.errstate(over="ignore"):
         cgf = np.asarray(log_mgf(items)(lam), dtype=float)

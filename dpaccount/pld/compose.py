@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ..errors import GridTooLarge
-from .chernoff import descend, exponent, quantile, tail_level
+from .chernoff import composed_p_inf, descend, exponent, quantile, tail_level
 from .chernoff import log_mgf as _MGF
 from .grid import PLDGrid, frozen
 from .transform import direct, fft, untilt
@@ -102,9 +102,7 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
             raise ValueError("cannot compose pessimistic and optimistic grids")
     if len(items) == 1 and items[0][1] == 1:
         return items[0][0]
-    log_finite = sum(k * math.log1p(-min(g.p_inf, 1.0)) if g.p_inf < 1 else -math.inf for g, k in items)
-    # 1 − Π(1 − p_inf)^k, rounded up (a few ulps per operation)
-    p_inf = min(1.0, -math.expm1(log_finite) * (1 + 16 * _U)) if log_finite > -math.inf else 1.0
+    p_inf = composed_p_inf(items)  # 1 − Π(1 − p_inf)^k, rounded up
     log_mass = sum(k * math.log(max(g.probs.sum(), 1e-320)) for g, k in items)
     if log_mass < math.log(tail):
         # the whole finite part weighs less than the tail: count it at +∞ (pessimistic)
