@@ -169,10 +169,12 @@ def mu_gdp(mechanism, method, accuracy, tail):
     """Certified μ (see the module docstring)."""
     mu = mechanism.pairs.gaussian_mu
     if method == "analytic":
-        if mu is None:
-            raise RepresentationUnavailable(f"{mechanism.name} is not a Gaussian composition: "
-                                            f"its μ-GDP needs method='pld'")
-        return float(mu)
+        if mu is not None:
+            return float(mu)
+        if not analytic_applies(mechanism):
+            raise RepresentationUnavailable(f"{mechanism.name} is neither a Gaussian composition nor one "
+                                            f"finite pair: its μ-GDP needs method='pld'")
+        return _finite_mu(mechanism._single_pairs(), tail)
     profile = mechanism.privacy_profile(accuracy)
     window = max([t for t in TIERS if t <= 0.1 * tail], default=TIERS[-1])
     grids = [profile.grid(d, window, pessimistic=True) for d in DIRECTIONS]
@@ -182,6 +184,28 @@ def mu_gdp(mechanism, method, accuracy, tail):
     # a fine subdivision makes the tangent test of ``gdp_mu_from_profile`` tight on coarse lattices
     eps = np.union1d(lattice, np.linspace(0.0, lattice[-1], int(lattice[-1] / 2e-3) + 2))
     delta = np.max([g.delta(eps) for g in grids], axis=0)
+    return gdp_mu_from_profile(eps, delta, tail)
+
+
+_MU_POINTS = 1 << 14  # points of a finite pair's δ(ε) in the μ search (at most)
+_MU_CELLS = 1 << 22   # points × atoms of one evaluation of δ (memory)
+
+
+def _finite_mu(pairs, tail):
+    """Certified μ of one finite pair per direction from their curves δ(ε) rounded up (no grid):
+    at 0, at their atoms' losses and on a fine subdivision (δ is convex in e^ε, so the chords
+    between upper bounds at any points lie above it: ``gdp_mu_from_profile``'s premise), and
+    beyond the largest loss plus its rounding τ, where δ is P(L = ∞) rounded up and nothing
+    else. (A grid there sends a rounding sliver of the top atom to +∞, which kept δ ≈ 1e-14
+    > tail at its last point: pure ε-DP at ε = 1 had μ = ∞.)"""
+    atoms = np.concatenate([p.atoms[0] for p in pairs])
+    top = max(float(np.max(p.atoms[0] + p.loss_errors, initial=0.0)) for p in pairs)
+    top = max(top, 0.0) * (1 + 1e-9) + 1e-300  # δ is P(L = ∞) from here on
+    fine = np.linspace(0.0, top, min(int(top / 2e-3) + 2, _MU_POINTS))
+    eps = np.union1d(np.union1d(fine, atoms[(atoms >= 0) & (atoms < top)]), [top])
+    chunk = max(1, _MU_CELLS // max(len(p.atoms[0]) for p in pairs))
+    delta = np.max([np.concatenate([p.delta(eps[i:i + chunk]) for i in range(0, len(eps), chunk)])
+                    for p in pairs], axis=0)
     return gdp_mu_from_profile(eps, delta, tail)
 
 

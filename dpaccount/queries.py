@@ -358,9 +358,6 @@ class QueryDispatch:
         μ, an approximation, and warns when it is below the certified one."""
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         tail = v.in_interval("tail", tail, 0.0, 1e-6, lo_open=False, hi_open=False)
-        if method is None:
-            method = "analytic" if self.optional("pairs") is not None and self.pairs.gaussian_mu is not None \
-                else "pld"
         method = self._fdp_method(method)
         if method == "clt":
             mu = clt_mu_of(self)

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dpaccount import (ApproximationWarning, Composition, DiscreteMechanism, GaussianMechanism, GDPMechanism,
-                       LaplaceMechanism, PoissonSampling, RandomizedResponse, RepresentationUnavailable)
-from oracles import gdp_tradeoff, mechanism_tradeoff, piecewise_linear, product_law
+from dpaccount import (ApproximationWarning, BinomialMechanism, Composition, DiscreteMechanism, GaussianMechanism,
+                       GDPMechanism, LaplaceMechanism, PoissonSampling, PureDPMechanism, RandomizedResponse,
+                       RepresentationUnavailable)
+from oracles import gdp_delta, gdp_tradeoff, mechanism_tradeoff, piecewise_linear, product_law
 
 ALPHAS = np.concatenate(([0.0, 1e-12, 1e-6, 1e-4], np.linspace(0.01, 0.99, 25), [1 - 1e-6, 1.0]))
 
@@ -186,6 +187,24 @@ def test_mu_gdp_of_rr_is_certified_against_the_exact_curve():
     # μ-GDP up to the default slack 1e-30
     assert all(gdp_tradeoff(a, mu) <= curve(a) + mp.mpf("1e-30") for a in alphas)
     assert any(gdp_tradeoff(a, mu * 0.99) > curve(a) for a in alphas)  # and tight
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.99, 1.0, 1.01, 3.0])
+def test_mu_gdp_of_pure_dp_is_finite_and_tight(eps):
+    """Pure ε-DP (issue 27 §3: μ = ∞ at ε = 1 and 0.1, the grid's top point kept a rounding
+    sliver of ~1e-14 above the tail). Its trade-off curve max(0, 1 − e^ε α, e^{−ε}(1 − α))
+    has one vertex, at α = β = a = 1/(1 + e^ε); G_μ is convex with G_μ(0) = 1, G_μ(1) = 0, so
+    G_μ ≤ f iff G_μ(a) ≤ a, i.e. μ ≥ μ* = Φ⁻¹(1 − a) − Φ⁻¹(a) = 2Φ⁻¹(e^ε/(1 + e^ε)).
+    Checked independently on δ: δ_μ*(ε') ≥ (e^ε − e^ε')_+/(1 + e^ε) at every ε' of a fine
+    grid, and 1e-9 less μ falls below it somewhere."""
+    mu = PureDPMechanism(eps).mu_GDP()
+    e = mp.exp(mp.mpf(eps))
+    star = 2 * mp.sqrt(2) * mp.erfinv(2 * e / (1 + e) - 1)
+    pure = lambda x: max(e - mp.exp(x), 0) / (1 + e)
+    grid = [mp.mpf(eps) * i / 400 for i in range(401)]
+    assert all(gdp_delta(x, star) >= pure(x) * (1 - mp.mpf(10) ** -40) for x in grid)
+    assert any(gdp_delta(x, star * (1 - mp.mpf(10) ** -9)) < pure(x) for x in grid)
+    assert star <= mu <= star * (1 + 1e-6)
 
 
 def test_mu_gdp_of_a_gaussian_composition_by_pld():
