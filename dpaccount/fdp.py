@@ -42,13 +42,14 @@ import math
 import numpy as np
 
 from .converters.clt import clt_mu_parts
-from .converters.fdp import gdp_mu_from_profile, gdp_tradeoff, profile_to_tradeoff
+from .converters.fdp import gdp_mu_from_profile, gdp_tradeoff, max_profile_to_tradeoff_upper, profile_to_tradeoff
 from .errors import RepresentationUnavailable
 from .pld.accountant import DIRECTIONS
 from .pld.discrete_pair import DiscretePair
 from .pld.pairs import GaussianPair
 from .pld.poisson_sampling import PoissonRemovePair
 from .pld.step_profile import TIERS
+from .pld.symmetric_hull import dominated_pairs
 from .relations import ADD_REMOVE
 
 _U = np.finfo(float).eps
@@ -143,12 +144,41 @@ def _crossings(points, vals):
 
 def _finite_pairs(mechanism, alphas, lower):
     """Exact Neyman–Pearson curve of one finite pair per direction: δ_d is
-    linear in e^ε between its atoms' losses, so those are all the kinks."""
+    linear in e^ε between its atoms' losses, so those are all the kinks.
+
+    The upper bound is taken from the pairs a symmetric hull was built to dominate
+    (``pld/symmetric_hull.dominated_pairs``: a hull lies below their curve by its
+    rounding pad, so its own curve, however well rounded, can fall below the
+    mechanism's: 3e-13 at α = ½ for the binomial (30, 0.3, Δ = 2)), and from all the
+    curves at once (``converters.fdp.max_profile_to_tradeoff_upper``: exact where two
+    curves cross, not the smallest single curve)."""
     pairs = list(mechanism._single_pairs())
+    if not lower:
+        return _finite_upper(pairs, symmetric(mechanism), alphas)
     if symmetric(mechanism):  # the reversed pairs exactly, not through the swap identity
         pairs += [p.reverse() for p in pairs]
     items = [(p.delta, np.append(p.atoms[0], 0.0)) for p in pairs]
     out = _evaluate(items, np.ravel(alphas), lower)
+    return np.reshape(out, np.shape(alphas))
+
+
+def _finite_upper(pairs, symmetric_, alphas):
+    """Upper bound on β of the curves of ``pairs`` (hulls replaced by the pairs they dominate,
+    with the reverses where the hull, or the relation, is symmetric)."""
+    curves = {}
+    for pair in pairs:
+        sources = dominated_pairs(pair)
+        for p in sources + tuple(q.reverse() for q in sources if symmetric_ or len(sources) > 1):
+            curves.setdefault(p.key()[1:], p)  # (size, digest of the logs): one curve each
+    curves = list(curves.values())
+    loss = np.concatenate([p.atoms[0] for p in curves])
+    tau = np.concatenate([p.loss_errors for p in curves])
+    eps, where = np.unique(loss, return_inverse=True)
+    kink_tau = np.zeros(len(eps))
+    np.maximum.at(kink_tau, where, tau)  # each kink within the largest τ of the atoms computed there
+    deltas = [p.delta(eps, upper=False) for p in curves]
+    p_inf = [p.end_bounds()[0][0] for p in curves]
+    out = max_profile_to_tradeoff_upper(eps, kink_tau, deltas, p_inf, np.ravel(alphas))
     return np.reshape(out, np.shape(alphas))
 
 

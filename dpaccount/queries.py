@@ -53,6 +53,7 @@ from .pld.exact_sum import delta_bounds as exact_delta_bounds
 from .pld.exact_sum import epsilon_bounds as exact_epsilon_bounds
 from .pld.exact_sum import exact_profile
 from .pld.profile import PrivacyProfile
+from .pld.symmetric_hull import dominated_pairs
 
 METHODS = ("analytic", "pld", "rdp", "cf", "clt")
 _OPT_IN = ("cf", "clt")  # never chosen by default, never in available_methods()
@@ -107,12 +108,18 @@ class QueryDispatch:
 
     def _analytic_delta(self, eps, upper=True):
         """δ(ε) in closed form: μ-GDP, or the exact curve of a single pair
-        (rounded up, or down for the lower end of a certified interval)."""
+        (rounded up, or down for the lower end of a certified interval: from
+        the pairs a symmetric hull dominates, ``pld/symmetric_hull.dominated_pairs``,
+        as the hull lies above them by its rounding pad)."""
         mu = self.pairs.gaussian_mu
         if mu is not None:
             return delta_gdp(eps, mu, upper)
-        rem, add = self._single_pairs()
-        return np.maximum(rem.delta(eps, upper), add.delta(eps, upper))
+        pairs = self._single_pairs() if upper else self._lower_pairs()
+        return np.max([p.delta(eps, upper) for p in pairs], axis=0)
+
+    def _lower_pairs(self):
+        """The single pairs of both directions, each hull replaced by the pairs it dominates."""
+        return [q for p in self._single_pairs() for q in dominated_pairs(p)]
 
     def _analytic_epsilon(self, delta, upper=True):
         mu = self.pairs.gaussian_mu
@@ -121,7 +128,8 @@ class QueryDispatch:
         curve = lambda e: float(self._analytic_delta(e, upper))
         # P(L = +∞): a finite pair's from its logs is rounded up (``p_inf``); a lower bound
         # takes it rounded down (``end_bounds``), else it could call a finite ε infinite
-        p_inf = max(p.end_bounds()[0][1 if upper else 0] for p in self._single_pairs()) if mu is None else 0.0
+        p_inf = 0.0 if mu is not None else max(p.end_bounds()[0][1 if upper else 0]
+                                               for p in (self._single_pairs() if upper else self._lower_pairs()))
         return hockey_stick_to_epsilon(curve, delta, p_inf, upper)
 
     def _choose(self, method):

@@ -183,3 +183,77 @@ def gdp_mu_from_profile(eps, delta, tail=0.0, mu_max=1e3):
         if hi - lo <= 1e-10 * hi:
             break
     return float(hi)
+
+
+_MIX_STEPS = 60          # bisection steps on λ (to 1e-18)
+_MIX_CELLS = 1 << 22     # α × kinks per block of the search (memory)
+
+
+def max_profile_to_tradeoff_upper(eps, tau, deltas, p_inf, alpha):
+    """An upper bound on β(α) = max(0, sup_{ε ∈ ℝ} (1 − max_d δ_d(ε) − e^ε α)), the greatest convex
+    minorant of the minimum of the trade-off curves whose hockey-stick curves are δ_d (the module
+    docstring), vectorised over α ∈ [0, 1]. Given: every true kink of every δ_d within ``tau[k]``
+    of a computed one ``eps[k]`` (ascending); ``deltas[d, k]`` lower bounds on δ_d(eps[k]); ``p_inf[d]``
+    lower bounds on δ_d(+∞) = P_d(L = +∞).
+
+    Minimax (Sion: G(t, λ) = 1 − Σ_d λ_d δ_d(t) − tα is concave in t = e^ε, each δ_d being convex in t,
+    and linear in λ on the simplex): β(α) = min_λ sup_t G(t, λ), and every λ gives an upper bound, the
+    conjugate of the one curve Σ λ_d δ_d (the smallest conjugate of a single curve is the λ at a
+    vertex, loose where the curves cross). Some optimal λ mixes two curves (at the optimal t, α lies in
+    the subdifferential of −Σ λ_d δ_d; the curves of the least and the largest slope there suffice), so
+    for each pair of curves λ is bisected on the sign of ∂/∂λ (δ_2 − δ_1 at the maximising kink) and
+    the least value found is kept: the search costs tightness only.
+
+    sup_t G(t, λ) sits at a true kink t* (G is linear between kinks; as t → 0 it tends to 0, the
+    floor), G is Lipschitz in t with constant max(α, 1 − α) (∂G/∂t = Q_λ(L > ε) − α), and t* is
+    within t_k·expm1(τ_k) of the computed t_k = e^{ε_k}: G(t*) ≤ G(t_k) + t_k expm1(τ_k) max(α, 1 − α).
+    G(t_k) is rounded up: the mixture of lower bounds taken down by 4u (its products and sum, and
+    weights λ, fl(1 − λ) summing to at most 1 + u), then 8u(1 + δ + tα) (exp, product, differences).
+    β(0) = 1 − max_d p_inf[d] (t → ∞), rounded up; β(α) ≤ β(0) for every α (kinks beyond ε = 700,
+    where e^ε overflows, are dropped: they only matter where α < e^{-690}, and there β(0) bounds);
+    β(1) = 0."""
+    eps = np.asarray(eps, dtype=float).ravel()
+    tau = np.asarray(tau, dtype=float).ravel()
+    deltas = np.atleast_2d(np.asarray(deltas, dtype=float))
+    alpha = np.asarray(alpha, dtype=float)
+    flat = alpha.ravel()
+    at_zero = min(1.0 - float(np.max(p_inf)) + _U, 1.0)  # one rounding of 1 − p (≤ u/2), up
+    ok = eps <= _MAX_EXP
+    eps, tau, deltas = eps[ok], tau[ok], deltas[:, ok]
+    t = np.exp(eps) * (1 + 4 * _U)  # rounded up (exp: 4 ulp)
+    slack = t * np.expm1(tau) * (1 + 8 * _U)
+    out = np.full(flat.shape, at_zero)
+    inner = (flat > 0) & (flat < 1) & (flat >= math.exp(-690.0))
+    m, n = deltas.shape
+    if n and inner.any():
+        a_all = flat[inner]
+        best_all = np.full(a_all.shape, np.inf)
+        pairs = [(i, j) for i in range(m) for j in range(i + 1, m)] or [(0, 0)]
+        block = max(1, _MIX_CELLS // n)
+        for start in range(0, len(a_all), block):
+            a = a_all[start:start + block]
+            lip = np.maximum(a, 1.0 - a)[:, None]
+            rows = np.arange(len(a))
+
+            def value(lam, i, j):
+                d = (lam[:, None] * deltas[i] + (1.0 - lam)[:, None] * deltas[j]) * (1 - 4 * _U)
+                ta = t[None, :] * a[:, None]
+                v = 1.0 - d - ta + 8 * _U * (1.0 + d + ta) + lip * slack[None, :]
+                k = np.argmax(v, axis=1)
+                return v[rows, k], k
+
+            best = np.full(len(a), np.inf)
+            for i, j in pairs:
+                lo, hi = np.zeros(len(a)), np.ones(len(a))
+                for lam in (lo, hi):
+                    best = np.minimum(best, value(lam, i, j)[0])
+                for _ in range(_MIX_STEPS if i != j else 0):
+                    mid = 0.5 * (lo + hi)
+                    v, k = value(mid, i, j)
+                    best = np.minimum(best, v)
+                    rising = deltas[j][k] > deltas[i][k]  # ∂G/∂λ at the maximising kink
+                    hi, lo = np.where(rising, mid, hi), np.where(rising, lo, mid)
+            best_all[start:start + block] = best
+        out[inner] = np.minimum(best_all, at_zero)
+    out = np.where(flat >= 1.0, 0.0, np.clip(out, 0.0, 1.0)).reshape(alpha.shape)
+    return float(out) if out.ndim == 0 else out

@@ -231,13 +231,16 @@ def composed_p_inf(ends, upper):
     ≤ 2·bits(k) + 2 of a power by squaring, the products and the differences, all on values
     in [0, 1], so the value is within (ops + 1)·2^-319 of the exact one; that pad, and then
     rounding to the float on the safe side, make it a bound."""
-    if any(end[0 if upper else 1] >= 1.0 for end, _ in ends):
+    side = [(end[0 if upper else 1], k) for end, k in ends]
+    if any(m >= 1.0 for m, _ in side):
         return 1.0, False
+    if all(m == 0.0 or k == 0 for m, k in side):
+        return 0.0, False  # exactly (the pad below would make it 1e-96)
     ops = sum(2 * int(k).bit_length() + 4 for _, k in ends) + 1
     with mp.workprec(_PREC):
         keep = mp.mpf(1)
-        for end, k in ends:
-            keep *= (1 - mp.mpf(end[0 if upper else 1])) ** int(k)
+        for m, k in side:
+            keep *= (1 - mp.mpf(m)) ** int(k)
         pad = ops * mp.mpf(2) ** (1 - _PREC)
         value = 1 - keep + (pad if upper else -pad)
         out = float(value)  # to nearest, then one float further where that fell on the unsafe side

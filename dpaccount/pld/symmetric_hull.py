@@ -125,5 +125,22 @@ def symmetric_hull_pair(first, second):
         log_q = np.concatenate((lq, lp, [-np.inf, math.log(top), math.log(zero)]))
     # no kink: every finite loss is 0, a multiple of any step (a grid planned from the
     # loss variance, which rounding makes ~1e-55 instead of 0, would be absurdly fine)
-    return DiscretePair(log_p, log_q, lattice=None if len(p) else 1.0,
-                        name=f"replace-one-hull({first.key()!r}, {second.key()!r})", p_inf=top, q_ninf=top)
+    return HullPair(log_p, log_q, lattice=None if len(p) else 1.0,
+                    name=f"replace-one-hull({first.key()!r}, {second.key()!r})", p_inf=top, q_ninf=top,
+                    sources=(first, second))
+
+
+class HullPair(DiscretePair):
+    """The pair ``symmetric_hull_pair`` builds, which remembers the two it dominates
+    (``sources``): its curve lies *below* min(T(first), T(second))** by the rounding pad
+    (and, where the grid of a pair is pruned, by up to 1e-12 relative), so the bounds on
+    the *other* side — an upper bound on β, a lower bound on δ — come from the sources."""
+
+    def __init__(self, *args, sources, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sources = tuple(sources)
+
+
+def dominated_pairs(pair):
+    """The pairs whose curves ``pair`` was built to lie above (a hull's sources), else (pair,)."""
+    return getattr(pair, "sources", (pair,))

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from dpaccount import (ApproximationWarning, BinomialMechanism, Composition, DiscreteMechanism, GaussianMechanism,
                        GDPMechanism, LaplaceMechanism, PoissonSampling, PureDPMechanism, RandomizedResponse,
                        RepresentationUnavailable)
-from oracles import gdp_delta, gdp_tradeoff, mechanism_tradeoff, piecewise_linear, product_law
+from oracles import gdp_delta, gdp_tradeoff, mechanism_tradeoff, np_vertices, piecewise_linear, product_law
 
 ALPHAS = np.concatenate(([0.0, 1e-12, 1e-6, 1e-4], np.linspace(0.01, 0.99, 25), [1 - 1e-6, 1.0]))
 
@@ -119,6 +119,23 @@ def test_asymmetric_pair_uses_both_directions():
     assert m.get_fDP(0.0) <= 0.5
 
 
+def test_asymmetric_pair_upper_curve_is_tight_where_the_curves_cross():
+    """The upper end of the band: every mixture of the directions' curves bounds β (minimax), and
+    the best one is exact where T(Q,P) and T(P,Q) cross, where the smaller of the two single
+    curves (what the upper end was before issue 27) lies above the convex minorant by > 0.01."""
+    p, q = [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]
+    fp, fq = [Fraction(x) for x in p], [Fraction(x) for x in q]
+    exact = mechanism_tradeoff(fp, fq)
+    singles = [np_vertices(fp, fq), np_vertices(fq, fp)]
+    upper = DiscreteMechanism(p, q).get_fDP_bounds(ALPHAS).upper
+    gap = 0.0
+    for a, hi in zip(ALPHAS, upper):
+        e = piecewise_linear(exact, a)
+        assert e <= Fraction(float(hi)) and float(hi) - float(e) <= 1e-12, (a, hi, float(e))
+        gap = max(gap, float(min(piecewise_linear(v, a) for v in singles) - e))
+    assert gap > 0.01
+
+
 # -- DP-SGD -------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def dpsgd():
@@ -175,6 +192,34 @@ def test_clt_does_not_warn_when_safe():
 def test_clt_needs_subsampled_gaussians():
     with pytest.raises(RepresentationUnavailable, match="CLT"):
         LaplaceMechanism(1.0).get_fDP(0.1, method="clt")
+
+
+def _binomial_laws(n, p, shift):
+    """(shift + Bin(n, p), Bin(n, p)) as exact Fractions of the float p."""
+    p = Fraction(p)
+    pmf = lambda k: Fraction(math.comb(n, k)) * p ** k * (1 - p) ** (n - k) if 0 <= k <= n else Fraction(0)
+    return [pmf(k - shift) for k in range(n + shift + 1)], [pmf(k) for k in range(n + shift + 1)]
+
+
+@pytest.mark.parametrize("n, p, shift, relation", [(30, 0.3, 2, None), (50, 0.2, 3, None), (100, 0.1, 2, None),
+                                                   (30, 0.3, 2, "replace-one")])
+def test_two_sided_binomial_bounds_hold_the_exact_curve(n, p, shift, relation):
+    """Issue 27 §2: the upper curve came from the symmetric hull, which lies below the two
+    shifted pairs' curve by its rounding pad: at α = ½ (30, 0.3, Δ = 2) it was
+    0.21257630381009518 < exact 0.2125763038106698. Now from the shifted pairs themselves, all
+    curves at once (a mixture λ, exact where they cross). Exact: the lower convex hull of both
+    orders' Neyman–Pearson vertices, in Fractions. (At α = 0.999, (50, 0.2, Δ = 3), the exact β
+    is 0: the pair Δ + Bin against Bin rejects everything at α = 1 − Q(≤ 2) = 0.99871; the
+    "1.04e-51" of the issue is the 50-digit rounding of 1 − ΣP.) The upper end is within the
+    atoms' loss rounding τ (binom.logpmf: ulps of n log n) times e^ε of the exact curve."""
+    m = BinomialMechanism(n, p, shift, relation=relation)
+    exact_curve = mechanism_tradeoff(*_binomial_laws(n, p, shift))
+    alphas = np.concatenate((ALPHAS, [0.5, 0.999, 0.9987, 1 - 1e-3]))
+    b = m.get_fDP_bounds(alphas)
+    for a, lo, hi in zip(alphas, b.lower, b.upper):
+        exact = piecewise_linear(exact_curve, a)
+        assert Fraction(float(lo)) <= exact <= Fraction(float(hi)), (a, lo, float(exact), hi)
+        assert hi - float(exact) <= 1e-9 and float(exact) - lo <= 1e-11
 
 
 # -- μ-GDP -------------------------------------------------------------------------

@@ -106,7 +106,8 @@ def test_composed_mass_at_infinity_is_the_float_next_to_the_exact_value():
     """``composed_p_inf``: each end within one float of the exact 1 − Π(1 − p_∞,i)^{k_i}, on its
     side (exact rational arithmetic here), and said to be strictly so where it is."""
     from fractions import Fraction
-    for ends in ([((0.1, 0.1), 1), ((0.2, 0.2), 1)], [((1e-10, 1e-10), 3)], [((0.3, 0.25), 7), ((1e-5, 0.0), 2)]):
+    for ends in ([((0.1, 0.1), 1), ((0.2, 0.2), 1)], [((1e-10, 1e-10), 3)], [((0.3, 0.25), 7), ((1e-5, 0.0), 2)],
+                 [((0.0, 0.0), 5)]):
         for upper, side in ((True, 0), (False, 1)):
             exact = 1 - np.prod([(1 - Fraction(e[side])) ** k for e, k in ends])
             value, strict = exact_sum.composed_p_inf(ends, upper)
