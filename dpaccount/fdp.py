@@ -222,21 +222,34 @@ _MU_CELLS = 1 << 22   # points × atoms of one evaluation of δ (memory)
 
 
 def _finite_mu(pairs, tail):
-    """Certified μ of one finite pair per direction from their curves δ(ε) rounded up (no grid):
-    at 0, at their atoms' losses and on a fine subdivision (δ is convex in e^ε, so the chords
-    between upper bounds at any points lie above it: ``gdp_mu_from_profile``'s premise), and
-    beyond the largest loss plus its rounding τ, where δ is P(L = ∞) rounded up and nothing
-    else. (A grid there sends a rounding sliver of the top atom to +∞, which kept δ ≈ 1e-14
-    > tail at its last point: pure ε-DP at ε = 1 had μ = ∞.)"""
+    """Certified μ of one finite pair per direction from their curves δ(ε) rounded up (no grid).
+
+    The pairs a symmetric hull dominates stand in for it (``pld/symmetric_hull.dominated_pairs``:
+    for ε ≥ 0 the mechanism's δ is the largest of theirs, and the hull's rounding pad of ~1e-13
+    at +∞ would exceed any small tail). δ is evaluated at 0, at the atoms' losses and beyond the
+    largest loss plus its rounding τ, where it is P(L = ∞) rounded up and nothing else (a grid
+    there sends a rounding sliver of the top atom to +∞: pure ε-DP at ε = 1 had μ = ∞). δ is
+    convex in t = e^ε, so the chord between upper bounds at two points lies above it: a fine
+    subdivision (which makes ``gdp_mu_from_profile``'s tangent test tight) takes its values on
+    the chords, padded by 8u of the larger end and 16u·t of the slope (the rounding of e^ε at
+    the three points)."""
+    pairs = [q for p in pairs for q in dominated_pairs(p)]
     atoms = np.concatenate([p.atoms[0] for p in pairs])
     top = max(float(np.max(p.atoms[0] + p.loss_errors, initial=0.0)) for p in pairs)
     top = max(top, 0.0) * (1 + 1e-9) + 1e-300  # δ is P(L = ∞) from here on
-    fine = np.linspace(0.0, top, min(int(top / 2e-3) + 2, _MU_POINTS))
-    eps = np.union1d(np.union1d(fine, atoms[(atoms >= 0) & (atoms < top)]), [top])
+    at = np.union1d([0.0, top], atoms[(atoms >= 0) & (atoms < top)])
     chunk = max(1, _MU_CELLS // max(len(p.atoms[0]) for p in pairs))
-    delta = np.max([np.concatenate([p.delta(eps[i:i + chunk]) for i in range(0, len(eps), chunk)])
-                    for p in pairs], axis=0)
-    return gdp_mu_from_profile(eps, delta, tail)
+    d_at = np.max([np.concatenate([p.delta(at[i:i + chunk]) for i in range(0, len(at), chunk)])
+                   for p in pairs], axis=0)
+    eps = np.union1d(at, np.linspace(0.0, top, min(int(top / 2e-3) + 2, _MU_POINTS)))
+    t_at, t = np.exp(np.minimum(at, 700.0)), np.exp(np.minimum(eps, 700.0))
+    cell = np.clip(np.searchsorted(at, eps, side="right") - 1, 0, max(len(at) - 2, 0))
+    right = np.minimum(cell + 1, len(at) - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = np.nan_to_num((d_at[cell] - d_at[right]) / (t_at[right] - t_at[cell]), nan=0.0, posinf=0.0)
+    delta = np.interp(t, t_at, d_at) + 8 * _U * np.maximum(d_at[cell], d_at[right]) + 16 * _U * t * slope
+    delta[np.isin(eps, at)] = d_at  # the evaluated points as they are
+    return gdp_mu_from_profile(eps, np.minimum(delta, 1.0), tail)
 
 
 def clt_mu_of(mechanism):

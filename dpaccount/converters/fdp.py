@@ -224,36 +224,45 @@ def max_profile_to_tradeoff_upper(eps, tau, deltas, p_inf, alpha):
     slack = t * np.expm1(tau) * (1 + 8 * _U)
     out = np.full(flat.shape, at_zero)
     inner = (flat > 0) & (flat < 1) & (flat >= math.exp(-690.0))
-    m, n = deltas.shape
-    if n and inner.any():
+    if deltas.shape[1] and inner.any():
         a_all = flat[inner]
-        best_all = np.full(a_all.shape, np.inf)
-        pairs = [(i, j) for i in range(m) for j in range(i + 1, m)] or [(0, 0)]
-        block = max(1, _MIX_CELLS // n)
-        for start in range(0, len(a_all), block):
-            a = a_all[start:start + block]
-            lip = np.maximum(a, 1.0 - a)[:, None]
-            rows = np.arange(len(a))
-
-            def value(lam, i, j):
-                d = (lam[:, None] * deltas[i] + (1.0 - lam)[:, None] * deltas[j]) * (1 - 4 * _U)
-                ta = t[None, :] * a[:, None]
-                v = 1.0 - d - ta + 8 * _U * (1.0 + d + ta) + lip * slack[None, :]
-                k = np.argmax(v, axis=1)
-                return v[rows, k], k
-
-            best = np.full(len(a), np.inf)
-            for i, j in pairs:
-                lo, hi = np.zeros(len(a)), np.ones(len(a))
-                for lam in (lo, hi):
-                    best = np.minimum(best, value(lam, i, j)[0])
-                for _ in range(_MIX_STEPS if i != j else 0):
-                    mid = 0.5 * (lo + hi)
-                    v, k = value(mid, i, j)
-                    best = np.minimum(best, v)
-                    rising = deltas[j][k] > deltas[i][k]  # ∂G/∂λ at the maximising kink
-                    hi, lo = np.where(rising, mid, hi), np.where(rising, lo, mid)
-            best_all[start:start + block] = best
-        out[inner] = np.minimum(best_all, at_zero)
+        block = max(1, _MIX_CELLS // deltas.shape[1])
+        out[inner] = np.minimum(np.concatenate([_mixture_search(t, slack, deltas, a_all[i:i + block])
+                                                for i in range(0, len(a_all), block)]), at_zero)
     out = np.where(flat >= 1.0, 0.0, np.clip(out, 0.0, 1.0)).reshape(alpha.shape)
     return float(out) if out.ndim == 0 else out
+
+
+def _mixture_search(t, slack, deltas, a):
+    """min over the λ tried of max_k G_up(t_k, λ) for each α in ``a`` (``max_profile_to_tradeoff_upper``).
+
+    The vertices λ = e_d first; the max of the curves (λ-free) at the kinks bounds every
+    mixture's value from below (Σ λ_d δ_d ≤ max_d δ_d), so where a vertex is within 4u of it
+    the search cannot gain more and stops there; elsewhere (α near where two curves cross)
+    λ is bisected for each pair of curves."""
+    m = len(deltas)
+    lip = np.maximum(a, 1.0 - a)[:, None]
+    ta = t[None, :] * a[:, None]
+    extra = 8 * _U * (1.0 + ta) + lip * slack[None, :]  # the pads but 8u·δ (below)
+
+    def value(d, rows):  # d: (rows, kinks) mixture of lower bounds, taken down by 4u
+        d = d * (1 - 4 * _U)
+        v = 1.0 - d - ta[rows] + 8 * _U * d + extra[rows]
+        k = np.argmax(v, axis=1)
+        return v[np.arange(len(k)), k], k
+
+    everything = np.arange(len(a))
+    best = np.min([value(np.broadcast_to(deltas[d], ta.shape), everything)[0] for d in range(m)], axis=0)
+    floor = value(np.broadcast_to(np.max(deltas, axis=0), ta.shape), everything)[0]
+    rows = np.flatnonzero(best > floor + 4 * _U)
+    for i, j in ((i, j) for i in range(m) for j in range(i + 1, m)):
+        if not len(rows):
+            break
+        lo, hi = np.zeros(len(rows)), np.ones(len(rows))
+        for _ in range(_MIX_STEPS):
+            mid = 0.5 * (lo + hi)
+            v, k = value(mid[:, None] * deltas[i] + (1.0 - mid)[:, None] * deltas[j], rows)
+            best[rows] = np.minimum(best[rows], v)
+            rising = deltas[j][k] > deltas[i][k]  # ∂G/∂λ at the maximising kink
+            hi, lo = np.where(rising, mid, hi), np.where(rising, lo, mid)
+    return best

@@ -275,6 +275,31 @@ def test_mu_gdp_of_composed_pure_dp_is_finite_and_tight(eps, k):
     assert star <= mu <= star * (1 + 1e-3)
 
 
+def test_mu_gdp_of_a_two_sided_binomial_is_finite_and_tight():
+    """The binomial's hull carries ~1e-13 at +∞ (its rounding pad), above the tail 1e-30: μ was ∞.
+    From the two shifted pairs (the mechanism's δ is the larger of theirs for ε ≥ 0) it is
+    finite (P(L = ∞) = 0.55^120 < tail in either order). Checked in mpmath: δ ≤ δ_μ + tail at
+    μ, and not at 0.9999μ, on 0, 0.2, …, 7 and finely where δ crosses the tail (where δ_μ,
+    falling like e^{−ε²/2μ²}, binds): the exact smallest μ lies between."""
+    n, p = 120, 0.45
+    mu = BinomialMechanism(n, p).mu_GDP()
+    assert math.isfinite(mu)
+    fp, fq = _binomial_laws(n, p, 1)
+    laws = [([mp.mpf(x.numerator) / x.denominator for x in a], [mp.mpf(x.numerator) / x.denominator for x in b])
+            for a, b in ((fp, fq), (fq, fp))]
+    tail = mp.mpf(1e-30)
+    delta = lambda e: max(mp.fsum(max(a - mp.exp(e) * b, 0) for a, b in zip(*law)) for law in laws)
+    lo, hi = mp.mpf(0), mp.mpf(7)
+    with mp.workdps(30):
+        for _ in range(24):  # where δ crosses the tail
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if delta(mid) > tail else (lo, mid)
+        grid = [mp.mpf(i) / 5 for i in range(36)] + [lo + mp.mpf(i - 20) / 250 for i in range(40)]
+        values = [delta(e) for e in grid]
+        assert all(v <= gdp_delta(e, mu) + tail for e, v in zip(grid, values))
+        assert any(v > gdp_delta(e, mu * 0.9999) + tail for e, v in zip(grid, values))
+
+
 def test_mu_gdp_of_a_gaussian_composition_by_pld():
     m = Composition()([GaussianMechanism(1.0), GaussianMechanism(2.0)], [1, 1])
     assert m.mu_GDP() == pytest.approx(math.sqrt(1.25), rel=1e-15)

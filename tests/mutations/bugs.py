@@ -285,7 +285,7 @@ BUGS = (
         ("tests/converters/test_fdp.py::test_upper_curve_of_kinks_known_within_tau_holds_the_exact_curve",),
         "the upper curve takes the computed kinks e^ε as exact (their logs err by their log_err)"),
     Bug("fdp-upper-smallest-single-curve", "dpaccount/converters/fdp.py",
-        "for _ in range(_MIX_STEPS if i != j else 0):", "for _ in range(0):",
+        "for _ in range(_MIX_STEPS):", "for _ in range(0):",
         ("tests/api/test_fdp.py::test_asymmetric_pair_upper_curve_is_tight_where_the_curves_cross",),
         "no mixture of the curves: the upper end is the smallest single curve, loose where they cross"),
     Bug("binomial-delta-lower-from-the-hull", "dpaccount/queries.py",
