@@ -23,7 +23,11 @@ evaluated at the kinks of the δ_d: the points of the PLD grids (method
 "pld": the pessimistic grids give a lower bound on β for every α, the
 optimistic ones an upper bound), or the atoms of finite pairs and G_μ in
 closed form for Gaussian compositions (method "analytic", exact up to
-rounding, which errs low).
+rounding, which errs low). The analytic upper bound of finite pairs is
+taken from the pairs a symmetric hull was built to dominate (the hull's
+curve lies below theirs by its rounding pad) and minimises over mixtures
+Σ λ_d δ_d of the curves, which is exact where two curves cross (minimax;
+``converters/fdp.max_profile_to_tradeoff_upper``).
 
 μ-GDP (``mu_gdp``): the smallest μ with δ(ε) ≤ δ_μ(ε) + tail for every ε ≥ 0
 and both orders, certified on the whole half-line from the pessimistic
@@ -162,15 +166,22 @@ def _finite_pairs(mechanism, alphas, lower):
     return np.reshape(out, np.shape(alphas))
 
 
-def _finite_upper(pairs, symmetric_, alphas):
-    """Upper bound on β of the curves of ``pairs`` (hulls replaced by the pairs they dominate,
-    with the reverses where the hull, or the relation, is symmetric)."""
+def _dominated_curves(pairs, symmetric_):
+    """The pairs, each hull replaced by the pairs it dominates and their reverses (the hull is
+    symmetric: both orders of its sources are the mechanism's), each reversed too where the
+    relation is symmetric; one of each curve."""
     curves = {}
     for pair in pairs:
         sources = dominated_pairs(pair)
         for p in sources + tuple(q.reverse() for q in sources if symmetric_ or len(sources) > 1):
             curves.setdefault(p.key()[1:], p)  # (size, digest of the logs): one curve each
-    curves = list(curves.values())
+    return list(curves.values())
+
+
+def _finite_upper(pairs, symmetric_, alphas):
+    """Upper bound on β of the curves of ``pairs`` (hulls replaced by the pairs they dominate,
+    with the reverses where the hull, or the relation, is symmetric)."""
+    curves = _dominated_curves(pairs, symmetric_)
     loss = np.concatenate([p.atoms[0] for p in curves])
     tau = np.concatenate([p.loss_errors for p in curves])
     eps, where = np.unique(loss, return_inverse=True)
@@ -233,7 +244,7 @@ def _finite_mu(pairs, tail):
     subdivision (which makes ``gdp_mu_from_profile``'s tangent test tight) takes its values on
     the chords, padded by 8u of the larger end and 16u·t of the slope (the rounding of e^ε at
     the three points)."""
-    pairs = [q for p in pairs for q in dominated_pairs(p)]
+    pairs = _dominated_curves(pairs, False)  # (the reverses of a hull's sources: only more δ, safe)
     atoms = np.concatenate([p.atoms[0] for p in pairs])
     top = max(float(np.max(p.atoms[0] + p.loss_errors, initial=0.0)) for p in pairs)
     top = max(top, 0.0) * (1 + 1e-9) + 1e-300  # δ is P(L = ∞) from here on
