@@ -97,7 +97,9 @@ def profile_to_tradeoff(eps, delta, alpha, lower=True):
             j = np.clip(k + shift, 0, len(e) - 1)
             val = cc[j] - s[j] * flat
             pad = 8 * _U * (1.0 + dd[j] + s[j] * flat * (2.0 + np.abs(e[j])))
-            best = np.maximum(best, val - pad if lower else val + pad)
+            # upper: the curve's true kink sits within u|ε| of the float ε, which moves the line's
+            # value by ≤ u|ε|(1 + e^ε α) (``max_profile_to_tradeoff_upper``): 8u|ε| more
+            best = np.maximum(best, val - pad if lower else val + pad + 8 * _U * np.abs(e[j]))
         out = best
         zero = flat <= 0  # α = 0: every line counts, e^ε α = 0 however large ε is
         if zero.any():
@@ -205,8 +207,9 @@ def max_profile_to_tradeoff_upper(eps, tau, deltas, p_inf, alpha):
     the least value found is kept: the search costs tightness only.
 
     sup_t G(t, λ) sits at a true kink t* (G is linear between kinks; as t → 0 it tends to 0, the
-    floor), G is Lipschitz in t with constant max(α, 1 − α) (∂G/∂t = Q_λ(L > ε) − α), and t* is
-    within t_k·expm1(τ_k) of the computed t_k = e^{ε_k}: G(t*) ≤ G(t_k) + t_k expm1(τ_k) max(α, 1 − α).
+    floor), within t_k·expm1(τ_k) of the computed t_k = e^{ε_k}, and ∂G/∂t = Q_λ(L > ε) − α with
+    Q(L > ε) = E_P[e^{−L}; L > ε] ≤ e^{−ε} = 1/t: so |G(t*) − G(t_k)| ≤ α|t* − t_k| + |log(t*/t_k)|
+    ≤ α t_k expm1(τ_k) + τ_k.
     G(t_k) is rounded up: the mixture of lower bounds taken down by 4u (its products and sum, and
     weights λ, fl(1 − λ) summing to at most 1 + u), then 8u(1 + δ + tα) (exp, product, differences).
     β(0) = 1 − max_d p_inf[d] (t → ∞), rounded up; β(α) ≤ β(0) for every α (kinks beyond ε = 700,
@@ -221,7 +224,7 @@ def max_profile_to_tradeoff_upper(eps, tau, deltas, p_inf, alpha):
     ok = eps <= _MAX_EXP
     eps, tau, deltas = eps[ok], tau[ok], deltas[:, ok]
     t = np.exp(eps) * (1 + 4 * _U)  # rounded up (exp: 4 ulp)
-    slack = t * np.expm1(tau) * (1 + 8 * _U)
+    slack = (t * np.expm1(tau) * (1 + 8 * _U), tau * (1 + 4 * _U))  # the kinks' rounding: × α, + 1
     out = np.full(flat.shape, at_zero)
     inner = (flat > 0) & (flat < 1) & (flat >= math.exp(-690.0))
     if deltas.shape[1] and inner.any():
@@ -241,9 +244,8 @@ def _mixture_search(t, slack, deltas, a):
     the search cannot gain more and stops there; elsewhere (α near where two curves cross)
     λ is bisected for each pair of curves."""
     m = len(deltas)
-    lip = np.maximum(a, 1.0 - a)[:, None]
     ta = t[None, :] * a[:, None]
-    extra = 8 * _U * (1.0 + ta) + lip * slack[None, :]  # the pads but 8u·δ (below)
+    extra = 8 * _U * (1.0 + ta) + a[:, None] * slack[0][None, :] + slack[1][None, :]  # the pads but 8u·δ
 
     def value(d, rows):  # d: (rows, kinks) mixture of lower bounds, taken down by 4u
         d = d * (1 - 4 * _U)

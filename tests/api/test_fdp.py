@@ -210,8 +210,9 @@ def test_two_sided_binomial_bounds_hold_the_exact_curve(n, p, shift, relation):
     curves at once (a mixture λ, exact where they cross). Exact: the lower convex hull of both
     orders' Neyman–Pearson vertices, in Fractions. (At α = 0.999, (50, 0.2, Δ = 3), the exact β
     is 0: the pair Δ + Bin against Bin rejects everything at α = 1 − Q(≤ 2) = 0.99871; the
-    "1.04e-51" of the issue is the 50-digit rounding of 1 − ΣP.) The upper end is within the
-    atoms' loss rounding τ (binom.logpmf: ulps of n log n) times e^ε of the exact curve."""
+    "1.04e-51" of the issue is the 50-digit rounding of 1 − ΣP.) The upper end is within
+    τ(1 + e^ε α) of the exact curve, τ the atoms' loss rounding (binom.logpmf: ulps of n log n,
+    ~3e-12 at n = 100): measured ≤ 7e-12."""
     m = BinomialMechanism(n, p, shift, relation=relation)
     exact_curve = mechanism_tradeoff(*_binomial_laws(n, p, shift))
     alphas = np.concatenate((ALPHAS, [0.5, 0.999, 0.9987, 1 - 1e-3]))
@@ -219,7 +220,7 @@ def test_two_sided_binomial_bounds_hold_the_exact_curve(n, p, shift, relation):
     for a, lo, hi in zip(alphas, b.lower, b.upper):
         exact = piecewise_linear(exact_curve, a)
         assert Fraction(float(lo)) <= exact <= Fraction(float(hi)), (a, lo, float(exact), hi)
-        assert hi - float(exact) <= 1e-9 and float(exact) - lo <= 1e-11
+        assert hi - float(exact) <= 1e-10 and float(exact) - lo <= 1e-11
 
 
 # -- μ-GDP -------------------------------------------------------------------------

@@ -281,7 +281,7 @@ BUGS = (
         ("tests/api/test_fdp.py::test_two_sided_binomial_bounds_hold_the_exact_curve",),
         "the f-DP upper curve from a symmetric hull, which lies below the mechanism's curve by its pad"),
     Bug("fdp-upper-kink-rounding-dropped", "dpaccount/converters/fdp.py",
-        "+ lip * slack[None, :]", "",
+        "+ a[:, None] * slack[0][None, :] + slack[1][None, :]", "",
         ("tests/converters/test_fdp.py::test_upper_curve_of_kinks_known_within_tau_holds_the_exact_curve",),
         "the upper curve takes the computed kinks e^ε as exact (their logs err by their log_err)"),
     Bug("fdp-upper-smallest-single-curve", "dpaccount/converters/fdp.py",
