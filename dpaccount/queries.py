@@ -345,7 +345,8 @@ class QueryDispatch:
     def get_fDP_bounds(self, fpr, method=None, accuracy=DEFAULT_ACCURACY):
         """β(α) with a certified interval ``Bounds(lower, upper, method)``: lower
         from the pessimistic grids (as ``get_fDP``), upper from the optimistic
-        ones (or the closed forms rounded both ways); not refined."""
+        ones (or the closed forms rounded both ways; for finite pairs, from the
+        pairs a symmetric hull dominates, all curves at once: ``fdp.py``); not refined."""
         alphas, scalar = v.real_array("fpr", fpr, lambda n, x: v.in_interval(n, x, 0.0, 1.0, False, False))
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         method = self._fdp_method(method)

@@ -77,7 +77,7 @@ def cmd_fdp(args, progress):
     if args.gdp:
         kind = "CLT, approximate" if approximate else f"certified: the curve lies above G_mu - {tail:g}"
         print(f"mu-GDP: mu = {fmt(extra['mu_gdp'])}  ({kind})")
-        if not approximate:
+        if not approximate and getattr(m.optional("pairs"), "gaussian_mu", None) is None:  # G_μ: no tail
             print_note("mu: delta_mu(eps) falls like a Gaussian tail; a composition of subsampled or finite "
                        "mechanisms has a heavier far tail, so a tiny --tail can need a mu far above the "
                        "bulk's (and the CLT's). A larger --tail (e.g. 1e-6) adds that delta to every "
