@@ -249,7 +249,7 @@ def _finite_mu(pairs, tail):
     top = max(float(np.max(p.atoms[0] + p.loss_errors, initial=0.0)) for p in pairs)
     top = max(top, 0.0) * (1 + 1e-9) + 1e-300  # δ is P(L = ∞) from here on
     at = np.union1d([0.0, top], atoms[(atoms >= 0) & (atoms < top)])
-    chunk = max(1, _MU_CELLS // max(len(p.atoms[0]) for p in pairs))
+    chunk = max(1, _MU_CELLS // max(max(len(p.atoms[0]) for p in pairs), 1))
     d_at = np.max([np.concatenate([p.delta(at[i:i + chunk]) for i in range(0, len(at), chunk)])
                    for p in pairs], axis=0)
     eps = np.union1d(at, np.linspace(0.0, top, min(int(top / 2e-3) + 2, _MU_POINTS)))
