@@ -76,7 +76,7 @@ def _log_odds_up(p):
     return (a - b) * (1 + _U) + 4 * _U * (abs(a) + abs(b))
 
 
-def pure_dp_group_pair(eps, k):
+def pure_dp_group_pair(eps, k, tight=False):
     """The tight pair of k-fold neighbours of an ε-DP mechanism (module docstring).
 
     With c = 1/(1 + e^ε) the CDF g^{∘k} of P on [0, 1] has slope e^{(k−2i)ε}
@@ -85,7 +85,10 @@ def pure_dp_group_pair(eps, k):
     once there. Outcome i (loss (k − 2i)ε) thus has Q-mass
         q_0 = c e^{−(k−1)ε},  q_i = c e^{−(k−i)ε}(e^ε − 1) (0 < i < k),  q_k = 1 − c,
     and P-mass p_i = e^{(k−2i)ε} q_i = q_{k−i} (the pair is symmetric); k = 1
-    is randomized response. Built in logs; callers round ε up."""
+    is randomized response. Built in logs; callers round ε up. ``tight``: the
+    caller's ε is the class's own (``PureDPMechanism``), so the chain above
+    attains the pair; not where ε was rounded up from randomized response, a
+    single mechanism that no k-step chain need attain."""
     eps = float(eps)
     i = np.arange(check_atoms(f"the pure-DP group pair (eps={eps!r}, k={k})", k + 1), dtype=float)
     log_c = -np.logaddexp(0.0, eps)
@@ -93,15 +96,17 @@ def pure_dp_group_pair(eps, k):
     log_q[0] = log_c - (k - 1) * eps
     log_q[k] = -np.logaddexp(0.0, -eps)
     log_p = log_q + (k - 2 * i) * eps
-    return DiscretePair(log_p, log_q, lattice=eps, name=f"pure-dp-group(eps={eps!r},k={k})")
+    return DiscretePair(log_p, log_q, lattice=eps, tight=tight,
+                        name=f"pure-dp-group(eps={eps!r},k={k}{'' if tight else ',bound'})")
 
 
 class _PurePairMechanism(Mechanism):
-    """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``."""
+    """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``
+    (``tight`` where ε is the class's own, ``PureDPMechanism``)."""
 
-    def __init__(self, eps, k):
-        super().__init__("PureDPGroup", {"eps": eps, "k": k})
-        object.__setattr__(self, "pair", pure_dp_group_pair(eps, k))
+    def __init__(self, eps, k, tight=False):
+        super().__init__("PureDPGroup", {"eps": eps, "k": k, **({"tight": True} if tight else {})})
+        object.__setattr__(self, "pair", pure_dp_group_pair(eps, k, tight))
 
     def _pairs(self):
         return PairComposition.single(self.pair, self.pair)
@@ -118,7 +123,7 @@ def _equivalent(m, k, both):
     if kind is GroupMechanism:
         return _equivalent(m.equivalent, k, both)
     if kind is _PurePairMechanism:
-        return _PurePairMechanism(m.params["eps"], m.params["k"] * k)
+        return _PurePairMechanism(m.params["eps"], m.params["k"] * k, m.pair.tight)
     if kind is GDPMechanism:
         return GDPMechanism(_up(m.mu * k, 2))
     if kind is GaussianMechanism:
@@ -140,7 +145,7 @@ def _equivalent(m, k, both):
         # ε = log(p/(1−p)) rounded up: a larger ε only weakens the bound
         return _PurePairMechanism(_log_odds_up(m.p), k)
     if kind is PureDPMechanism:
-        return _PurePairMechanism(m.eps, k)
+        return _PurePairMechanism(m.eps, k, tight=True)
     if kind is ComposedMechanism:
         return ComposedMechanism([(_equivalent(part, k, both), c) for part, c in m.parts])
     raise RepresentationUnavailable(
