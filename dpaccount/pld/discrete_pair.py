@@ -191,6 +191,12 @@ class DiscretePair(DominatingPair):
                             p_inf=self._exact_ends[1], q_ninf=self._exact_ends[0], log_err=self._log_err[::-1],
                             tight=self.tight, witnesses=reverse_witnesses(self.witnesses))
 
+    def with_witnesses(self, witnesses, suffix):
+        """This pair, not tight, with other ``witnesses``; named apart by ``suffix`` so
+        that it never merges with this one in a composition (equal keys)."""
+        return DiscretePair(self._log_p, self._log_q, self.lattice, self._name + suffix, p_inf=self._exact_ends[0],
+                            q_ninf=self._exact_ends[1], log_err=self._log_err, witnesses=witnesses)
+
     def key(self):
         if self._key is None:  # a digest: hashing a million-atom pair once, not per lookup
             digest = hashlib.sha256(self._log_p.tobytes() + b"|" + self._log_q.tobytes()).hexdigest()

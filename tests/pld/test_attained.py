@@ -20,6 +20,7 @@ from zoo_exact_oracles import Loss, binomial_outcomes, poisson_add, poisson_remo
 
 import dpaccount as dpa
 from dpaccount.pld.attained import attained_compositions
+from dpaccount.sweep import SerialExecutor
 
 C = dpa.Composition()
 
@@ -152,3 +153,27 @@ def test_every_bounds_says_what_its_lower_end_bounds(name):
         assert b.lower_of == "mechanism" and b.lower is not None, (name, b)
         assert b.certified == m.pairs.tight and (b.reason is None) == m.pairs.tight, (name, b)
         assert tuple(b[:5]) == (b.lower, b.upper, b.method, b.step, b.certified)  # positional fields kept
+
+
+def test_a_monotone_count_under_replace_one_moves_by_its_sensitivity_only():
+    """ToReplaceOne of a monotone binomial carries the hull of ±2Δ (loose, its docstring
+    says), but a count that never decreases when a record is added moves by at most Δ
+    when one is replaced: the lower end comes from ±Δ, whose worse curve is the exact value."""
+    b = dpa.ToReplaceOne()(dpa.BinomialMechanism(10, 0.3, monotone=True)).get_approx_delta_bounds(1.0)
+    exact = max(Loss.of_outcomes(p, q).delta(1) for p, q in binomial_witnesses(10, 0.3))
+    assert b.lower_of == "mechanism" and b.lower <= exact <= b.upper and b.lower >= exact * (1 - 1e-9), (b, exact)
+    wide = max(Loss.of_outcomes(*binomial_outcomes(10, 0.3, 2)).delta(1), Loss.of_outcomes(
+        *binomial_outcomes(10, 0.3, 2)[::-1]).delta(1))
+    assert b.upper >= wide > 2 * exact  # the hull of ±2Δ, far above
+
+
+def _exponential_or_gaussian(eps):
+    return dpa.ExponentialMechanism(eps) if eps < 1 else dpa.GaussianMechanism(eps)
+
+
+def test_a_sweep_leaves_an_absent_lower_end_empty_with_the_reason():
+    table = dpa.sweep(_exponential_or_gaussian, {"eps": [0.5, 2.0]}, ("epsilon_bounds", 1e-5),
+                      executor=SerialExecutor())
+    absent, present = table.rows
+    assert absent["epsilon_lower"] is None and "not attained" in absent["lower_reason"], absent
+    assert present["epsilon_lower"] <= present["epsilon"] and present["lower_reason"] is None, present
