@@ -297,9 +297,11 @@ class QueryDispatch:
     def _of_mechanism(self, lower, upper, method, step, values, query, accuracy, pick):
         """``Bounds`` whose lower end bounds the mechanism (docs/theory.rst): the pairs'
         own ``lower`` where every pair is attained; else the largest lower bound over
-        attained compositions (``pld/attained.py``); else none, with the reason. The
-        accuracy asked for is met by the pairs' interval (the grids' error); the rest
-        of the width is the pairs' looseness, which no grid refines."""
+        attained compositions (``pld/attained.py``; each refined for one round where
+        there are several: 0.05 s → 0.33 s for 500 Poisson-subsampled two-sided
+        binomials, 1.0 s with every round, same lower end); else none, with the
+        reason. The accuracy asked for is met by the pairs' interval (the grids'
+        error); the rest of the width is the pairs' looseness, which no grid refines."""
         if self.pairs.tight:
             return Bounds(pick(lower), pick(upper), method, step)
         found, why = self._cached("attained", lambda: attained_compositions(self.pairs))
@@ -317,7 +319,7 @@ class QueryDispatch:
             profile = PrivacyProfile(pairs, accuracy)
             fn = profile.epsilon_bounds if query == "get_approxDP" else profile.delta_bounds
             try:
-                low = np.maximum(low, np.ravel(fn(flat, _ROUNDS)[0]))
+                low = np.maximum(low, np.ravel(fn(flat, 1 if len(found) > 1 else _ROUNDS)[0]))
             except GridTooLarge:
                 continue  # a choice whose grids do not fit is only left untried
         if np.any(low > upper):  # both certified: a lower bound above an upper one is a bug
@@ -335,7 +337,9 @@ class QueryDispatch:
         ``upper`` comes from the pessimistic grid (as ``get_approxDP``), ``lower``
         from the optimistic one (``pld/discretise_optimistic.py``): the exact ε lies
         in between. The grid is refined until upper − lower ≤ accuracy·upper,
-        else ``AccuracyNotReached`` says what could be reached."""
+        else ``AccuracyNotReached`` says what could be reached. Where the pairs
+        are not attained, ``lower`` comes from attained compositions or is None
+        (``Bounds.lower_of``, ``reason``; docs/theory.rst)."""
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
         return self._bounds(deltas, scalar, method, accuracy, "get_approxDP")
 
