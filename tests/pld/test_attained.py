@@ -91,25 +91,33 @@ def test_subset_sampled_composition_holds_the_adaptive_value():
 
 
 def _poisson_rr_delta(p, q, steps):
-    """δ(ε) of Composition([PoissonSampling(RR(p), q)], [steps]), exact: the larger direction's."""
-    laws = [Loss.of_outcomes(*poisson_remove(*rr_outcomes(p), q)) ** steps,
-            Loss.of_outcomes(*poisson_add(*rr_outcomes(p), q)) ** steps]
-    return lambda eps: max(law.delta(eps) for law in laws)
+    """δ(ε) of Composition([PoissonSampling(RR(p), q)], [steps]), exact: the larger direction's.
+    Each direction is a two-outcome pair (P, Q), so the composition's δ is a binomial sum
+    over the count k of the first outcome."""
+    def counts(law):  # the law of the count k: C(steps, k) law[0]^k law[1]^(steps − k)
+        return [mp.binomial(steps, k) * law[0] ** k * law[1] ** (steps - k) for k in range(steps + 1)]
+    laws = [(counts(pp), counts(qq)) for pp, qq in (poisson_remove(*rr_outcomes(p), q),
+                                                     poisson_add(*rr_outcomes(p), q))]
+
+    def delta(eps):
+        scale = mp.exp(eps)
+        return max(mp.fsum(max(a - scale * b, 0) for a, b in zip(pk, qk)) for pk, qk in laws)
+    return delta
 
 
 def test_discretised_interval_holds_the_mechanism_value():
-    """A frozen grid lies above the mechanism: its own optimistic bound gave
-    [18.8296, 18.8296] where the exact ε(1e-8) is 18.8271. The lower end now comes
-    from the base's pairs: δ_exact(lower) ≥ δ ≥ δ_exact(upper) brackets the exact ε."""
-    base = C([dpa.PoissonSampling()(dpa.RandomizedResponse(0.9), 0.1)], [100])
+    """The issue's example: a frozen grid lies above the mechanism, and its own optimistic
+    bound gave [37.1179, 37.1179] where the exact ε(1e-8) is 37.0896. The lower end now
+    comes from the base's pairs: δ_exact(lower) ≥ δ ≥ δ_exact(upper) brackets the exact ε."""
+    base = C([dpa.PoissonSampling()(dpa.RandomizedResponse(0.8), 0.1)], [1000])
     frozen = dpa.Discretise()(base)
-    exact = _poisson_rr_delta(0.9, 0.1, 100)
+    exact = _poisson_rr_delta(0.8, 0.1, 1000)
     b = frozen.get_approxDP_bounds(1e-8)
     assert b.lower_of == "mechanism" and b.certified, b
     assert exact(b.lower) >= 1e-8 >= exact(b.upper), (b, exact(b.lower), exact(b.upper))
-    assert exact(b.upper * (1 - 1e-5)) < 1e-8  # the grid lies above: its own lower end would exclude the exact ε
-    d = frozen.get_approx_delta_bounds(18.0)
-    assert d.lower <= exact(18.0) <= d.upper, (d, exact(18.0))
+    assert exact(b.upper * (1 - 1e-4)) < 1e-8  # the grid lies above: its own lower end would exclude the exact ε
+    d = frozen.get_approx_delta_bounds(37.0)
+    assert d.lower <= exact(37.0) <= d.upper, (d, exact(37.0))
 
 
 def test_a_pair_claims_to_be_attained_only_with_a_reason():
