@@ -49,7 +49,7 @@ from .errors import AccuracyNotReached, ApproximationWarning, GridTooLarge, Repr
 from .fdp import analytic_applies, clt_mu_of, mu_gdp, tradeoff
 from .pld.accountant import DIRECTIONS
 from .pld.apriori import apriori_plan
-from .pld.attained import attained_compositions
+from .pld.attained import attained_compositions, attained_lower
 from .pld.exact_sum import delta_bounds as exact_delta_bounds
 from .pld.exact_sum import epsilon_bounds as exact_epsilon_bounds
 from .pld.exact_sum import exact_profile
@@ -67,14 +67,10 @@ class Bounds(NamedTuple):
     wherever the lower end is present; for "cf" where every error involved is a
     bound, else the interval is value ∓ an error *estimate* (cf/queries.py).
 
-    ``lower_of`` says what the lower end bounds: "mechanism" — the mechanism's
-    exact value (from its attained pairs: the dominating pairs themselves where
-    they are tight, else attained compositions, ``pld/attained.py``); None — the
-    lower end is absent (``lower`` is None) because no attained pair is known,
-    and ``reason`` says why. ``reason`` also says where a lower end comes from
-    when it is not the pairs' own (docs/theory.rst, "What the lower end bounds").
-    The upper end of ε(δ), δ(ε) is a rigorous upper bound in every case (but
-    "cf" estimates)."""
+    ``lower_of``: what the lower end bounds — "mechanism" (from attained pairs:
+    the dominating pairs where tight, else attained compositions,
+    ``pld/attained.py``, which ``reason`` then says), or None: no attained pair
+    is known, ``lower`` is None and ``reason`` says why (docs/theory.rst)."""
 
     lower: object
     upper: object
@@ -158,8 +154,10 @@ class QueryDispatch:
     def privacy_profile(self, accuracy=DEFAULT_ACCURACY):
         """The certified privacy profile (``pld.profile.PrivacyProfile``) at
         ``accuracy``: ``.delta(eps)``, ``.epsilon(delta)`` (upper bounds),
-        ``.delta_lower``/``.epsilon_lower`` and ``.certificate()``, for arrays
-        of queries from grids composed once (shared by equal mechanisms).
+        ``.delta_lower``/``.epsilon_lower`` (lower bounds on the *pairs'* curves:
+        the mechanism's only where ``pairs.tight``; ``get_*_bounds`` say which)
+        and ``.certificate()``, for arrays of queries from grids composed once
+        (shared by equal mechanisms).
 
         Its grid steps are planned from the question (``pld/plan.py``): each
         answer is planned to land within half the accuracy above the exact
@@ -253,10 +251,8 @@ class QueryDispatch:
         if method == "cf":  # certified where every error is a bound (cf/queries.py)
             lower, upper, certified = cf_bounds(self, values, scalar, query)
             if not self.pairs.tight:
-                return Bounds(None, upper, method, None, False, None,
-                              "no lower end: the dominating pairs are not attained, so the inversion's lower "
-                              "end bounds the pairs, not the mechanism; method='pld' takes it from attained "
-                              "compositions")
+                return Bounds(None, upper, method, None, False, None, "no lower end: the dominating pairs "
+                              "are not attained (method='pld' takes one from attained compositions)")
             return Bounds(lower, upper, method, certified=certified)
         shape = values.shape
         pick = (lambda a: float(np.ravel(a)[0])) if scalar else (lambda a: np.reshape(a, shape))
@@ -297,9 +293,7 @@ class QueryDispatch:
     def _of_mechanism(self, lower, upper, method, step, values, query, accuracy, pick):
         """``Bounds`` whose lower end bounds the mechanism (docs/theory.rst): the pairs'
         own ``lower`` where every pair is attained; else the largest lower bound over
-        attained compositions (``pld/attained.py``; each refined for one round where
-        there are several: 0.05 s → 0.33 s for 500 Poisson-subsampled two-sided
-        binomials, 1.0 s with every round, same lower end); else none, with the
+        attained compositions (``pld/attained.attained_lower``); else none, with the
         reason. The accuracy asked for is met by the pairs' interval (the grids'
         error); the rest of the width is the pairs' looseness, which no grid refines."""
         if self.pairs.tight:
@@ -309,19 +303,7 @@ class QueryDispatch:
             return Bounds(None, pick(upper), method, step, False, None,
                           f"no lower end: the dominating pairs are not attained ({why})")
         flat, upper = values.ravel(), np.ravel(upper)
-        low = np.zeros(flat.shape)  # ε ≥ 0 and δ ≥ 0: 0 bounds both
-        for pairs in found:
-            exact = exact_profile(pairs)
-            if exact is not None:
-                fn = exact_epsilon_bounds if query == "get_approxDP" else exact_delta_bounds
-                low = np.maximum(low, fn(exact, flat)[0])
-                continue
-            profile = PrivacyProfile(pairs, accuracy)
-            fn = profile.epsilon_bounds if query == "get_approxDP" else profile.delta_bounds
-            try:
-                low = np.maximum(low, np.ravel(fn(flat, 1 if len(found) > 1 else _ROUNDS)[0]))
-            except GridTooLarge:
-                continue  # a choice whose grids do not fit is only left untried
+        low = attained_lower(found, flat, "epsilon" if query == "get_approxDP" else "delta", accuracy, _ROUNDS)
         if np.any(low > upper):  # both certified: a lower bound above an upper one is a bug
             raise RuntimeError(f"internal error: an attained composition's lower bound is above the dominating "
                                f"pairs' upper bound at {query}({flat[np.argmax(low - upper)]!r}); please report "

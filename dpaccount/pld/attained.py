@@ -32,7 +32,12 @@ end absent, with the reason.
 import itertools
 import math
 
+import numpy as np
+
+from ..errors import GridTooLarge
 from .accountant import PairComposition
+from .exact_sum import delta_bounds, epsilon_bounds, exact_profile
+from .profile import PrivacyProfile
 
 MAX_CHOICES = 9  # attained compositions tried per direction (each costs one lower bound)
 _MIXTURES = (0.25, 0.5, 0.75)  # shares of the first of two witnesses tried where splits are too many
@@ -104,3 +109,25 @@ def attained_compositions(pairs):
             return None, found
     n = max(len(remove), len(add))
     return [PairComposition(remove[min(i, len(remove) - 1)], add[min(i, len(add) - 1)]) for i in range(n)], None
+
+
+def attained_lower(found, values, kind, accuracy, rounds):
+    """The largest certified lower bound on ε(δ) (``kind`` "epsilon") or δ(ε) ("delta")
+    at ``values`` over the attained compositions ``found``: each by its exact sum where
+    it has one (``exact_sum.py``), else by its optimistic grids, refined ``rounds``
+    times where it is alone and once where there are several (500 Poisson-subsampled
+    two-sided binomials: 0.33 s, against 1.0 s with every round, same lower end). A
+    composition whose grids do not fit the cap is only left untried."""
+    low = np.zeros(len(values))  # ε ≥ 0 and δ ≥ 0: 0 bounds both
+    for pairs in found:
+        exact = exact_profile(pairs)
+        if exact is not None:
+            low = np.maximum(low, (epsilon_bounds if kind == "epsilon" else delta_bounds)(exact, values)[0])
+            continue
+        profile = PrivacyProfile(pairs, accuracy)
+        try:
+            got = getattr(profile, kind + "_bounds")(values, rounds if len(found) == 1 else 1)[0]
+        except GridTooLarge:
+            continue
+        low = np.maximum(low, np.ravel(got))
+    return low
