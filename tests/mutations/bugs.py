@@ -33,6 +33,7 @@ GRID = "tests/pld/test_grid.py"
 COMPOSE = "tests/pld/test_compose.py"
 SAMPLED = "tests/transformers/test_poisson_sampling.py"
 CF_CERTIFIED = "tests/cf/test_certified.py"
+ATTAINED = "tests/pld/test_attained.py"
 BUGS = (
     # ---------------------------------------------------------------- discretisation
     Bug("ctd-tail-to-inf-dropped", PLD + "discretise.py",
@@ -265,6 +266,19 @@ BUGS = (
         "if any(abs(other / g - round(other / g)) > 1e-2 for other in steps):",
         (CF_CERTIFIED,),
         "atoms within 1 % of a common lattice snapped onto it (their distance not in the bound)"),
+    # ---------------------------------------------------------------- attained pairs (lower ends)
+    Bug("hull-claims-attained", PLD + "symmetric_hull.py",
+        "witnesses=(((first, 1),), ((second, 1),)))", "tight=True)",
+        (ATTAINED + "::test_replace_one_binomial_interval_holds_the_attained_values",),
+        "the symmetric hull called attained: its composition's lower end lies above every attained one"),
+    Bug("discretise-grid-claims-attained", "dpaccount/transformers/discretise.py",
+        "name=name, witnesses=witnesses)", "name=name, tight=True)",
+        (ATTAINED + "::test_discretised_interval_holds_the_mechanism_value",),
+        "a frozen pessimistic grid called attained: the lower end bounds the grid, above the mechanism"),
+    Bug("attained-split-counts-ignored", PLD + "attained.py",
+        "_merge(_scaled(o, n) for o, n in zip(options, c))", "_merge(_scaled(o, uses) for o in options)",
+        (ATTAINED + "::test_replace_one_binomial_interval_holds_the_attained_values",),
+        "every witness composed for all the uses at once: more steps than the mechanism takes"),
     # ---------------------------------------------------------------- f-DP
     Bug("gdp-tradeoff-rounded-up", "dpaccount/converters/fdp.py",
         "out = out * (1.0 - slack if lower else 1.0 + slack)",
