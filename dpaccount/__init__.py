@@ -7,7 +7,8 @@
 """
 from .calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
 from .converters.clt import clt_mu
-from .errors import AccuracyNotReached, AccuracyWarning, ApproximationWarning, DPAccountError, GridTooLarge, RepresentationUnavailable
+from .errors import (AccuracyNotReached, AccuracyWarning, ApproximationWarning, DPAccountError, GridTooLarge,
+                     RDPFallbackWarning, RepresentationUnavailable)
 from .mechanism import Mechanism
 from .pld.cache import clear_cache, set_cache_limit
 from .pld.profile import PrivacyProfile
@@ -16,6 +17,7 @@ from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, 
                                   ExponentialMechanism, PureDPMechanism)
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                   RandomizedResponse)
+from .mechanisms.training import MixtureOfGaussiansMechanism, TreeAggregation, ZCDPMechanism
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
 from .plots import plot_fDP, plot_privacy_profile, plot_rdp
@@ -27,6 +29,7 @@ from .transformers.composition import Composition
 from .transformers.discretise import Discretise
 from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
 from .transformers.poisson_sampling import PoissonSampling
+from .transformers.repeat_and_select import RepeatAndSelect
 from .transformers.subset_sampling import SubsetSampling
 
 __version__ = "0.1.0"
@@ -40,7 +43,9 @@ __all__ = [
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",
     "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
+    "MixtureOfGaussiansMechanism", "ZCDPMechanism", "TreeAggregation", "RepeatAndSelect",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning", "AccuracyWarning",
+    "RDPFallbackWarning",
     "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
 ]
 

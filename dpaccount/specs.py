@@ -38,6 +38,7 @@ from .errors import DPAccountError
 from .mechanism import SPEC_KEY, SPEC_VERSION, Mechanism
 from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, DiscreteLaplaceMechanism,
                                   ExponentialMechanism, PureDPMechanism)
+from .mechanisms.training import MixtureOfGaussiansMechanism, TreeAggregation, ZCDPMechanism
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                   RandomizedResponse)
 from .mechanisms.user_defined import SPEC_LAWS, ContinuousMechanism, DiscreteMechanism
@@ -45,6 +46,7 @@ from .transformers.composition import Composition
 from .transformers.discretise import Discretise
 from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
 from .transformers.poisson_sampling import PoissonSampling
+from .transformers.repeat_and_select import RepeatAndSelect
 from .transformers.subset_sampling import SubsetSampling
 
 MAX_DEPTH = 64          # mechanisms nested in one another
@@ -92,6 +94,14 @@ REGISTRY = {
     "GroupPrivacy": (lambda mechanism, k: GroupPrivacy()(mechanism, k),
                      *_fields([("mechanism", MECHANISM), ("k", COUNT)])),
     "ToReplaceOne": (lambda mechanism: ToReplaceOne()(mechanism), *_fields([("mechanism", MECHANISM)])),
+    "MixtureOfGaussiansMechanism": (MixtureOfGaussiansMechanism, *_fields(
+        [("sigma", REAL), ("sensitivities", PROBS), ("probs", PROBS)], _REL)),
+    "ZCDPMechanism": (ZCDPMechanism, *_fields([("rho", REAL)], [("xi", REAL), *_REL])),
+    "TreeAggregation": (TreeAggregation, *_fields([("noise_multiplier", REAL), ("steps", COUNT)],
+                                                  [("epochs", COUNT), *_REL])),
+    "RepeatAndSelect": (lambda mechanism, mean, shape=None, poisson=False:
+                        RepeatAndSelect()(mechanism, mean, math.inf if poisson else shape),
+                        *_fields([("mechanism", MECHANISM), ("mean", REAL)], [("shape", REAL), ("poisson", BOOL)])),
 }
 
 
