@@ -45,7 +45,8 @@ from .converters.fdp import gdp_tradeoff
 from .converters.gdp import delta_gdp, epsilon_gdp
 from .converters.hockey_stick import hockey_stick_to_epsilon
 from .converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
-from .errors import AccuracyNotReached, ApproximationWarning, GridTooLarge, RepresentationUnavailable
+from .errors import (AccuracyNotReached, ApproximationWarning, GridTooLarge, RDPFallbackWarning,
+                     RepresentationUnavailable)
 from .fdp import analytic_applies, clt_mu_of, mu_gdp, tradeoff
 from .pld.accountant import DIRECTIONS
 from .pld.apriori import apriori_plan
@@ -137,6 +138,10 @@ class QueryDispatch:
             first = next(self._methods(), None)
             if first is None:
                 raise RepresentationUnavailable(f"no accountant applies to {self._name}")
+            if first == "rdp":
+                warnings.warn(f"{self._name} has no dominating pair (a part known through RDP only, such "
+                              f"as zCDP or repeat-and-select), so this answer comes from RDP: an upper "
+                              f"bound, looser than a privacy-loss grid's", RDPFallbackWarning, stacklevel=3)
             return first
         if not isinstance(method, str):
             raise TypeError(f"method must be a string, got {method!r}")

@@ -251,6 +251,8 @@ def _location(dist, fallback):
 
 
 def _dist_key(dist):
+    if hasattr(dist, "key"):  # a law of the library's own (``mixture_gaussian.GaussianMixtureLaw``)
+        return dist.key()
     if isinstance(dist, _Reflected):
         return ("reflected", _dist_key(dist.dist))
     inner = getattr(dist, "dist", None)
