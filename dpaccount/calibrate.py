@@ -31,7 +31,7 @@ to tol = 1e-3 takes ~5–8 certified evaluations.
 import math
 import numbers
 
-from scipy import optimize
+from .lazy import lazy
 
 from . import validation as v
 from .converters.gdp import delta_gdp
@@ -41,6 +41,8 @@ from .mechanisms.standard import GaussianMechanism
 from .queries import DEFAULT_ACCURACY
 from .transformers.composition import Composition
 from .transformers.poisson_sampling import PoissonSampling
+
+optimize = lazy("scipy.optimize")
 
 
 class _Budget:
