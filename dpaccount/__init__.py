@@ -21,7 +21,7 @@ from .odometer import PrivacyOdometer
 from .plots import plot_fDP, plot_privacy_profile, plot_rdp
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
 from .specs import dump, from_spec, load
-from .sweep import SweepResult, sweep
+from .sweep import SerialExecutor, SweepResult, sweep
 from .transformers.base import Transformer
 from .transformers.composition import Composition
 from .transformers.discretise import Discretise
@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Mechanism", "Bounds", "PrivacyProfile", "set_cache_limit", "clear_cache",
     "Transformer", "Composition", "PoissonSampling", "PrivacyOdometer",
-    "from_spec", "dump", "load", "sweep", "SweepResult",
+    "from_spec", "dump", "load", "sweep", "SweepResult", "SerialExecutor",
     "calibrate", "dpsgd_noise_multiplier", "dpsgd_max_steps", "dpsgd_max_sample_rate",
     "Discretise", "SubsetSampling", "GroupPrivacy", "ToReplaceOne", "Relation", "ADD_REMOVE", "REPLACE_ONE",
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",

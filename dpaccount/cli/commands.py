@@ -179,6 +179,10 @@ def cmd_sweep(args, progress):
                           ("" if val is None else str(val)) for c, val in row.items()])
         print_table(cells)
     failed = [row for row in table.rows if row.get("error")]
+    refused = [row["error"] for row in failed if row["error"].startswith("ValueError: ")]
+    if refused:  # a grid point's parameters out of range: bad input (exit 2), after the table
+        raise UsageError(f"{len(refused)} of {len(table.rows)} points have parameters out of range "
+                         f"(see the error column); first: {refused[0][len('ValueError: '):]}")
     if failed:
         raise DPAccountError(f"{len(failed)} of {len(table.rows)} points have no certified answer "
                              f"(see the error column); first: {failed[0]['error']}")
