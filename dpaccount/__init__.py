@@ -19,6 +19,7 @@ from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMecha
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
 from .plots import plot_fDP, plot_privacy_profile, plot_rdp
+from .recipes import dpsgd
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
 from .specs import dump, from_spec, load
 from .sweep import SerialExecutor, SweepResult, sweep
@@ -35,7 +36,7 @@ __all__ = [
     "Mechanism", "Bounds", "PrivacyProfile", "set_cache_limit", "clear_cache",
     "Transformer", "Composition", "PoissonSampling", "PrivacyOdometer",
     "from_spec", "dump", "load", "sweep", "SweepResult", "SerialExecutor",
-    "calibrate", "dpsgd_noise_multiplier", "dpsgd_max_steps", "dpsgd_max_sample_rate",
+    "calibrate", "dpsgd", "dpsgd_noise_multiplier", "dpsgd_max_steps", "dpsgd_max_sample_rate",
     "Discretise", "SubsetSampling", "GroupPrivacy", "ToReplaceOne", "Relation", "ADD_REMOVE", "REPLACE_ONE",
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",
