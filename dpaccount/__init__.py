@@ -21,11 +21,12 @@ from .mechanisms.training import MixtureOfGaussiansMechanism, TreeAggregation, Z
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
 from .plots import plot_fDP, plot_privacy_profile, plot_rdp
+from .recipes import dpsgd
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
 from .dp_events import UnsupportedEvent
 from .mechanisms.trivial import NoOpMechanism, NonPrivateMechanism
 from .specs import dump, from_dp_event, from_spec, load
-from .sweep import SweepResult, sweep
+from .sweep import SerialExecutor, SweepResult, sweep
 from .transformers.base import Transformer
 from .transformers.composition import Composition
 from .transformers.discretise import Discretise
@@ -39,8 +40,9 @@ __version__ = "0.1.0"
 __all__ = [
     "Mechanism", "Bounds", "PrivacyProfile", "set_cache_limit", "clear_cache",
     "Transformer", "Composition", "PoissonSampling", "PrivacyOdometer",
-    "from_spec", "dump", "load", "from_dp_event", "UnsupportedEvent", "NoOpMechanism", "NonPrivateMechanism", "sweep", "SweepResult",
-    "calibrate", "dpsgd_noise_multiplier", "dpsgd_max_steps", "dpsgd_max_sample_rate",
+    "from_spec", "dump", "load", "from_dp_event", "UnsupportedEvent", "NoOpMechanism", "NonPrivateMechanism",
+    "sweep", "SweepResult", "SerialExecutor",
+    "calibrate", "dpsgd", "dpsgd_noise_multiplier", "dpsgd_max_steps", "dpsgd_max_sample_rate",
     "Discretise", "SubsetSampling", "GroupPrivacy", "ToReplaceOne", "Relation", "ADD_REMOVE", "REPLACE_ONE",
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",

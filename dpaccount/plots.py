@@ -29,6 +29,13 @@ def _pyplot():
     return plt
 
 
+def image_formats():
+    """The file extensions matplotlib can write (ImportError with the install hint without it)."""
+    _pyplot()
+    from matplotlib.backend_bases import FigureCanvasBase
+    return sorted(FigureCanvasBase.get_supported_filetypes())
+
+
 def _axes(ax):
     if ax is None:
         _, ax = _pyplot().subplots()
@@ -60,11 +67,13 @@ def plot_fDP(mechanisms, ax=None, labels=None, gdp_mu=None, band=True, points=40
             lo, hi = bounds.lower, (bounds.upper if bounds.certified else bounds.lower)
         else:
             lo = hi = m.get_fDP(alphas, accuracy=accuracy)
-        line, = ax.plot(alphas, lo, label=label)
+        # the certified curve on top and wider, so that a G_μ it coincides with leaves it visible
+        line, = ax.plot(alphas, lo, label=label, linewidth=2.2, zorder=3)
         if band:
-            ax.fill_between(alphas, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0)
+            ax.fill_between(alphas, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0, zorder=2)
     for mu in ([] if gdp_mu is None else np.atleast_1d(gdp_mu)):
-        ax.plot(alphas, gdp_tradeoff(alphas, float(mu)), linestyle=":", label=f"G_μ, μ = {float(mu):.3g}")
+        ax.plot(alphas, gdp_tradeoff(alphas, float(mu)), linestyle=(0, (2, 2)), linewidth=1.2, zorder=4,
+                label=f"G_μ, μ = {float(mu):.3g}")
     ax.plot([0, 1], [1, 0], color="grey", linestyle="--", linewidth=0.8, label="ideal (β = 1 − α)")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)

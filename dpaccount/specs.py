@@ -31,7 +31,7 @@ import json
 import math
 import os
 
-from scipy import stats
+from .lazy import lazy
 
 from . import validation as v
 from .errors import DPAccountError
@@ -50,6 +50,8 @@ from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
 from .transformers.poisson_sampling import PoissonSampling
 from .transformers.repeat_and_select import RepeatAndSelect
 from .transformers.subset_sampling import SubsetSampling
+
+stats = lazy("scipy.stats")
 
 MAX_DEPTH = 64          # mechanisms nested in one another
 MAX_LIST = 100_000      # entries of one list (parts, probabilities)

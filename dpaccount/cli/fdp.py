@@ -3,13 +3,14 @@ or at a count of evenly spaced α) and ``plot`` (a figure of it, or of the
 privacy profile or RDP curve, through ``plots.py``; matplotlib is the
 optional extra ``[plot]``, and without it ``plot`` fails in one line)."""
 import os
+import textwrap
 
 import numpy as np
 
 from ..errors import RepresentationUnavailable
-from ..plots import plot_fDP, plot_privacy_profile, plot_rdp
+from ..plots import image_formats, plot_fDP, plot_privacy_profile, plot_rdp
 from .flags import mechanism_from
-from .output import UsageError, fmt, print_json, print_note, print_table, result_document
+from .output import UsageError, fmt, print_json, print_note, print_table, result_document, title_of
 
 FDP_METHODS = ("analytic", "pld", "clt")
 PLOTS = {"fdp": (plot_fDP, "trade-off curve", "certified β(α)"),
@@ -52,7 +53,7 @@ def cmd_fdp(args, progress):
     rows = [{"alpha": float(a), "beta": float(lo)} for a, lo in zip(alphas, lower)]
     if upper is not None:
         for row, hi in zip(rows, upper):
-            row["upper"] = float(hi)
+            row.update(lower=row["beta"], upper=float(hi))
     extra = {"method": method, **({"upper_certified": uncertified is None} if upper is not None else {})}
     if args.gdp:
         extra["mu_gdp"] = m.mu_GDP(method=args.method, accuracy=args.accuracy)
@@ -76,7 +77,18 @@ def cmd_fdp(args, progress):
         print(f"mu-GDP: mu = {fmt(extra['mu_gdp'])}  ({kind})")
 
 
+def _check_output(path):
+    """UsageError for an image format matplotlib cannot write (ImportError without it)."""
+    os.environ.setdefault("MPLBACKEND", "Agg")  # files only: never a window
+    formats = image_formats()  # the extra [plot]; ImportError: exit code 4
+    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    if ext not in formats:
+        raise UsageError(f"-o {path}: unknown image format {ext!r}; give a file name ending in one of "
+                         f"{', '.join('.' + f for f in sorted(formats))}")
+
+
 def cmd_plot(args, progress):
+    _check_output(args.output)  # an unknown image format fails before any work
     m = mechanism_from(args)
     draw, what, label = PLOTS[args.kind]
     if args.kind != "fdp" and (args.gdp_mu or not args.band):
@@ -88,11 +100,11 @@ def cmd_plot(args, progress):
     if args.kind != "rdp":
         kw["accuracy"] = args.accuracy
     ax = draw(m, labels=[label], **kw)  # ImportError without matplotlib (exit code 4)
-    ax.set_title(m.name if args.title is None else args.title, fontsize="medium")
+    ax.set_title(textwrap.fill(title_of(m), 60) if args.title is None else args.title, fontsize="medium")
     try:
         ax.figure.savefig(args.output, dpi=args.dpi, bbox_inches="tight")
     except OSError as exc:
         raise UsageError(f"cannot write {args.output!r}: {exc.strerror or exc}") from None
     if args.json:
         return print_json(result_document(m, "plot", kind=args.kind, output=args.output))
-    print(f"wrote {args.output} ({what} of {m.name})")
+    print(f"wrote {args.output} ({what} of {title_of(m)})")

@@ -9,6 +9,7 @@ from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMech
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
 from ..mechanisms.training import TreeAggregation, ZCDPMechanism
+from ..relations import ADD_REMOVE
 from ..specs import load
 from ..transformers.composition import Composition
 from ..transformers.poisson_sampling import PoissonSampling
@@ -66,6 +67,10 @@ def mechanism_from(args, **override):
                              f"(it takes {', '.join('--' + k for k in required + optional)})")
         m = factory(values, args.relation)
     if values["q"] is not None:
+        if m.relation != ADD_REMOVE:
+            raise UsageError(f"--q (Poisson sampling) amplifies add/remove guarantees; the mechanism is about "
+                             f"{m.relation} neighbours (for replace-one, sample without replacement: a spec "
+                             f"with SubsetSampling)")
         m = PoissonSampling()(m, values["q"])
     if values["steps"] is not None and values["steps"] != 1:
         m = Composition()([m], [values["steps"]])

@@ -9,9 +9,12 @@ import hashlib
 import math
 
 import numpy as np
-from scipy import special, stats
 
+from ..lazy import lazy
 from .pairs import _U, DominatingPair, _at, check_atoms, underflow_slack
+
+special = lazy("scipy.special")
+stats = lazy("scipy.stats")
 
 
 class DiscretePair(DominatingPair):

@@ -25,9 +25,11 @@ the ``LOG_CDF_ULPS`` that ``MonotoneLossPair`` allows a law.
 The add direction is the reverse pair (Q, P) (``MonotoneLossPair.reverse``).
 """
 import numpy as np
-from scipy import special
 
+from ..lazy import lazy
 from .pairs_zoo import MonotoneLossPair
+
+special = lazy("scipy.special")
 
 _TINY = 1e-300  # the support's bracket: the laws' 1e-300 quantiles, as MonotoneLossPair takes them
 

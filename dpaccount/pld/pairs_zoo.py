@@ -19,11 +19,13 @@ privacy loss L = log dP/dQ (``pld/pairs.py`` explains the protocol).
 import math
 
 import numpy as np
-from scipy import special
 
+from ..lazy import lazy
 from .log_cells import log_cells
 from .discrete_pair import DiscretePair
 from .pairs import DominatingPair, check_atoms, underflow_slack
+
+special = lazy("scipy.special")
 
 _U = np.finfo(float).eps
 # A law's logcdf and logsf (scipy.stats; scipy documents no bound) are taken to err by

@@ -20,9 +20,11 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy import special
 
+from ..lazy import lazy
 from .curve import RDPFunction
+
+special = lazy("scipy.special")
 
 MAX_TERMS = 20_000  # multinomial terms of the exact sum at one order; beyond it, the Jensen bound
 _U = np.finfo(float).eps

@@ -27,7 +27,10 @@ errs up).
 import math
 
 import numpy as np
-from scipy import optimize
+
+from ..lazy import lazy
+
+optimize = lazy("scipy.optimize")
 
 LAMBDAS = 1.0 + np.geomspace(1e-3, 1e4, 141)  # λ̂ (then refined by Brent) and λ′ grids
 
