@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from ..calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
+from ..recipes import dpsgd, dpsgd_steps
 from ..errors import ApproximationWarning, DPAccountError, RepresentationUnavailable
 from ..sweep import SerialExecutor, sweep
 from .flags import FlagMechanism, mechanism_from, parse_grid
@@ -23,12 +24,12 @@ def _method(m, method):
     return method or m.available_methods()[0]
 
 
-def cmd_query(args, progress):
-    """``epsilon`` (ε at each δ) and ``delta`` (δ at each ε)."""
+def cmd_query(args, progress, mechanism=None):
+    """``epsilon`` (ε at each δ) and ``delta`` (δ at each ε); of ``mechanism`` where given."""
     if args.bounds and args.method in UNCERTIFIED:
         raise UsageError(f"--bounds is a certified interval, which --method {args.method} does not give: "
                          f"use --method pld, analytic or cf, or leave --method out")
-    m = mechanism_from(args)
+    m = mechanism_from(args) if mechanism is None else mechanism
     query = args.command
     given, wanted = ("delta", "epsilon") if query == "epsilon" else ("epsilon", "delta")
     method = _method(m, args.method)
@@ -54,6 +55,18 @@ def cmd_query(args, progress):
         else:
             kind = "cf value + its error; --bounds says if certified" if r["method"] == "cf" else "upper bound"
             print(f"{wanted} = {fmt(r[wanted])} {at}  ({kind}, method {r['method']})")
+
+
+def cmd_dpsgd(args, progress):
+    """``dpsgd``: the training loop's mechanism (``recipes.dpsgd``), then ``epsilon`` or ``delta``."""
+    m = dpsgd(args.sigma, args.batch_size, args.dataset_size, args.epochs, args.sampling)
+    q, steps = dpsgd_steps(args.batch_size, args.dataset_size, args.epochs)
+    if not args.json:
+        print(f"{steps:,} steps at sampling rate {q:.6g} ({args.sampling}): {args.epochs:g} epochs of "
+              f"ceil({args.dataset_size} / {args.batch_size}) = {-(-args.dataset_size // args.batch_size)} steps, "
+              f"rounded up")
+    args.command = "epsilon" if args.delta is not None else "delta"
+    cmd_query(args, progress, mechanism=m)
 
 
 def cmd_rdp(args, progress):
