@@ -53,7 +53,6 @@ from .pld.discrete_pair import DiscretePair
 from .pld.pairs import GaussianPair
 from .pld.poisson_sampling import PoissonRemovePair
 from .pld.step_profile import TIERS
-from .pld.symmetric_hull import dominated_pairs
 from .relations import ADD_REMOVE
 
 _U = np.finfo(float).eps
@@ -150,11 +149,10 @@ def _finite_pairs(mechanism, alphas, lower):
     """Exact Neyman–Pearson curve of one finite pair per direction: δ_d is
     linear in e^ε between its atoms' losses, so those are all the kinks.
 
-    The upper bound is taken from the pairs a symmetric hull was built to dominate
-    (``pld/symmetric_hull.dominated_pairs``: a hull lies below their curve by its
-    rounding pad, so its own curve, however well rounded, can fall below the
-    mechanism's: 3e-13 at α = ½ for the binomial (30, 0.3, Δ = 2)), and from all the
-    curves at once (``converters.fdp.max_profile_to_tradeoff_upper``: exact where two
+    The upper bound is taken from the tight pairs a hull's witnesses are
+    (``witness_pairs``: a hull lies below their curve by its rounding pad, so its own
+    curve, however well rounded, can fall below the mechanism's: 3e-13 at α = ½ for
+    the binomial (30, 0.3, Δ = 2)), and from all the curves at once (``converters.fdp.max_profile_to_tradeoff_upper``: exact where two
     curves cross, not the smallest single curve)."""
     pairs = list(mechanism._single_pairs())
     if not lower:
@@ -166,13 +164,31 @@ def _finite_pairs(mechanism, alphas, lower):
     return np.reshape(out, np.shape(alphas))
 
 
+def witness_pairs(pair):
+    """The tight pairs a pair that is not tight stands for, where each of its witnesses
+    (``pld/attained.py``) is one use of one tight pair — a symmetric hull's two shifts or
+    orders, one of which the adversary picks (``pld/symmetric_hull.py``): for one use the
+    mechanism's curve is theirs, its δ the largest of theirs. Else (pair,)."""
+    alternatives = getattr(pair, "witnesses", ())
+    if pair.tight or not alternatives or any(len(a) != 1 or a[0][1] != 1 or not a[0][0].tight
+                                             for a in alternatives):
+        return (pair,)
+    return tuple(a[0][0] for a in alternatives)
+
+
+def finite_upper_attained(mechanism):
+    """Whether the analytic upper curve of one finite pair per direction bounds the mechanism's:
+    every curve it takes (``witness_pairs``) is of a tight pair."""
+    return all(q.tight for p in mechanism._single_pairs() for q in witness_pairs(p))
+
+
 def _dominated_curves(pairs, symmetric_):
     """The pairs, each hull replaced by the pairs it dominates and their reverses (the hull is
     symmetric: both orders of its sources are the mechanism's), each reversed too where the
     relation is symmetric; one of each curve."""
     curves = {}
     for pair in pairs:
-        sources = dominated_pairs(pair)
+        sources = witness_pairs(pair)
         for p in sources + tuple(q.reverse() for q in sources if symmetric_ or len(sources) > 1):
             curves.setdefault(p.key()[1:], p)  # (size, digest of the logs): one curve each
     return list(curves.values())
@@ -235,9 +251,9 @@ _MU_CELLS = 1 << 22   # points × atoms of one evaluation of δ (memory)
 def _finite_mu(pairs, tail):
     """Certified μ of one finite pair per direction from their curves δ(ε) rounded up (no grid).
 
-    The pairs a symmetric hull dominates stand in for it (``pld/symmetric_hull.dominated_pairs``:
-    for ε ≥ 0 the mechanism's δ is the largest of theirs, and the hull's rounding pad of ~1e-13
-    at +∞ would exceed any small tail). δ is evaluated at 0, at the atoms' losses and beyond the
+    The tight pairs a hull's witnesses are stand in for it (``witness_pairs``: for one use the
+    mechanism's δ is the largest of theirs, and the hull's rounding pad of ~1e-13 at +∞ would
+    exceed any small tail). δ is evaluated at 0, at the atoms' losses and beyond the
     largest loss plus its rounding τ, where it is P(L = ∞) rounded up and nothing else (a grid
     there sends a rounding sliver of the top atom to +∞: pure ε-DP at ε = 1 had μ = ∞). δ is
     convex in t = e^ε, so the chord between upper bounds at two points lies above it: a fine
