@@ -217,6 +217,7 @@ def test_two_sided_binomial_bounds_hold_the_exact_curve(n, p, shift, relation):
     exact_curve = mechanism_tradeoff(*_binomial_laws(n, p, shift))
     alphas = np.concatenate((ALPHAS, [0.5, 0.999, 0.9987, 1 - 1e-3]))
     b = m.get_fDP_bounds(alphas)
+    assert b.certified  # the hull's witnesses, the shifted pairs, are attained
     for a, lo, hi in zip(alphas, b.lower, b.upper):
         exact = piecewise_linear(exact_curve, a)
         assert Fraction(float(lo)) <= exact <= Fraction(float(hi)), (a, lo, float(exact), hi)
