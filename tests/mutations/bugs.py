@@ -275,4 +275,10 @@ BUGS = (
         "np.all(d_right <= tangent + tail)", "np.all(d_right <= base + tail)",
         ("tests/converters/test_fdp.py::test_gdp_mu_holds_on_the_chords_between_the_points",),
         "the certified μ checks δ_μ at the profile's points, not on the cells between them"),
+    # ---------------------------------------------------------------- RDP of the zoo (issue 27 §5)
+    Bug("bounded-range-rdp-e-alpha-eps-by-cancellation", "dpaccount/rdp/zoo.py",
+        "b, mb = np.exp(-a_ * eps), -np.expm1(-a_ * eps)",
+        "mb = -np.expm1(-a_ * eps); b = 1.0 - mb",
+        ("tests/rdp/test_bounded_range.py::test_bound_is_the_worst_two_point_pair_rounded_up",),
+        "e^{−αε} of the two-point ε-BR pair taken as 1 − (1 − e^{−αε}): 0 for αε > 37, under-reports large ε"),
 )
