@@ -281,4 +281,14 @@ BUGS = (
         "mb = -np.expm1(-a_ * eps); b = 1.0 - mb",
         ("tests/rdp/test_bounded_range.py::test_bound_is_the_worst_two_point_pair_rounded_up",),
         "e^{−αε} of the two-point ε-BR pair taken as 1 − (1 − e^{−αε}): 0 for αε > 37, under-reports large ε"),
+    Bug("poisson-replace-pair-without-the-mirror", "dpaccount/pld/poisson_replace.py",
+        "runs = [x, x - mu, x + mu]", "runs = [x, x - mu, x]",
+        ("tests/transformers/test_poisson_replace.py::test_one_step_is_the_mixture_pair",
+         "tests/transformers/test_poisson_replace.py::test_cells_are_the_three_normal_mixtures"),
+        "replace-one of Poisson sampling: y's component of Q taken as the zero record's, the "
+        "add/remove pair (Lebeda et al. 2024's pitfall), which under-reports"),
+    Bug("poisson-replace-inverse-loses-the-sign", "dpaccount/pld/poisson_replace.py",
+        "big_a = np.sign(ell) * a_abs", "big_a = a_abs",
+        ("tests/transformers/test_poisson_replace.py::test_cells_are_the_three_normal_mixtures",),
+        "x(ℓ) of the replace-one pair takes asinh(K sinh(ℓ/2)) positive for ℓ < 0"),
 )
