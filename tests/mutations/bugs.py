@@ -291,4 +291,13 @@ BUGS = (
         "big_a = np.sign(ell) * a_abs", "big_a = a_abs",
         ("tests/transformers/test_poisson_replace.py::test_cells_are_the_three_normal_mixtures",),
         "x(ℓ) of the replace-one pair takes asinh(K sinh(ℓ/2)) positive for ℓ < 0"),
+    Bug("poisson-sums-add-direction-lost", "dpaccount/rdp/poisson_sums.py",
+        "out = np.maximum(out, _eps(le, err, alphas)) if direction == \"add\" else _eps(le, err, alphas)",
+        "out = _eps(le, err, alphas) if direction == \"remove\" else out",
+        ("tests/rdp/test_poisson_sums.py::test_asymmetric_finite_pair_takes_the_larger_direction",),
+        "the exact sums of a Poisson-subsampled finite pair report the remove direction only"),
+    Bug("poisson-sums-interpolation-weights-swapped", "dpaccount/rdp/poisson_sums.py",
+        "rem = ((c - a) * lam[0] + (a - f) * lam[1])", "rem = ((a - f) * lam[0] + (c - a) * lam[1])",
+        ("tests/rdp/test_poisson_sums.py::test_discrete_gaussian_is_the_lattice_sum_and_tighter_than_the_general_bound",),
+        "a fractional order above 256 interpolates (α−1)ε between the integers with the weights swapped"),
 )
