@@ -104,30 +104,33 @@ def pure_dp_group_pair(eps, k):
     return DiscretePair(log_p, log_q, lattice=eps, name=f"pure-dp-group(eps={eps!r},k={k})")
 
 
-class _PurePairMechanism(Mechanism):
-    """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``."""
+class _SymmetricPairMechanism(Mechanism):
+    """A mechanism of one symmetric pair, ``pair``, in both directions."""
 
-    def __init__(self, eps, k):
-        super().__init__("PureDPGroup", {"eps": eps, "k": k})
-        object.__setattr__(self, "pair", pure_dp_group_pair(eps, k))
+    def __init__(self, name, params, pair):
+        super().__init__(name, params)
+        object.__setattr__(self, "pair", pair)
 
     def _pairs(self):
         return PairComposition.single(self.pair, self.pair)
+
+
+class _PurePairMechanism(_SymmetricPairMechanism):
+    """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``."""
+
+    def __init__(self, eps, k):
+        super().__init__("PureDPGroup", {"eps": eps, "k": k}, pure_dp_group_pair(eps, k))
 
     def _rdp(self):
         # symmetric pair: the one order's Rényi divergence is the other's
         return RDPCurve(((discrete_pair_rdp(self.pair._log_p, self.pair._log_q, self.pair.key()), 1),))
 
 
-class _PoissonReplaceMechanism(Mechanism):
+class _PoissonReplaceMechanism(_SymmetricPairMechanism):
     """A Poisson-subsampled Gaussian seen through replace-one: ``PoissonReplaceGaussianPair``."""
 
     def __init__(self, mu, q):
-        super().__init__("PoissonReplaceGaussian", {"mu": mu, "q": q})
-        object.__setattr__(self, "pair", PoissonReplaceGaussianPair(mu, q))
-
-    def _pairs(self):
-        return PairComposition.single(self.pair, self.pair)
+        super().__init__("PoissonReplaceGaussian", {"mu": mu, "q": q}, PoissonReplaceGaussianPair(mu, q))
 
 
 def _poisson_replace(m):
