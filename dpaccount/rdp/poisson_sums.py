@@ -21,6 +21,10 @@ Rounding (upward throughout): each term's log errs by its weight's log error,
 of its loss (the logs' ``log_err`` and the difference's rounding) through the
 slope |d log φ/dL| = κ: κτ(1 + κτ). The sum's error is the terms' errors
 weighted by their shares, plus 4u(log₂ n + 2); then ``_eps_from_log_excess``.
+Where t ≈ 0 (a loss near 0: φ ≈ α(α−1)t²/2, κ unbounded) the first-order
+term is completed by the second-order one, added to the sum absolutely:
+w·½ sup φ″·Δt², φ″(s) = α(α−1)(1+s)^{α−2}, Δt ≤ sup|dt/dL|·τ, and log(1+s)
+within τ of log1p t (|d log1p t/dL| ≤ 1).
 
 Lattice tails (the discrete Gaussian, Canonne, Kamath & Steinke 2020): the
 sum runs over a window of integers and a bound on the rest is added to
@@ -93,11 +97,17 @@ def _log_excess(direction, log_p, log_q, tau, w_err, q, alphas):
                          + np.tile(log_slope, k) - lphi)
             kt = np.where(np.isfinite(log_kappa), np.exp(np.minimum(log_kappa, 700.0)), 0.0) * np.tile(tau, k)
             e = (np.tile(w_err, k) + 4 * _U * mag + kt * (1 + kt)).reshape(k, n)
+            # the second-order term (module docstring), τ = 0 where the loss is exact (±∞)
+            tt_tau = np.tile(tau, k)
+            log_second = (np.tile(log_w, k) + np.log(a) + np.log(a - 1) - math.log(2.0)
+                          + 2 * (np.tile(log_slope, k) + 3 * tt_tau + np.log(tt_tau))
+                          + (a - 2) * (np.where(np.isfinite(LL), LL, 0.0) + np.sign(a - 2) * tt_tau))
+            second = special.logsumexp(np.where(tt_tau > 0, log_second, -np.inf).reshape(k, n), axis=1)
             top = np.max(v, axis=1)
             top = np.where(np.isfinite(top), top, 0.0)
             w = np.exp(v - top[:, None])
             s = w.sum(axis=1)
-            out[lo:lo + k] = top + np.log(s)
+            out[lo:lo + k] = np.logaddexp(top + np.log(s), second + 1e-6)  # + the second-order terms
             err[lo:lo + k] = np.where(s > 0, (w * np.where(w > 0, e, 0.0)).sum(axis=1) / s
                                       + 4 * _U * (math.log2(n) + 2), 0.0)
     return out, err
