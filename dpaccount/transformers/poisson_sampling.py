@@ -72,8 +72,9 @@ class PoissonSampledMechanism(Mechanism):
 
     def _exact_sums(self, base_curve, base_pairs):
         """The exact sums of a finite base (or the discrete Gaussian) where they apply,
-        else Zhu & Wang's bound (also per order where a sum is not certified; ∞
-        there if the base has no RDP curve); None if neither applies."""
+        else Zhu & Wang's bound (also per order where a sum is not certified or is
+        infinite for this pair, e.g. a frozen grid's mass at +∞; ∞ there if the base
+        has no RDP curve); None if neither applies."""
         q = self.q
         general = None if base_curve is None else RDPFunction(("poisson-general", q, base_curve.terms),
                                                               lambda a: subsampled_rdp_bound(q, base_curve, a))
@@ -86,6 +87,8 @@ class PoissonSampledMechanism(Mechanism):
         elif (base_pairs is not None and len(base_pairs.remove) == 1 and len(base_pairs.add) == 1
               and all(isinstance(p, DiscretePair) and k == 1 for p, k in base_pairs.remove + base_pairs.add)):
             remove, add = base_pairs.remove[0][0].log_masses, base_pairs.add[0][0].log_masses
+            if general is None and base_pairs.remove[0][0].p_inf > 0:
+                return None  # infinite for this pair; the base claims no RDP to compare with: absent
             exact = lambda a: poisson_finite_rdp(remove, add, q, a)
             key = (base_pairs.remove[0][0].key(), base_pairs.add[0][0].key())
         else:
@@ -94,8 +97,8 @@ class PoissonSampledMechanism(Mechanism):
         def fn(alpha):
             a = np.asarray(alpha, dtype=float)
             out = np.asarray(exact(a.ravel()), dtype=float)
-            miss = np.isnan(out)
-            if miss.any():  # not certified: the general bound there (∞ without one)
+            miss = ~np.isfinite(out)
+            if miss.any():  # not certified, or infinite for this pair: the general bound there (∞ without one)
                 out[miss] = np.inf if general is None else np.asarray(general(a.ravel()[miss]), dtype=float)
             return out.reshape(a.shape)
         return RDPFunction(("poisson-exact-sums", q, key), fn)

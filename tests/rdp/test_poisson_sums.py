@@ -82,3 +82,12 @@ def test_discrete_laplace_and_binomial():
         assert exact <= mech.get_RDP(a) <= exact * (1 + 1e-12)
     # the binomial mechanism's P has mass where Q has none: no finite Rényi divergence
     assert PoissonSampling()(BinomialMechanism(20, 0.3), 0.05).get_RDP(1.5) == math.inf
+
+
+def test_a_frozen_grid_falls_back_to_the_general_bound_where_its_sum_is_infinite():
+    # a pessimistic grid puts mass at +∞: its own Rényi sums are infinite, the base curve's are not
+    from dpaccount import Discretise, GaussianMechanism
+    from dpaccount.rdp.poisson_sampling import subsampled_gaussian_rdp
+    got = PoissonSampling()(Discretise()(GaussianMechanism(1.0), 1e-3), 0.1).get_RDP(np.array([1.5, 2.0, 8.0]))
+    assert np.all(np.isfinite(got))
+    assert np.all(got >= subsampled_gaussian_rdp(0.1, 1.0, np.array([1.5, 2.0, 8.0])))
