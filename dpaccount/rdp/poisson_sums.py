@@ -93,9 +93,12 @@ def _log_excess(direction, log_p, log_q, tau, w_err, q, alphas):
             v = (np.tile(log_w, k) + lphi).reshape(k, n)
             mag = np.abs(lphi) + a * np.where(np.isfinite(LL), np.abs(LL), 0.0) + np.abs(lt) + 8
             # κ = |φ′(t)|·|dt/dL|/φ, φ′ = α·expm1((α−1)·log1p t)
-            log_kappa = (np.log(a) + np.log(np.abs(np.expm1((a - 1) * np.minimum(LL, 700.0))))
-                         + np.tile(log_slope, k) - lphi)
-            kt = np.where(np.isfinite(log_kappa), np.exp(np.minimum(log_kappa, 700.0)), 0.0) * np.tile(tau, k)
+            lx = (a - 1) * LL                                  # log|expm1(lx)| without overflow
+            log_em1 = np.where(lx > 0, lx + np.log(-np.expm1(-np.abs(lx))), np.log(-np.expm1(-np.abs(lx))))
+            log_kappa = np.log(a) + log_em1 + np.tile(log_slope, k) - lphi
+            # a term with φ = 0 has no weight (the second-order term below bounds it); any other
+            # κ that is not finite makes the bound fail (NaN: the general bound is used)
+            kt = np.where(np.isfinite(lphi), np.exp(np.minimum(log_kappa, 700.0)), 0.0) * np.tile(tau, k)
             e = (np.tile(w_err, k) + 4 * _U * mag + kt * (1 + kt)).reshape(k, n)
             # the second-order term (module docstring), τ = 0 where the loss is exact (±∞)
             tt_tau = np.tile(tau, k)
