@@ -55,7 +55,7 @@ def _psi(w, lq, l1q):
     return np.logaddexp(l1q, lq + w)
 
 
-def _direction_terms(direction, log_p, log_q, tau, q):
+def _direction_terms(direction, log_p, log_q, q):
     """(log w, log|t|, log1p t, log|dt/dL|) per outcome of one direction (module docstring)."""
     lq, l1q = math.log(q), (math.log1p(-q) if q < 1 else -math.inf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -76,7 +76,7 @@ def _direction_terms(direction, log_p, log_q, tau, q):
 
 def _log_excess(direction, log_p, log_q, tau, w_err, q, alphas):
     """log(A_α − 1) and its error bound for each α, summed over the given outcomes."""
-    log_w, t, labs_t, L, log_slope = _direction_terms(direction, log_p, log_q, tau, q)
+    log_w, t, labs_t, L, log_slope = _direction_terms(direction, log_p, log_q, q)
     live = np.isfinite(log_w)
     log_w, t, labs_t, L, log_slope, tau, w_err = (v[live] for v in (log_w, t, labs_t, L, log_slope, tau, w_err))
     n = len(log_w)
