@@ -27,7 +27,7 @@ import warnings
 from ..errors import DPAccountError
 from .commands import cmd_calibrate, cmd_query, cmd_rdp, cmd_report, cmd_sweep
 from .fdp import cmd_fdp, cmd_plot
-from .output import UsageError, fmt, say, show_warning
+from .output import UsageError, cli_words, fmt, say, show_warning
 from .parser import FAILURE, INTERRUPTED, MISSING_EXTRA, OK, UNANSWERED, USAGE, build_parser
 
 __all__ = ["main", "build_parser", "fmt", "UsageError"]
@@ -64,5 +64,5 @@ def main(argv=None):
 
 
 def _fail(message, code):
-    say("error", message)
+    say("error", cli_words(message))
     return code

@@ -77,6 +77,8 @@ class PoissonReplaceGaussianPair(DominatingPair):
 
     p_inf = 0.0
     atomless = True
+    # attained: the outputs on D = S ∪ {x}, D' = S ∪ {y} of a sum query to which x adds +Δ and y −Δ
+    tight = True
 
     def __init__(self, mu, q):
         self._mu, self._q = float(mu), float(q)

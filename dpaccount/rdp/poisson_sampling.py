@@ -48,7 +48,10 @@ at α = 1) is still an upper bound.
 import math
 
 import numpy as np
-from scipy.special import gammaln
+
+from ..lazy import lazy
+
+special = lazy("scipy.special")
 
 __all__ = ["subsampled_gaussian_rdp", "subsampled_rdp_bound"]
 
@@ -77,7 +80,7 @@ def _log_expm1(x):
 
 def _log_binomial(n, k):
     """(log C(n,k), sum of |gammaln| magnitudes) elementwise."""
-    a, b, c = gammaln(n + 1.0), gammaln(k + 1.0), gammaln(n - k + 1.0)
+    a, b, c = special.gammaln(n + 1.0), special.gammaln(k + 1.0), special.gammaln(n - k + 1.0)
     return a - b - c, np.abs(a) + np.abs(b) + np.abs(c)
 
 
