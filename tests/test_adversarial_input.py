@@ -132,6 +132,19 @@ BAD_INPUT = [
     ("compose-count-huge-int", lambda: C([G1], [HUGE]), ValueError, "counts", HUGE),
     ("group-k-huge-int", lambda: GP(G1, HUGE), ValueError, "k", HUGE),
     ("binomial-n-huge-int", lambda: dpa.BinomialMechanism(n=HUGE, p=0.5), ValueError, "n", HUGE),
+    # issue 30/31: training and tuning mechanisms, the two ends of the scale
+    ("mog-sigma-nan", lambda: dpa.MixtureOfGaussiansMechanism(NAN, [0, 1], [0.5, 0.5]), ValueError, "sigma", NAN),
+    ("mog-shift-negative", lambda: dpa.MixtureOfGaussiansMechanism(1.0, [0, -1.0], [0.5, 0.5]), ValueError,
+     "sensitivities[1]", -1.0),
+    ("mog-prob-inf", lambda: dpa.MixtureOfGaussiansMechanism(1.0, [0, 1], [0.5, INF]), ValueError, "probs[1]", INF),
+    ("zcdp-rho-negative", lambda: dpa.ZCDPMechanism(rho=-1.0), ValueError, "rho", -1.0),
+    ("zcdp-xi-nan", lambda: dpa.ZCDPMechanism(rho=1.0, xi=NAN), ValueError, "xi", NAN),
+    ("tree-steps-zero", lambda: dpa.TreeAggregation(noise_multiplier=1.0, steps=0), ValueError, "steps", 0),
+    ("tree-noise-str", lambda: dpa.TreeAggregation(noise_multiplier="5", steps=10), TypeError, "noise_multiplier", "5"),
+    ("select-mean-below-one", lambda: dpa.RepeatAndSelect()(G1, 0.5, 1), ValueError, "mean", 0.5),
+    ("select-shape-negative", lambda: dpa.RepeatAndSelect()(G1, 2, -1.0), ValueError, "shape", -1.0),
+    ("noop-relation-bogus", lambda: dpa.NoOpMechanism(relation="bogus"), ValueError, "relation", "bogus"),
+    ("nonprivate-relation-int", lambda: dpa.NonPrivateMechanism(relation=1), TypeError, "relation", 1),
 ]
 
 REFUSED = [
