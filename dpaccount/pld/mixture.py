@@ -64,9 +64,11 @@ class MixturePair(DominatingPair):
         return math.fsum(w * p.q_ninf for w, p in self._comps) + self._spill
 
     def end_errors(self):
-        """The components' end errors, weighted, and this sum's rounding."""
+        """The components' end errors, weighted, this sum's rounding, and the spill: the
+        exact mixture may have none (its weights sum to 1), so the low ends
+        (``end_bounds``, taken by the optimistic grids) leave it out."""
         errs = [p.end_errors() for _, p in self._comps]
-        return tuple(math.fsum(w * e[i] for (w, _), e in zip(self._comps, errs)) + self._round * m
+        return tuple(math.fsum(w * e[i] for (w, _), e in zip(self._comps, errs)) + self._round * m + self._spill
                      for i, m in enumerate((self.p_inf, self.q_ninf)))
 
     def masses(self, edges):
@@ -91,10 +93,12 @@ class MixturePair(DominatingPair):
         return a, b
 
     def delta(self, eps, upper=True):
-        """Σ_i w_i δ_i(ε) + t, each δ_i rounded the asked way, the sum by (n + 2) ulp."""
+        """Σ_i w_i δ_i(ε) + t, each δ_i rounded the asked way, the sum by (n + 2) ulp;
+        rounded down (``upper=False``) without t: the weights, each ≤ its exact value,
+        then bound the exact mixture's curve from below."""
         eps = np.asarray(eps, dtype=float)
         out = sum(w * np.asarray(p.delta(eps, upper), dtype=float) for w, p in self._comps)
-        out = out * (1 + self._round if upper else 1 - self._round) + self._spill
+        out = out * (1 + self._round) + self._spill if upper else out * (1 - self._round)
         out = np.minimum(out, 1.0)
         return float(out) if out.ndim == 0 else out
 

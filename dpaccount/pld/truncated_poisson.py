@@ -46,8 +46,9 @@ batch with probability q' = (1 − w)q + wη and nothing else moves, i.e.
 Poisson sampling at q'.
 
 Numerics. w and wη are binomial tails (scipy's ``binom.sf``: Boost's
-incomplete beta, documented to a few tens of ulps; taken here within
-``_REL`` = 1e-11 relative, checked against mpmath in the tests). The mixture
+incomplete beta; measured against mpmath's ``betainc`` on 300 random
+(n ≤ 3000, q, B): worst 3.6e-13 relative, 1.6e3 ulps; taken here within
+``_REL`` = 1e-11 relative, and the tests check it against exact sums). The mixture
 takes w at its lower end, 1 − w at its lower end, and the difference, with
 the roundings, as ``spill`` at ±∞ (``pld/mixture.py``); η is taken at its upper
 end (each Poisson pair's curve grows with its rate).
