@@ -10,15 +10,17 @@ rate η of the base's *replace-one* pair (``ToReplaceOne``: when the batch is
 full, x displaces another record y). The assumption, stated: the base is
 differentially private for add/remove neighbours of its batch, and its
 replace-one guarantee is that of two add/remove steps (for DP-SGD, a sum of
-gradients clipped to C moves by ≤ 2C when x replaces y). No RDP rule (none
-is implemented for the replace component).
+gradients clipped to C moves by ≤ 2C when x replaces y). RDP: for a Gaussian
+base only (``rdp/truncated_poisson.py``).
 """
 from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
 from ..pld.accountant import PairComposition
 from ..pld.subset_sampling import replace_one_pair
-from ..pld.truncated_poisson import truncated_pairs
+from ..pld.truncated_poisson import truncated_pairs, truncation_weights
+from ..rdp.curve import RDPCurve, RDPFunction
+from ..rdp.truncated_poisson import truncated_gaussian_rdp
 from ..relations import ADD_REMOVE, require_relation
 from .base import Transformer, check_mechanism
 from .group_privacy import ToReplaceOne
@@ -57,6 +59,22 @@ class TruncatedPoissonSampledMechanism(Mechanism):
         rem, add = truncated_pairs(base.remove[0][0], base.add[0][0], replace, self.q,
                                    self.dataset_size, self.max_batch_size)
         return PairComposition.single(rem, add)
+
+    def _rdp(self):
+        """Gaussian bases only (``rdp/truncated_poisson.py``); Poisson sampling's where
+        no truncation can happen."""
+        if self.q == 0.0 or self.max_batch_size >= self.dataset_size:
+            return PoissonSampledMechanism(self.base, self.q).optional("rdp")
+        pairs = self.base.optional("pairs")
+        mu = None if pairs is None else pairs.gaussian_mu
+        if mu is None or mu == 0:
+            return None
+        mu_r = ToReplaceOne()(self.base).pairs.gaussian_mu
+        _, w_high, eta = truncation_weights(self.q, self.dataset_size, self.max_batch_size)
+        args = (self.q, 1.0 / mu, w_high, eta, 1.0 / mu_r)
+        fn = RDPFunction(("truncated-poisson-gaussian",) + args,
+                         lambda a: truncated_gaussian_rdp(*args, a))
+        return RDPCurve(((fn, 1),))
 
 
 class TruncatedPoissonSampling(Transformer):

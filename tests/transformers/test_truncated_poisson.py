@@ -246,3 +246,21 @@ def test_a_base_without_a_replace_one_rule_has_no_pairs():
     m = TruncatedPoissonSampling()(inner, 0.1, 100, 5)
     with pytest.raises(RepresentationUnavailable):
         m.pairs
+
+
+@pytest.mark.parametrize("n,q,cap,sigma", [(50, 0.1, 5, 1.0), (200, 0.05, 12, 2.0)])
+def test_gaussian_rdp_against_binomial_sums(n, q, cap, sigma):
+    """Integer α: E_Q[(P/Q)^α] of each component as the binomial sum
+    Σ_k C(α,k)(1−r)^{α−k} r^k e^{k(k−1)μ²/2}, mixed with the exact weights (mpmath)."""
+    w, eta = exact_weights(n, q, cap)
+    mech = TruncatedPoissonSampling()(GaussianMechanism(sigma=sigma), q, n, cap)
+    with mp.workdps(50):
+        def moment(r, mu, a):
+            return mp.fsum(mp.binomial(a, k) * (1 - r) ** (a - k) * r ** k * mp.e ** (k * (k - 1) * mu ** 2 / 2)
+                           for k in range(a + 1))
+        for a in (2, 3, 8, 20):
+            exact = mp.log((1 - w) * moment(mp.mpf(q), 1 / mp.mpf(sigma), a)
+                           + w * moment(eta, 2 / mp.mpf(sigma), a)) / (a - 1)
+            ours = mech.get_RDP(a)
+            assert ours >= float(exact)
+            assert ours == pytest.approx(float(exact), rel=1e-9)
