@@ -3,12 +3,14 @@
 The pairs of ``TruncatedPoissonSampling()(mechanism, q, dataset_size,
 max_batch_size)`` (``transformers/truncated_poisson.py``): every one of the n
 records enters with probability q; if more than B entered, a uniformly random
-B of them are kept; ``mechanism`` runs on the batch (Jain et al. 2025,
-arXiv 2508.15089, the scheme of dp_accounting's
-``TruncatedSubsampledGaussianDpEvent``). Neighbours: add/remove.
+B of them are kept; ``mechanism`` runs on the batch ("Tighter privacy
+analysis for truncated Poisson sampling", arXiv:2508.15089, 2025; the scheme
+of dp_accounting's ``TruncatedSubsampledGaussianDpEvent``). Neighbours:
+add/remove; n counts the records of the larger neighbour (x included), as
+in dp_accounting.
 
-The analysis (derived here; it is the conditioning argument of the paper,
-with the second component's pair taken tightly). Let D' = D ∪ {x}, S the
+The analysis (derived here; the conditioning is the one dp_accounting 0.6
+implements for that paper, the second component's pair is taken tightly). Let D' = D ∪ {x}, S the
 Poisson sample of the n − 1 others and N = |S| ~ Bin(n − 1, q), whose law
 does not depend on x. Condition on the coin C = [N ≥ B]:
 

@@ -1,6 +1,7 @@
 """``TruncatedPoissonSampling()(mechanism, q, dataset_size, max_batch_size)``:
 Poisson sampling at rate q, then a uniformly random subset of at most
-``max_batch_size`` records (Jain et al. 2025, arXiv 2508.15089; dp_accounting's
+``max_batch_size`` records ("Tighter privacy analysis for truncated Poisson
+sampling", arXiv:2508.15089, 2025; dp_accounting's
 ``TruncatedSubsampledGaussianDpEvent``, here for any base with pairs).
 
 Add/remove mechanisms only. Pairs: ``pld/truncated_poisson.py`` — a mixture,
@@ -10,7 +11,8 @@ rate η of the base's *replace-one* pair (``ToReplaceOne``: when the batch is
 full, x displaces another record y). The assumption, stated: the base is
 differentially private for add/remove neighbours of its batch, and its
 replace-one guarantee is that of two add/remove steps (for DP-SGD, a sum of
-gradients clipped to C moves by ≤ 2C when x replaces y). RDP: for a Gaussian
+gradients clipped to C moves by ≤ 2C when x replaces y). ``dataset_size``
+counts the records of the larger neighbour (the one holding x). RDP: for a Gaussian
 base only (``rdp/truncated_poisson.py``).
 """
 from .. import validation as v
