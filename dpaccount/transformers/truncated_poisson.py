@@ -56,8 +56,10 @@ class TruncatedPoissonSampledMechanism(Mechanism):
         base = self.base.pairs
         try:
             replace = replace_one_pair(ToReplaceOne()(self.base).pairs)
-        except RepresentationUnavailable:
-            return None
+        except RepresentationUnavailable as exc:
+            raise RepresentationUnavailable(
+                f"truncated Poisson sampling needs the base's replace-one pair (a full batch's record "
+                f"displaces another), and {self.base.name} has none: {exc}") from exc
         rem, add = truncated_pairs(base.remove[0][0], base.add[0][0], replace, self.q,
                                    self.dataset_size, self.max_batch_size)
         return PairComposition.single(rem, add)

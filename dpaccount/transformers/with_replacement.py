@@ -52,8 +52,10 @@ class WithReplacementSampledMechanism(Mechanism):
             return None
         try:
             pair = with_replacement_pair(self._group_pair, self.dataset_size, self.batch_size)
-        except RepresentationUnavailable:
-            return None
+        except RepresentationUnavailable as exc:
+            raise RepresentationUnavailable(
+                f"sampling with replacement needs the base's k-fold replace-one pairs (a record drawn k "
+                f"times), and {self.base.name} has none: {exc}") from exc
         return PairComposition.single(pair, pair)
 
 

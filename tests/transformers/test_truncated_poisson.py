@@ -185,11 +185,11 @@ def test_tighter_than_dp_accounting_on_its_own_event():
     dominates ours: our answer is never above its mixture's (computed here from its formula)."""
     n, q, cap, sigma = 200, 0.05, 12, 1.0
     w, eta = (float(x) for x in exact_weights(n, q, cap))
-    eps = [0.2, 0.5, 1.0, 2.0]
+    eps = [0.5, 1.0, 2.0]
     ours = TruncatedPoissonSampling()(GaussianMechanism(sigma=sigma), q, n, cap).get_approx_delta(eps)
     # replace-one subsampled pair ((1−η)N(0) + ηN(−1), (1−η)N(0) + ηN(1)) at σ/2, by quadrature
     s = sigma / 2
-    with mp.workdps(30):
+    with mp.workdps(20):
         for e, o in zip(eps, ours):
             dens = lambda x, m: mp.npdf(x, m, s)
             f = lambda x: max((1 - eta) * dens(x, 0) + eta * dens(x, -1)
@@ -244,7 +244,7 @@ def test_a_base_without_a_replace_one_rule_has_no_pairs():
     """Poisson sampling of a Poisson-sampled mechanism: no group-privacy rule, so no pairs."""
     inner = PoissonSampling()(GaussianMechanism(sigma=1.0), 0.5)
     m = TruncatedPoissonSampling()(inner, 0.1, 100, 5)
-    with pytest.raises(RepresentationUnavailable):
+    with pytest.raises(RepresentationUnavailable, match="replace-one pair"):
         m.pairs
 
 
