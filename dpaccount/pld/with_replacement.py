@@ -54,7 +54,7 @@ from .subset_sampling import subset_sampled_pair
 _U = np.finfo(float).eps
 _REL = 1e-11     # the relative error allowed to scipy's binomial pmf and tails
 _TAIL = 1e-30    # P(K > k_max | K ≥ 1) left in the spill
-MAX_COPIES = 64  # k_max is at most this; the rest of K's tail is spilled
+MAX_COPIES = 64  # k_max is at most this; the rest of K's tail is spilled (b/n ≳ 20: ε may be ∞)
 
 
 def copies_rate(n, b):
@@ -97,6 +97,8 @@ def copies_weights(n, b):
 def with_replacement_pair(group_pairs, n, b):
     """``SubsetSampledPair(A, γ)``: ``group_pairs(k)`` returns G_k, a pair
     dominating both orders of k-fold replace-one neighbours of the base."""
+    if n == 1:  # every draw is the record: K = b, no sampling left (G_b dominates both orders)
+        return group_pairs(b)
     weights, spill = copies_weights(n, b)
     parts = [(w, group_pairs(k)) for k, w in enumerate(weights, start=1)]
     mix = parts[0][1] if (len(parts) == 1 and spill == 0.0) else MixturePair(parts, spill)

@@ -192,6 +192,17 @@ def test_fdp_and_calibrate():
     assert family(sigma).get_approxDP(1e-5) <= 2.0
 
 
+@pytest.mark.parametrize("b", [1, 3, 100])
+def test_one_record_is_the_b_fold_group(b):
+    """n = 1: every draw is the record, the batch holds it b times: the b-fold group pair
+    (the Gaussian at sensitivity b)."""
+    eps = [0.0, 1.0, 5.0]
+    ours = SamplingWithReplacement()(GaussianMechanism(sigma=1.0, relation=REPLACE_ONE), 1, b).get_approx_delta(eps)
+    exact = [float(gdp_delta(e, b)) for e in eps]
+    np.testing.assert_allclose(ours, exact, rtol=1e-9)
+    assert np.all(ours >= np.array(exact) * (1 - 1e-15))
+
+
 def test_bad_input_is_refused_by_name():
     g = GaussianMechanism(sigma=1.0, relation=REPLACE_ONE)
     with pytest.raises(ValueError, match="dataset_size"):
