@@ -8,7 +8,8 @@ mechanism given (one or a list) with a legend, and returns the axes; none
 calls ``show``, so they work headless (the Agg backend).
 
 * ``plot_fDP``: the certified band [lower, upper] of each mechanism's
-  trade-off curve (``get_fDP_bounds``) and its lower, safe edge as a line;
+  trade-off curve (``get_fDP_bounds``) and its lower, safe edge as a line
+  (the edge only where the pairs are not attained: no certified band);
   the ideal curve β = 1 − α (perfect privacy); optionally G_μ for reference
   (Dong, Roth & Su 2022; Bu, Dong, Long & Su 2020, Fig. 3).
 * ``plot_privacy_profile``: ε(δ) (certified upper bound), δ on a log axis.
@@ -55,7 +56,8 @@ def plot_fDP(mechanisms, ax=None, labels=None, gdp_mu=None, band=True, points=40
     alphas = np.unique(np.concatenate((np.linspace(0.0, 1.0, points), np.geomspace(1e-6, 1e-2, 41))))
     for m, label in zip(mechs, labels):
         if band:
-            lo, hi = m.get_fDP_bounds(alphas, accuracy=accuracy)[:2]
+            bounds = m.get_fDP_bounds(alphas, accuracy=accuracy)
+            lo, hi = bounds.lower, (bounds.upper if bounds.certified else bounds.lower)
         else:
             lo = hi = m.get_fDP(alphas, accuracy=accuracy)
         line, = ax.plot(alphas, lo, label=label)

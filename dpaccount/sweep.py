@@ -14,7 +14,8 @@ the last key varies fastest) and answers ``query`` there:
 * ``("epsilon", delta)``, ``("delta", eps)``, ``("rdp", alpha)`` — the
   mechanism's ``get_approxDP`` / ``get_approx_delta`` / ``get_RDP`` (column
   ``epsilon``, ``delta``, ``rdp``); ``("epsilon_bounds", delta)`` and
-  ``("delta_bounds", eps)`` add the certified lower bound (``…_lower``);
+  ``("delta_bounds", eps)`` add the certified lower bound (``…_lower``;
+  empty, with ``lower_reason``, where the mechanism's pairs are not attained);
 * a callable ``query(mechanism)`` returning a number (column ``value``) or a
   dict of columns.
 
@@ -213,8 +214,9 @@ def _evaluate(make, query, point, method, accuracy, errors):
         if name == "rdp":
             return {column: getattr(m, fn)(x)}
         answer = getattr(m, fn)(x, method=method, accuracy=accuracy)
-        if name.endswith("_bounds"):
-            return {column: answer.upper, f"{column}_lower": answer.lower, "method": answer.method}
+        if name.endswith("_bounds"):  # no lower end (pairs not attained): empty, with the reason
+            return {column: answer.upper, f"{column}_lower": answer.lower, "method": answer.method,
+                    **({"lower_reason": answer.reason} if answer.lower is None else {})}
         return {column: answer}
     except DPAccountError as exc:
         if errors == "raise":

@@ -31,7 +31,7 @@ def cmd_query(args, progress):
             fn = m.get_approxDP_bounds if query == "epsilon" else m.get_approx_delta_bounds
             b = fn(x, method=args.method, accuracy=args.accuracy)
             rows.append({given: x, wanted: b.upper, "lower": b.lower, "method": b.method,
-                         "certified": b.certified})
+                         "certified": b.certified, "lower_of": b.lower_of, "reason": b.reason})
         else:
             fn = m.get_approxDP if query == "epsilon" else m.get_approx_delta
             rows.append({given: x, wanted: fn(x, method=args.method, accuracy=args.accuracy), "method": method})
@@ -40,7 +40,9 @@ def cmd_query(args, progress):
     label = {"eps": "epsilon", "delta": "delta", "epsilon": "epsilon"}
     for r in rows:
         at = f"at {label[given]} = {r[given]:g}"
-        if args.bounds:
+        if args.bounds and r["lower"] is None:
+            print(f"{wanted} <= {fmt(r[wanted])} {at}  (upper bound, method {r['method']}; {r['reason']})")
+        elif args.bounds:
             print(f"{wanted} in [{fmt(r['lower'], up=False)}, {fmt(r[wanted])}] {at}  "
                   f"({'certified' if r['certified'] else 'estimated'} interval, method {r['method']})")
         else:
@@ -80,7 +82,7 @@ def cmd_report(args, progress):
             row = {"delta": d, "epsilon": None, "lower": None, "rdp": None, "method": method}
             if args.bounds:
                 b = m.get_approxDP_bounds(d, accuracy=args.accuracy)
-                row.update(epsilon=b.upper, lower=b.lower, method=b.method)
+                row.update(epsilon=b.upper, lower=b.lower, method=b.method, lower_of=b.lower_of, reason=b.reason)
             else:
                 row["epsilon"] = m.get_approxDP(d, accuracy=args.accuracy)
             try:
@@ -105,6 +107,8 @@ def cmd_report(args, progress):
                "conversion, also an upper bound, looser."
                + (" CLT: the central limit approximation of Bu, Dong, Long & Su (2020), not a bound."
                   if has_clt else ""))
+    if args.bounds and rows[0]["reason"]:
+        print_note(f"lower: {rows[0]['reason']}.")
     under = [f"{r['delta']:g}" for r in rows if r["clt_under_reports"]]
     if under:
         print_note(f"warning (!): the CLT approximation is below the certified epsilon at delta = "

@@ -31,14 +31,15 @@ def _alphas(args):
 
 
 def _curve(m, alphas, args):
-    """(lower, upper or None, method) of β at each α; by default the tightest
-    method that applies, as ``get_fDP`` chooses it: analytic, else pld."""
+    """(lower, upper or None, method, why the upper end is not certified or None) of β
+    at each α; by default the tightest method that applies, as ``get_fDP`` chooses
+    it: analytic, else pld."""
     for method in [args.method] if args.method else ["analytic", "pld"]:
         try:
             if args.bounds:
                 b = m.get_fDP_bounds(alphas, method=method, accuracy=args.accuracy)
-                return b.lower, b.upper, b.method
-            return m.get_fDP(alphas, method=method, accuracy=args.accuracy), None, method
+                return b.lower, b.upper, b.method, (None if b.certified else b.reason)
+            return m.get_fDP(alphas, method=method, accuracy=args.accuracy), None, method, None
         except RepresentationUnavailable:
             if args.method or method == "pld":
                 raise
@@ -47,12 +48,12 @@ def _curve(m, alphas, args):
 def cmd_fdp(args, progress):
     m = mechanism_from(args)
     alphas = _alphas(args)
-    lower, upper, method = _curve(m, alphas, args)
+    lower, upper, method, uncertified = _curve(m, alphas, args)
     rows = [{"alpha": float(a), "beta": float(lo)} for a, lo in zip(alphas, lower)]
     if upper is not None:
         for row, hi in zip(rows, upper):
             row["upper"] = float(hi)
-    extra = {"method": method}
+    extra = {"method": method, **({"upper_certified": uncertified is None} if upper is not None else {})}
     if args.gdp:
         extra["mu_gdp"] = m.mu_GDP(method=args.method, accuracy=args.accuracy)
     if args.json:
@@ -60,7 +61,7 @@ def cmd_fdp(args, progress):
     approximate = method == "clt"
     print(f"mechanism: {m.name}")
     head = ["alpha", "beta (CLT, approximate)" if approximate else f"beta (certified lower bound, {method})"]
-    head += ["beta upper (certified)"] if upper is not None else []
+    head += [f"beta upper ({'certified' if uncertified is None else 'of the pairs'})"] if upper is not None else []
     table = [[f"{r['alpha']:g}", fmt(r["beta"], up=False)] + ([fmt(r["upper"])] if upper is not None else [])
              for r in rows]
     print_table([head] + table)
@@ -68,7 +69,8 @@ def cmd_fdp(args, progress):
         print_note("beta: the CLT's G_mu (Bu, Dong, Long & Su 2020), an approximation, not a bound.")
     else:
         print_note("beta: no test of neighbouring datasets (either order) has type-I error alpha and type-II "
-              "error below beta; printed rounded down" + (", the upper end up." if upper is not None else "."))
+              "error below beta; printed rounded down" + (", the upper end up." if upper is not None else ".")
+                   + (f" Upper: {uncertified}." if uncertified else ""))
     if args.gdp:
         kind = "CLT, approximate" if approximate else "certified: the curve lies above G_mu, up to 1e-30"
         print(f"mu-GDP: mu = {fmt(extra['mu_gdp'])}  ({kind})")

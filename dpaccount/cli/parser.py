@@ -33,10 +33,13 @@ def _mechanism_flags():
     which = g.add_mutually_exclusive_group()
     which.add_argument("--mechanism", choices=sorted(MECHANISMS), help="a mechanism by name, its parameters below")
     which.add_argument("--spec", metavar="FILE", help="a JSON spec file (dpaccount.dump); '-' reads stdin")
-    for name, text in (("sigma", "noise standard deviation (Gaussian, discrete Gaussian)"),
+    for name, text in (("sigma", "noise standard deviation (Gaussian, discrete Gaussian; the noise "
+                                 "multiplier of tree aggregation)"),
                        ("sensitivity", "sensitivity of the query (default 1)"), ("mu", "GDP parameter"),
                        ("b", "Laplace scale"), ("p", "randomized-response / binomial probability"),
-                       ("n", "binomial trials"), ("t", "discrete Laplace scale")):
+                       ("n", "binomial trials; tree aggregation: steps per epoch"), ("t", "discrete Laplace scale"),
+                       ("rho", "zCDP parameter rho"), ("xi", "zCDP parameter xi (default 0)"),
+                       ("epochs", "tree aggregation: epochs, the tree restarted each (default 1)")):
         g.add_argument(f"--{name}", type=number, help=text)
     g.add_argument("--relation", help="neighbouring relation: add-remove (default) or replace-one")
     g.add_argument("--q", type=number, help="Poisson sampling rate (each record used with probability q)")

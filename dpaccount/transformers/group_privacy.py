@@ -53,7 +53,7 @@ from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMech
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
 from ..pld.accountant import PairComposition
-from ..pld.discrete_pair import DiscretePair
+from ..pld.discrete_pair import DiscretePair, binomial_pair
 from ..pld.pairs import check_atoms
 from ..rdp.curve import RDPCurve, discrete_pair_rdp
 from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relation, with_relation
@@ -76,7 +76,7 @@ def _log_odds_up(p):
     return (a - b) * (1 + _U) + 4 * _U * (abs(a) + abs(b))
 
 
-def pure_dp_group_pair(eps, k):
+def pure_dp_group_pair(eps, k, tight=False):
     """The tight pair of k-fold neighbours of an ε-DP mechanism (module docstring).
 
     With c = 1/(1 + e^ε) the CDF g^{∘k} of P on [0, 1] has slope e^{(k−2i)ε}
@@ -85,7 +85,10 @@ def pure_dp_group_pair(eps, k):
     once there. Outcome i (loss (k − 2i)ε) thus has Q-mass
         q_0 = c e^{−(k−1)ε},  q_i = c e^{−(k−i)ε}(e^ε − 1) (0 < i < k),  q_k = 1 − c,
     and P-mass p_i = e^{(k−2i)ε} q_i = q_{k−i} (the pair is symmetric); k = 1
-    is randomized response. Built in logs; callers round ε up."""
+    is randomized response. Built in logs; callers round ε up. ``tight``: the
+    caller's ε is the class's own (``PureDPMechanism``), so the chain above
+    attains the pair; not where ε was rounded up from randomized response, a
+    single mechanism that no k-step chain need attain."""
     eps = float(eps)
     i = np.arange(check_atoms(f"the pure-DP group pair (eps={eps!r}, k={k})", k + 1), dtype=float)
     log_c = -np.logaddexp(0.0, eps)
@@ -93,15 +96,17 @@ def pure_dp_group_pair(eps, k):
     log_q[0] = log_c - (k - 1) * eps
     log_q[k] = -np.logaddexp(0.0, -eps)
     log_p = log_q + (k - 2 * i) * eps
-    return DiscretePair(log_p, log_q, lattice=eps, name=f"pure-dp-group(eps={eps!r},k={k})")
+    return DiscretePair(log_p, log_q, lattice=eps, tight=tight,
+                        name=f"pure-dp-group(eps={eps!r},k={k}{'' if tight else ',bound'})")
 
 
 class _PurePairMechanism(Mechanism):
-    """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``."""
+    """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``
+    (``tight`` where ε is the class's own, ``PureDPMechanism``)."""
 
-    def __init__(self, eps, k):
-        super().__init__("PureDPGroup", {"eps": eps, "k": k})
-        object.__setattr__(self, "pair", pure_dp_group_pair(eps, k))
+    def __init__(self, eps, k, tight=False):
+        super().__init__("PureDPGroup", {"eps": eps, "k": k, **({"tight": True} if tight else {})})
+        object.__setattr__(self, "pair", pure_dp_group_pair(eps, k, tight))
 
     def _pairs(self):
         return PairComposition.single(self.pair, self.pair)
@@ -111,14 +116,15 @@ class _PurePairMechanism(Mechanism):
         return RDPCurve(((discrete_pair_rdp(self.pair._log_p, self.pair._log_q, self.pair.key()), 1),))
 
 
-def _equivalent(m, k, both):
+def _equivalent(m, k, both, replace=False):
     """A mechanism whose pairs and RDP for one step are ``m``'s for ≤ k steps;
-    ``both``: the steps may go either way (each pair must cover both orders)."""
+    ``both``: the steps may go either way (each pair must cover both orders);
+    ``replace``: the k = 2 steps are a removal and an addition (``ToReplaceOne``)."""
     kind = type(m)
     if kind is GroupMechanism:
-        return _equivalent(m.equivalent, k, both)
+        return _equivalent(m.equivalent, k, both, replace)
     if kind is _PurePairMechanism:
-        return _PurePairMechanism(m.params["eps"], m.params["k"] * k)
+        return _PurePairMechanism(m.params["eps"], m.params["k"] * k, m.pair.tight)
     if kind is GDPMechanism:
         return GDPMechanism(_up(m.mu * k, 2))
     if kind is GaussianMechanism:
@@ -135,14 +141,16 @@ def _equivalent(m, k, both):
         # move a monotone count either way too: ``monotone`` only survives one-way steps)
         wide = (BinomialMechanism(m.n, m.p, m.sensitivity * k, relation=REPLACE_ONE) if both
                 else BinomialMechanism(m.n, m.p, m.sensitivity * k, monotone=m.monotone))
+        if both and replace and m.monotone:
+            return _MonotoneReplaced(m, wide)
         return _Delegate(wide.name, wide.params, ADD_REMOVE, wide) if both else wide
     if kind is RandomizedResponse:
         # ε = log(p/(1−p)) rounded up: a larger ε only weakens the bound
         return _PurePairMechanism(_log_odds_up(m.p), k)
     if kind is PureDPMechanism:
-        return _PurePairMechanism(m.eps, k)
+        return _PurePairMechanism(m.eps, k, tight=True)
     if kind is ComposedMechanism:
-        return ComposedMechanism([(_equivalent(part, k, both), c) for part, c in m.parts])
+        return ComposedMechanism([(_equivalent(part, k, both, replace), c) for part, c in m.parts])
     raise RepresentationUnavailable(
         f"group privacy of {m.name} ({kind.__name__}) is not supported: only additive-noise "
         f"mechanisms, pure-DP ones (randomized response, PureDP) and their compositions "
@@ -166,6 +174,25 @@ class _Delegate(Mechanism):
         return self.equivalent.optional("rdp")
 
 
+class _MonotoneReplaced(_Delegate):
+    """A monotone binomial under ``ToReplaceOne``: the hull of the shifts ±2Δ
+    dominates, but a count that never decreases when a record is added moves by
+    at most Δ when one is replaced (f(D ∪ y) − f(D ∪ x) ∈ [−Δ, Δ]): the hull's
+    attained witnesses are the shifts ±Δ, not ±2Δ."""
+
+    def __init__(self, base, wide):
+        super().__init__(wide.name, {**wide.params, "monotone": True}, ADD_REMOVE, wide)
+        object.__setattr__(self, "shift", base.sensitivity)
+
+    def _pairs(self):
+        hull = self.equivalent.pairs.remove[0][0]
+        if not hasattr(hull, "with_witnesses"):
+            return self.equivalent.pairs
+        one = binomial_pair(self.equivalent.n, self.equivalent.p, shift=self.shift)
+        pair = hull.with_witnesses((((one, 1),), ((one.reverse(), 1),)), f"-replaced-monotone({self.shift})")
+        return PairComposition.single(pair, pair)
+
+
 class GroupMechanism(_Delegate):
     """``base`` seen through ≤ k steps of its relation, reported under
     ``relation``; its representations are those of ``equivalent``.
@@ -176,7 +203,8 @@ class GroupMechanism(_Delegate):
 
     def __init__(self, base, k, relation):
         both = relation != ADD_REMOVE  # ≥ 2 add/remove steps, or a symmetric relation
-        equivalent = base if (k == 1 and relation == base.relation) else _equivalent(base, k, both)
+        replace = relation == REPLACE_ONE and base.relation == ADD_REMOVE  # ToReplaceOne
+        equivalent = base if (k == 1 and relation == base.relation) else _equivalent(base, k, both, replace)
         params = {**{f"{base.name}:{key}": val for key, val in base.params.items()}, f"{base.name}:Group": k}
         super().__init__(f"Group:{base.name}", *with_relation(params, relation), equivalent)
         object.__setattr__(self, "base", base)

@@ -33,6 +33,7 @@ GRID = "tests/pld/test_grid.py"
 COMPOSE = "tests/pld/test_compose.py"
 SAMPLED = "tests/transformers/test_poisson_sampling.py"
 CF_CERTIFIED = "tests/cf/test_certified.py"
+ATTAINED = "tests/pld/test_attained.py"
 BUGS = (
     # ---------------------------------------------------------------- discretisation
     Bug("ctd-tail-to-inf-dropped", PLD + "discretise.py",
@@ -265,6 +266,19 @@ BUGS = (
         "if any(abs(other / g - round(other / g)) > 1e-2 for other in steps):",
         (CF_CERTIFIED,),
         "atoms within 1 % of a common lattice snapped onto it (their distance not in the bound)"),
+    # ---------------------------------------------------------------- attained pairs (lower ends)
+    Bug("hull-claims-attained", PLD + "symmetric_hull.py",
+        "witnesses=(((first, 1),), ((second, 1),)))", "tight=True)",
+        (ATTAINED + "::test_replace_one_binomial_interval_holds_the_attained_values",),
+        "the symmetric hull called attained: its composition's lower end lies above every attained one"),
+    Bug("discretise-grid-claims-attained", "dpaccount/transformers/discretise.py",
+        "name=name, witnesses=witnesses)", "name=name, tight=True)",
+        (ATTAINED + "::test_discretised_interval_holds_the_mechanism_value",),
+        "a frozen pessimistic grid called attained: the lower end bounds the grid, above the mechanism"),
+    Bug("attained-split-counts-ignored", PLD + "attained.py",
+        "_merge(_scaled(o, n) for o, n in zip(options, c))", "_merge(_scaled(o, uses) for o in options)",
+        (ATTAINED + "::test_replace_one_binomial_interval_holds_the_attained_values",),
+        "every witness composed for all the uses at once: more steps than the mechanism takes"),
     # ---------------------------------------------------------------- f-DP
     Bug("gdp-tradeoff-rounded-up", "dpaccount/converters/fdp.py",
         "out = out * (1.0 - slack if lower else 1.0 + slack)",
@@ -302,4 +316,27 @@ BUGS = (
         ("tests/pld/test_mixture.py::test_the_spill_is_a_totally_non_private_part_of_the_upper_curve_only",
          "tests/transformers/test_truncated_poisson.py::test_gaussian_single_step_against_mpmath"),
         "the weights' slack (spill) counted in the lower curve: a certified lower end above the exact value"),
+    # ---------------------------------------------------------------- training and tuning (issue 30)
+    Bug("mixture-rdp-cross-term-dropped", "dpaccount/rdp/mixture_gaussian.py",
+        "terms = log_coef + k @ lp + (shift * shift - k @ (c * c)) / (2 * s2)",
+        "terms = log_coef + k @ lp + (shift * shift - 2 * k @ (c * c)) / (2 * s2)",
+        ("tests/mechanisms/test_training.py::test_mixture_rdp_is_exact_at_integer_orders_and_jensen_above_it",),
+        "the mixture's exact RDP sum with E_Q[Π Yᵢ^kᵢ] mis-derived (each cᵢ²/2 counted twice)"),
+    Bug("mixture-loss-sign", "dpaccount/pld/mixture_gaussian.py",
+        "- 0.5 * self._centers[:, None] ** 2) / self._sigma2",
+        "+ 0.5 * self._centers[:, None] ** 2) / self._sigma2",
+        ("tests/mechanisms/test_training.py::test_mixture_pair_against_mpmath_both_directions",),
+        "the mixture's privacy loss with the shift's square added instead of subtracted"),
+    Bug("tree-depth-one-level-short", "dpaccount/mechanisms/training.py",
+        "return int(steps).bit_length()", "return max(int(steps).bit_length() - 1, 1)",
+        ("tests/mechanisms/test_training.py::test_tree_depth_is_the_most_nodes_any_step_is_in",),
+        "tree aggregation counting the levels above the leaves only (the leaf's node forgotten)"),
+    Bug("select-tnb-gamma-rounded-up", "dpaccount/rdp/repeat_and_select.py",
+        "    return lo\n", "    return hi\n",
+        ("tests/mechanisms/test_training.py::test_truncated_negative_binomial_mean_and_its_inverse",),
+        "the halting probability γ taken from the bracket's upper end (a smaller E[K]: the bound falls)"),
+    Bug("select-shape-factor-dropped", "dpaccount/rdp/repeat_and_select.py",
+        "const = (1.0 + shape) * _least(", "const = _least(",
+        ("tests/mechanisms/test_training.py::test_repeat_and_select_is_at_least_papernot_steinke",),
+        "Papernot & Steinke's (1 + η) factor on the λ̂ term dropped"),
 )
