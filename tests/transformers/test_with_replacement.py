@@ -111,6 +111,7 @@ def test_one_draw_is_subset_sampling_and_exact(n):
     np.testing.assert_array_equal(mech.get_approx_delta(EPS), sub.get_approx_delta(EPS))
     exact = worst_delta(n, 1, base_sum_local_rr, EPS)
     np.testing.assert_allclose(mech.get_approx_delta(EPS), exact, rtol=1e-12, atol=1e-15)
+    assert mech.get_approx_delta_bounds(0.5).lower_of == sub.get_approx_delta_bounds(0.5).lower_of
 
 
 @pytest.mark.parametrize("mech", [GaussianMechanism(sigma=1.1, relation=REPLACE_ONE),
@@ -146,7 +147,10 @@ def test_gaussian_single_step_against_mpmath(n, b, sigma):
     # the spill: K's tail beyond 1e-30 and the weights' ~1e-13 relative slack, times γ
     np.testing.assert_allclose(ours, exact, rtol=1e-9, atol=1e-12 * float(gamma))
     bounds = mech.get_approx_delta_bounds(eps, method="pld", accuracy=1e-3)
-    assert np.all(bounds.lower <= np.array(exact) + 1e-15) and np.all(np.array(exact) <= bounds.upper)
+    assert bounds.lower is None and bounds.lower_of is None  # K revealed: not attained
+    assert np.all(np.array(exact) <= bounds.upper)
+    low = mech.privacy_profile(1e-3).delta_lower(np.array(eps))  # the pair's own lower bound
+    assert np.all(low <= np.array(exact) + 1e-15)
 
 
 @pytest.mark.parametrize("n,b,sigma", [(20, 3, 1.0), (30, 4, 0.7)])
