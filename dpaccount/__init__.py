@@ -34,6 +34,8 @@ from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
 from .transformers.poisson_sampling import PoissonSampling
 from .transformers.repeat_and_select import RepeatAndSelect
 from .transformers.subset_sampling import SubsetSampling
+from .transformers.truncated_poisson import TruncatedPoissonSampling
+from .transformers.with_replacement import SamplingWithReplacement
 
 __version__ = "0.1.0"
 
@@ -51,6 +53,7 @@ __all__ = [
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning", "AccuracyWarning",
     "RDPFallbackWarning",
     "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
+    "TruncatedPoissonSampling", "SamplingWithReplacement",
 ]
 
 

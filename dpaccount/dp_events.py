@@ -34,6 +34,8 @@ Event → mechanism:
 ``RepeatAndSelectDpEvent(e, mean, shape)``  ``RepeatAndSelect()(e, mean, shape)``
 ``MixtureOfGaussiansDpEvent(σ, c, p)``      ``MixtureOfGaussiansMechanism(σ, c, p)``
 ``ZCDpEvent(ρ, ξ)``                         ``ZCDPMechanism(ρ, ξ)``
+``TruncatedSubsampledGaussianDpEvent``      ``TruncatedPoissonSampling()(GaussianMechanism(z), q, n, B)``
+``SampledWithReplacementDpEvent(n, b, e)``  ``SamplingWithReplacement()(e, n, b)`` (replace-one)
 ==========================================  =========================================
 
 Anything else (``UnsupportedDpEvent``, an unknown type) raises
@@ -133,6 +135,19 @@ def _node(event, relation, depth):
                 "probs": [_num(p, "sampling_probs", event) for p in f("sampling_probs")], **rel}
     if kind == "ZCDpEvent":
         return {"type": "ZCDPMechanism", "rho": _num(f("rho"), "rho", event), "xi": _num(f("xi"), "xi", event), **rel}
+    if kind == "TruncatedSubsampledGaussianDpEvent":  # dp_accounting's degenerate cases, as its accountant reads them
+        n, q, cap, z = (_num(f(k), k, event) for k in ("dataset_size", "sampling_probability",
+                                                         "truncated_batch_size", "noise_multiplier"))
+        if q == 0 or cap == 0 or n == 0:
+            return {"type": "NoOpMechanism", **rel}
+        if z == 0:
+            return {"type": "NonPrivateMechanism", **rel}
+        return {"type": "TruncatedPoissonSampling", "q": q, "dataset_size": n, "max_batch_size": cap,
+                "mechanism": {"type": "GaussianMechanism", "sigma": z, **rel}}
+    if kind == "SampledWithReplacementDpEvent":
+        return {"type": "SamplingWithReplacement",
+                "dataset_size": _num(f("source_dataset_size"), "source_dataset_size", event),
+                "batch_size": _num(f("sample_size"), "sample_size", event), "mechanism": inner(f("event"), REPLACE_ONE)}
     raise UnsupportedEvent(f"no dpaccount mechanism for the dp_accounting event {event!r} "
                            f"({kind}: {'unsupported by design' if kind == 'UnsupportedDpEvent' else 'unknown type'})")
 
@@ -205,4 +220,10 @@ def spec_to_event(node, dp_event):
         return e.MixtureOfGaussiansDpEvent(node["sigma"], list(node["sensitivities"]), list(node["probs"]))
     if kind == "ZCDPMechanism":
         return e.ZCDpEvent(node["rho"], node.get("xi", 0.0))
+    if kind == "TruncatedPoissonSampling" and node["mechanism"]["type"] == "GaussianMechanism":
+        base = node["mechanism"]
+        return e.TruncatedSubsampledGaussianDpEvent(node["dataset_size"], node["q"], node["max_batch_size"],
+                                                    base["sigma"] / base.get("sensitivity", 1.0))
+    if kind == "SamplingWithReplacement":
+        return e.SampledWithReplacementDpEvent(node["dataset_size"], node["batch_size"], inner())
     raise UnsupportedEvent(f"{kind} has no dp_accounting event")

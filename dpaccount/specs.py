@@ -50,6 +50,8 @@ from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
 from .transformers.poisson_sampling import PoissonSampling
 from .transformers.repeat_and_select import RepeatAndSelect
 from .transformers.subset_sampling import SubsetSampling
+from .transformers.truncated_poisson import TruncatedPoissonSampling
+from .transformers.with_replacement import SamplingWithReplacement
 
 stats = lazy("scipy.stats")
 
@@ -98,6 +100,12 @@ REGISTRY = {
     "GroupPrivacy": (lambda mechanism, k: GroupPrivacy()(mechanism, k),
                      *_fields([("mechanism", MECHANISM), ("k", COUNT)])),
     "ToReplaceOne": (lambda mechanism: ToReplaceOne()(mechanism), *_fields([("mechanism", MECHANISM)])),
+    "TruncatedPoissonSampling": (lambda mechanism, q, dataset_size, max_batch_size: TruncatedPoissonSampling()(
+        mechanism, q, dataset_size, max_batch_size), *_fields([("mechanism", MECHANISM), ("q", REAL),
+                                                               ("dataset_size", COUNT), ("max_batch_size", COUNT)])),
+    "SamplingWithReplacement": (lambda mechanism, dataset_size, batch_size: SamplingWithReplacement()(
+        mechanism, dataset_size, batch_size), *_fields([("mechanism", MECHANISM), ("dataset_size", COUNT),
+                                                        ("batch_size", COUNT)])),
     "NoOpMechanism": (NoOpMechanism, *_fields([], _REL)),
     "NonPrivateMechanism": (NonPrivateMechanism, *_fields([], _REL)),
     "MixtureOfGaussiansMechanism": (MixtureOfGaussiansMechanism, *_fields(

@@ -86,3 +86,19 @@ def test_importing_dpaccount_imports_neither_dp_accounting_nor_torch():
             "print(bad); sys.exit(1 if bad else 0)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_batch_schemes_of_issue_29():
+    """Truncated Poisson sampling of a Gaussian (dp_accounting's degenerate cases as its
+    accountant reads them) and sampling with replacement (replace-one, as without)."""
+    trunc = event("TruncatedSubsampledGaussianDpEvent", dataset_size=60000, sampling_probability=0.01,
+                  truncated_batch_size=700, noise_multiplier=1.1)
+    assert dp.from_dp_event(trunc) == dp.TruncatedPoissonSampling()(GaussianMechanism(1.1), 0.01, 60000, 700)
+    for degenerate, native in (({"sampling_probability": 0.0}, dp.NoOpMechanism()),
+                               ({"truncated_batch_size": 0}, dp.NoOpMechanism()),
+                               ({"noise_multiplier": 0.0}, dp.NonPrivateMechanism())):
+        fields = {**trunc.__dict__, **degenerate}
+        assert dp.from_dp_event(event("TruncatedSubsampledGaussianDpEvent", **fields)) == native
+    drawn = event("SampledWithReplacementDpEvent", source_dataset_size=1000, sample_size=10, event=gaussian(2.0))
+    assert dp.from_dp_event(drawn) == dp.SamplingWithReplacement()(GaussianMechanism(2.0, relation="replace-one"),
+                                                                   1000, 10)

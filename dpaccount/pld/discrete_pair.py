@@ -116,6 +116,12 @@ class DiscretePair(DominatingPair):
         return self._end_bounds
 
     @property
+    def log_masses(self):
+        """(log_p, log_q, err_p, err_q) of every outcome as given (−inf for a zero
+        mass; err: bounds on the logs' absolute errors, ``log_err``)."""
+        return self._log_p, self._log_q, self._log_err[0], self._log_err[1]
+
+    @property
     def atoms(self):
         """(loss values, P-masses, Q-masses) of the finite atoms, sorted."""
         return self._sorted_loss, self._sorted_p, self._sorted_q

@@ -31,14 +31,20 @@ carries a pair dominating both orders (``relations.py``). Rule by rule:
 
 Anything else (subsampled mechanisms, say) raises ``RepresentationUnavailable``:
 group privacy of a subsampled mechanism is not the subsampling of the group
-mechanism, and a generic conversion would have to be derived.
+mechanism, and a generic conversion would have to be derived. The one
+exception is replace-one (below) of a Poisson-subsampled Gaussian.
 
 ``ToReplaceOne()(mechanism)`` — an add/remove mechanism as a replace-one
 one: replacing x by y is removing x then adding y, two add/remove steps, so
 this is group privacy with k = 2 and the relation set to replace-one
 (sound for the rules above; for counting queries, whose replace-one
 sensitivity is still 1, it is loose — build the mechanism with
-``relation="replace-one"`` instead). The converse has no sound general
+``relation="replace-one"`` instead). A Poisson-subsampled Gaussian (or GDP)
+mechanism is not two add/remove steps of itself: replacing x by y changes
+one record's slot, included with probability q on both sides, and its pair
+is the Gaussian mixture pair of Lebeda, Regehr, Kamath & Steinke 2024
+(``pld/poisson_replace.py``; no RDP curve is derived for it). Other
+Poisson-subsampled bases raise ``RepresentationUnavailable``. The converse has no sound general
 rule: a replace-one guarantee says nothing about a mechanism that reveals
 |D|, so no ``ToAddRemove`` is offered.
 """
@@ -55,10 +61,12 @@ from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMech
 from ..pld.accountant import PairComposition
 from ..pld.discrete_pair import DiscretePair, binomial_pair
 from ..pld.pairs import check_atoms
+from ..pld.poisson_replace import PoissonReplaceGaussianPair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp
 from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relation, with_relation
 from .base import Transformer, check_mechanism
 from .composition import ComposedMechanism
+from .poisson_sampling import PoissonSampledMechanism
 
 _U = np.finfo(float).eps
 
@@ -100,29 +108,61 @@ def pure_dp_group_pair(eps, k, tight=False):
                         name=f"pure-dp-group(eps={eps!r},k={k}{'' if tight else ',bound'})")
 
 
-class _PurePairMechanism(Mechanism):
+class _SymmetricPairMechanism(Mechanism):
+    """A mechanism of one symmetric pair, ``pair``, in both directions."""
+
+    def __init__(self, name, params, pair):
+        super().__init__(name, params)
+        object.__setattr__(self, "pair", pair)
+
+    def _pairs(self):
+        return PairComposition.single(self.pair, self.pair)
+
+
+class _PurePairMechanism(_SymmetricPairMechanism):
     """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``
     (``tight`` where ε is the class's own, ``PureDPMechanism``)."""
 
     def __init__(self, eps, k, tight=False):
-        super().__init__("PureDPGroup", {"eps": eps, "k": k, **({"tight": True} if tight else {})})
-        object.__setattr__(self, "pair", pure_dp_group_pair(eps, k, tight))
-
-    def _pairs(self):
-        return PairComposition.single(self.pair, self.pair)
+        super().__init__("PureDPGroup", {"eps": eps, "k": k, **({"tight": True} if tight else {})},
+                         pure_dp_group_pair(eps, k, tight))
 
     def _rdp(self):
         # symmetric pair: the one order's Rényi divergence is the other's
         return RDPCurve(((discrete_pair_rdp(self.pair._log_p, self.pair._log_q, self.pair.key()), 1),))
 
 
+class _PoissonReplaceMechanism(_SymmetricPairMechanism):
+    """A Poisson-subsampled Gaussian seen through replace-one: ``PoissonReplaceGaussianPair``."""
+
+    def __init__(self, mu, q):
+        super().__init__("PoissonReplaceGaussian", {"mu": mu, "q": q}, PoissonReplaceGaussianPair(mu, q))
+
+
+def _poisson_replace(m):
+    """The replace-one equivalent of a Poisson-subsampled mechanism (module docstring)."""
+    pairs = m.base.optional("pairs")
+    mu = None if pairs is None else pairs.gaussian_mu
+    if mu is None:
+        raise RepresentationUnavailable(
+            f"replace-one neighbours of {m.name} are not supported: Poisson sampling under "
+            f"replace-one has a sound pair for Gaussian bases only (Lebeda, Regehr, Kamath & "
+            f"Steinke 2024); it is not two add/remove steps of the subsampled mechanism")
+    if m.q == 1.0:  # every record is used: the Gaussian of twice the sensitivity
+        return GDPMechanism(_up(2 * mu, 2))
+    return _PoissonReplaceMechanism(mu, m.q)
+
+
 def _equivalent(m, k, both, replace=False):
     """A mechanism whose pairs and RDP for one step are ``m``'s for ≤ k steps;
     ``both``: the steps may go either way (each pair must cover both orders);
-    ``replace``: the k = 2 steps are a removal and an addition (``ToReplaceOne``)."""
+    ``replace``: the k = 2 steps are a removal and an addition (``ToReplaceOne``), one
+    replacement: a Poisson-subsampled base keeps the replaced record's slot (module docstring)."""
     kind = type(m)
     if kind is GroupMechanism:
         return _equivalent(m.equivalent, k, both, replace)
+    if kind is PoissonSampledMechanism and replace:
+        return m if m.q == 0 else _poisson_replace(m)  # q = 0: the record is never used
     if kind is _PurePairMechanism:
         return _PurePairMechanism(m.params["eps"], m.params["k"] * k, m.pair.tight)
     if kind is GDPMechanism:
