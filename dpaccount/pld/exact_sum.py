@@ -30,7 +30,6 @@ the rounding of the curve in between, δ_lower(ε_lo) > δ that ε(δ) > ε_lo.
 import itertools
 import math
 
-import mpmath as mp
 import numpy as np
 
 from ..lazy import lazy
@@ -41,6 +40,7 @@ from .poisson_sampling import PoissonAddPair, PoissonRemovePair
 from .subset_sampling import SubsetSampledPair
 
 special = lazy("scipy.special")
+mp = lazy("mpmath")  # composed_p_inf only
 
 BUDGET = 1 << 16         # composed atoms of an all-finite direction (each δ(ε) sums over them)
 KERNEL_BUDGET = 1 << 10  # with a kernel (whose curve costs more per atom)
