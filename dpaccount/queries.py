@@ -29,6 +29,10 @@ certified one.
 f-DP (``get_fDP``, ``get_fDP_bounds``, ``mu_GDP``): ``fdp.py``; the default is
 ``"analytic"`` for Gaussian compositions and finite pairs, else ``"pld"``.
 
+Every query takes ``progress=``: True draws a bar on stderr, a callable
+receives a ``progress.Progress`` (stage, done, total, fraction, elapsed,
+eta) at each stage boundary; the default None shows nothing (``progress.py``).
+
 Every answer is a rigorous upper bound on ε (or δ): the worst case over the
 add and remove directions. Arrays of queries cost little more than one: the
 profile's grids are built once per accuracy and kept (within a memory
@@ -40,6 +44,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import validation as v
+from .progress import reports
 from .cf.queries import cf_bounds, cf_query
 from .converters.fdp import gdp_tradeoff
 from .converters.gdp import delta_gdp, epsilon_gdp
@@ -143,7 +148,8 @@ class QueryDispatch:
         """Each direction's atoms (``pld/exact_sum.py``), or None where a grid is needed."""
         return self._cached("exact-sum", lambda: exact_profile(self.pairs))
 
-    def privacy_profile(self, accuracy=DEFAULT_ACCURACY):
+    @reports("privacy profile")
+    def privacy_profile(self, accuracy=DEFAULT_ACCURACY, progress=None):
         """The certified privacy profile (``pld.profile.PrivacyProfile``) at
         ``accuracy``: ``.delta(eps)``, ``.epsilon(delta)`` (upper bounds),
         ``.delta_lower``/``.epsilon_lower`` and ``.certificate()``, for arrays
@@ -176,7 +182,8 @@ class QueryDispatch:
         return apriori_plan(self.pairs.direction(direction), eps, eta)
 
     # -- queries -------------------------------------------------------------
-    def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY):
+    @reports("epsilon(delta)")
+    def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """ε(δ): the smallest ε ≥ 0 such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over δ ∈ (0, 1))."""
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
@@ -202,7 +209,8 @@ class QueryDispatch:
         out = np.maximum(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0)
         return float(out.ravel()[0]) if scalar else out
 
-    def get_approx_delta(self, eps, method=None, accuracy=DEFAULT_ACCURACY):
+    @reports("delta(epsilon)")
+    def get_approx_delta(self, eps, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """δ(ε): the smallest δ such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over ε ≥ 0)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
@@ -277,7 +285,8 @@ class QueryDispatch:
                 f"or the rounds ({_ROUNDS}) stop there", Bounds(pick(lower), pick(upper), method, step))
         return Bounds(pick(lower), pick(upper), method, step)
 
-    def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY):
+    @reports("epsilon(delta) interval")
+    def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """ε(δ) with a certified interval: ``Bounds(lower, upper, method, step)``.
 
         ``upper`` comes from the pessimistic grid (as ``get_approxDP``), ``lower``
@@ -287,7 +296,8 @@ class QueryDispatch:
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
         return self._bounds(deltas, scalar, method, accuracy, "get_approxDP")
 
-    def get_approx_delta_bounds(self, eps, method=None, accuracy=DEFAULT_ACCURACY):
+    @reports("delta(epsilon) interval")
+    def get_approx_delta_bounds(self, eps, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """δ(ε) with a certified interval (see ``get_approxDP_bounds``)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
         return self._bounds(epss, scalar, method, accuracy, "get_approx_delta")
@@ -313,7 +323,8 @@ class QueryDispatch:
                           f"at {int(np.sum(unsafe))} of {np.size(unsafe)} points: the CLT is an "
                           f"approximation, not a bound", ApproximationWarning, stacklevel=3)
 
-    def get_fDP(self, fpr, method=None, accuracy=DEFAULT_ACCURACY):
+    @reports("f-DP curve")
+    def get_fDP(self, fpr, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """The trade-off curve: the type-II error β(α) at type-I error α = ``fpr``
         (vectorised over α ∈ [0, 1]), a certified **lower** bound on β (the
         safe side). It covers both orders of every neighbouring pair (under
@@ -334,7 +345,8 @@ class QueryDispatch:
             out = np.asarray(tradeoff(self, alphas, method, accuracy), dtype=float).reshape(alphas.shape)
         return float(out.ravel()[0]) if scalar else out
 
-    def get_fDP_bounds(self, fpr, method=None, accuracy=DEFAULT_ACCURACY):
+    @reports("f-DP interval")
+    def get_fDP_bounds(self, fpr, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """β(α) with a certified interval ``Bounds(lower, upper, method)``: lower
         from the pessimistic grids (as ``get_fDP``), upper from the optimistic
         ones (or the closed forms rounded both ways); not refined."""
@@ -349,7 +361,8 @@ class QueryDispatch:
         step = self.privacy_profile(accuracy).step if method == "pld" else None
         return Bounds(pick(lower), pick(upper), method, step)
 
-    def mu_GDP(self, method=None, accuracy=DEFAULT_ACCURACY, tail=1e-30):
+    @reports("mu-GDP")
+    def mu_GDP(self, method=None, accuracy=DEFAULT_ACCURACY, tail=1e-30, progress=None):
         """The smallest μ for which the mechanism is certified μ-GDP up to the
         additive ``tail``: δ(ε) ≤ δ_μ(ε) + tail for all ε, i.e. its trade-off
         curve is ≥ G_μ − tail (an upper bound on μ; exact for Gaussian

@@ -24,6 +24,7 @@ is the user interface: it is the one place that prints.
 import sys
 import warnings
 
+from .. import progress as report
 from ..errors import DPAccountError
 from .commands import cmd_calibrate, cmd_query, cmd_rdp, cmd_report, cmd_sweep
 from .fdp import cmd_fdp, cmd_plot
@@ -45,7 +46,9 @@ def main(argv=None):
             args = parser.parse_args(argv)
             if args.mechanism is None and args.spec is None:
                 raise UsageError(f"give --mechanism NAME or --spec FILE (see dpaccount {args.command} --help)")
-            COMMANDS[args.command](args, args.progress or sys.stderr.isatty())
+            shown = args.progress or sys.stderr.isatty()
+            # a bar of the command's stages (sweep draws its own: its points run in worker processes)
+            report.run(args.command, shown and args.command != "sweep" or None, COMMANDS[args.command], args, shown)
         return OK
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else OK
