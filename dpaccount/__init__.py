@@ -19,6 +19,7 @@ from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMecha
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
 from .plots import plot_fDP, plot_privacy_profile, plot_rdp
+from .progress import Progress
 from .recipes import dpsgd
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
 from .specs import dump, from_spec, load
@@ -43,6 +44,7 @@ __all__ = [
     "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning", "AccuracyWarning",
     "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
+    "Progress",
 ]
 
 

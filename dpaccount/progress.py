@@ -16,8 +16,8 @@ queries) reports as a stage of it.
 
 The fraction is an estimate: each stage splits its parent's share evenly
 among its expected steps (a stage whose total is unknown gives step i the
-share between i/(i+1) and (i+1)/(i+2)); it never decreases and is 1 once
-the outermost query has returned. The ETA, elapsed·(1 − f)/f, is as rough
+share between i/(i+1) and (i+1)/(i+2)); it never decreases, stays at most
+0.99 while the query runs and is 1 once it has returned. The ETA, elapsed·(1 − f)/f, is as rough
 as f: stages that end early (a refinement that converges) make it fall.
 """
 import contextvars
@@ -28,6 +28,7 @@ import time
 from typing import NamedTuple, Optional
 
 _REPORTER = contextvars.ContextVar("dpaccount_progress", default=None)
+_BEFORE_THE_END = 0.99  # the fraction shown until the query returns: 1 means done
 
 
 class Progress(NamedTuple):
@@ -45,15 +46,16 @@ class Progress(NamedTuple):
 
 
 def _share(done, total):
-    """The fraction of a stage that ``done`` of its steps stand for."""
+    """The fraction of a stage that ``done`` of its steps stand for (steps
+    beyond the expected total stand for nothing more)."""
     return min(done / total, 1.0) if total else done / (done + 1.0)
 
 
 class _Stage:
-    __slots__ = ("name", "done", "total")
+    __slots__ = ("name", "done", "total", "counts")
 
-    def __init__(self, name):
-        self.name, self.done, self.total = name, 0, None
+    def __init__(self, name, counts, total):
+        self.name, self.done, self.total, self.counts = name, 0, total, counts
 
 
 class _Reporter:
@@ -65,24 +67,25 @@ class _Reporter:
     def fraction(self):
         low, width = 0.0, 1.0
         for s in self.stack:
+            if not s.counts:
+                break  # a stage that takes no share: its steps move nothing
             a, b = _share(s.done, s.total), _share(s.done + 1, s.total)
             low, width = low + width * a, width * (b - a)
         return low
 
     def emit(self, final=False):
-        self.best = 1.0 if final else max(self.best, min(self.fraction(), 1.0))
+        self.best = 1.0 if final else max(self.best, min(self.fraction(), _BEFORE_THE_END))
         elapsed = time.perf_counter() - self.start
         eta = 0.0 if final else (elapsed * (1.0 - self.best) / self.best if self.best >= 0.01 else None)
         s = self.stack[-1]
         self.callback(Progress(s.name, s.total if final and s.total else s.done, s.total, self.best, elapsed, eta))
 
-    def push(self, name):
-        self.stack.append(_Stage(name))
+    def push(self, name, counts=True, steps=None):
+        self.stack.append(_Stage(name, counts, steps))
         self.emit()
 
     def pop(self):
-        self.stack.pop()
-        if self.stack:
+        if self.stack.pop().counts and self.stack:
             self.stack[-1].done += 1
             self.emit()
 
@@ -108,15 +111,17 @@ def advance(steps=1):
         r.emit()
 
 
-def stage(name):
-    """Decorator: the function is a stage called ``name`` while it runs."""
+def stage(name, counts=True, steps=None):
+    """Decorator: the function is a stage called ``name`` while it runs, of
+    ``steps`` steps (None: not known, or set by ``expect``); ``counts=False``:
+    a quick one (planning) that takes no share of its caller's."""
     def wrap(f):
         @functools.wraps(f)
         def staged(*args, **kwargs):
             r = _REPORTER.get()
             if r is None:
                 return f(*args, **kwargs)
-            r.push(name)
+            r.push(name, counts, steps)
             try:
                 return f(*args, **kwargs)
             finally:
@@ -137,16 +142,16 @@ def reporter_of(progress):
     raise TypeError(f"progress must be None, True or a callable taking a dpaccount.Progress, got {progress!r}")
 
 
-def run(name, progress, f, /, *args, **kwargs):
+def run(name, progress, f, /, *args, counts=True, steps=None, **kwargs):
     """``f(*args, **kwargs)`` as the stage ``name``: reported to ``progress``
     (``reporter_of``) with a last report at fraction 1 when it returns, or,
     without it, to the reporter already running (if any)."""
     callback = reporter_of(progress)
     if callback is None:
-        return stage(name)(f)(*args, **kwargs)
+        return stage(name, counts, steps)(f)(*args, **kwargs)
     r = _Reporter(callback)
     token = _REPORTER.set(r)
-    r.push(name)
+    r.push(name, True, steps)
     try:
         out = f(*args, **kwargs)
         r.emit(final=True)
@@ -156,9 +161,10 @@ def run(name, progress, f, /, *args, **kwargs):
         getattr(callback, "close", lambda: None)()
 
 
-def reports(name):
+def reports(name, counts=True, steps=None):
     """Decorator of a public query with a ``progress`` parameter: the call is
-    the stage ``name`` (``run``); the function itself never reads ``progress``."""
+    the stage ``name`` (``run``; ``counts``: as ``stage``'s, where another
+    query calls it); the function itself never reads ``progress``."""
     def wrap(f):
         position = list(inspect.signature(f).parameters).index("progress")
 
@@ -167,7 +173,7 @@ def reports(name):
             progress = args[position] if len(args) > position else kwargs.get("progress")
             if progress is None and _REPORTER.get() is None:
                 return f(*args, **kwargs)
-            return run(name, progress, f, *args, **kwargs)
+            return run(name, progress, f, *args, counts=counts, steps=steps, **kwargs)
         return query
     return wrap
 

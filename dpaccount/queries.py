@@ -148,7 +148,7 @@ class QueryDispatch:
         """Each direction's atoms (``pld/exact_sum.py``), or None where a grid is needed."""
         return self._cached("exact-sum", lambda: exact_profile(self.pairs))
 
-    @reports("privacy profile")
+    @reports("planning the grids", counts=False)
     def privacy_profile(self, accuracy=DEFAULT_ACCURACY, progress=None):
         """The certified privacy profile (``pld.profile.PrivacyProfile``) at
         ``accuracy``: ``.delta(eps)``, ``.epsilon(delta)`` (upper bounds),
@@ -182,7 +182,7 @@ class QueryDispatch:
         return apriori_plan(self.pairs.direction(direction), eps, eta)
 
     # -- queries -------------------------------------------------------------
-    @reports("epsilon(delta)")
+    @reports("epsilon(delta)", steps=1)  # the upper bound
     def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """ε(δ): the smallest ε ≥ 0 such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over δ ∈ (0, 1))."""
@@ -209,7 +209,7 @@ class QueryDispatch:
         out = np.maximum(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0)
         return float(out.ravel()[0]) if scalar else out
 
-    @reports("delta(epsilon)")
+    @reports("delta(epsilon)", steps=1)  # the upper bound
     def get_approx_delta(self, eps, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """δ(ε): the smallest δ such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over ε ≥ 0)."""
@@ -285,7 +285,7 @@ class QueryDispatch:
                 f"or the rounds ({_ROUNDS}) stop there", Bounds(pick(lower), pick(upper), method, step))
         return Bounds(pick(lower), pick(upper), method, step)
 
-    @reports("epsilon(delta) interval")
+    @reports("epsilon(delta) interval", steps=1)  # the certified interval
     def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """ε(δ) with a certified interval: ``Bounds(lower, upper, method, step)``.
 
@@ -296,7 +296,7 @@ class QueryDispatch:
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
         return self._bounds(deltas, scalar, method, accuracy, "get_approxDP")
 
-    @reports("delta(epsilon) interval")
+    @reports("delta(epsilon) interval", steps=1)  # the certified interval
     def get_approx_delta_bounds(self, eps, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """δ(ε) with a certified interval (see ``get_approxDP_bounds``)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
@@ -323,7 +323,7 @@ class QueryDispatch:
                           f"at {int(np.sum(unsafe))} of {np.size(unsafe)} points: the CLT is an "
                           f"approximation, not a bound", ApproximationWarning, stacklevel=3)
 
-    @reports("f-DP curve")
+    @reports("f-DP curve", steps=2)  # a grid per direction
     def get_fDP(self, fpr, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """The trade-off curve: the type-II error β(α) at type-I error α = ``fpr``
         (vectorised over α ∈ [0, 1]), a certified **lower** bound on β (the
@@ -345,7 +345,7 @@ class QueryDispatch:
             out = np.asarray(tradeoff(self, alphas, method, accuracy), dtype=float).reshape(alphas.shape)
         return float(out.ravel()[0]) if scalar else out
 
-    @reports("f-DP interval")
+    @reports("f-DP interval", steps=4)  # pessimistic and optimistic grids
     def get_fDP_bounds(self, fpr, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """β(α) with a certified interval ``Bounds(lower, upper, method)``: lower
         from the pessimistic grids (as ``get_fDP``), upper from the optimistic
@@ -361,7 +361,7 @@ class QueryDispatch:
         step = self.privacy_profile(accuracy).step if method == "pld" else None
         return Bounds(pick(lower), pick(upper), method, step)
 
-    @reports("mu-GDP")
+    @reports("mu-GDP", steps=2)  # a grid per direction
     def mu_GDP(self, method=None, accuracy=DEFAULT_ACCURACY, tail=1e-30, progress=None):
         """The smallest μ for which the mechanism is certified μ-GDP up to the
         additive ``tail``: δ(ε) ≤ δ_μ(ε) + tail for all ε, i.e. its trade-off
