@@ -3,7 +3,8 @@
 A public query given ``progress=True`` draws a bar on stderr; given a
 callable, it calls it with a ``Progress`` (stage, done, total, fraction,
 elapsed, eta) at every stage boundary and step. Without either, nothing is
-shown and nothing but one context-variable read per hook is spent.
+shown and nothing but one context-variable read per hook is spent. A callback
+may raise to stop the query (the exception propagates; cached grids stay valid).
 
 The numerical code marks its stages without taking a parameter: a function
 decorated ``@stage("name")`` is one stage while it runs; inside it

@@ -114,3 +114,18 @@ def test_the_cli_progress_flag_draws_a_bar_on_stderr(command, capsys, tmp_path):
     assert out.err.splitlines()[-1] == f"{command[0]}: 100%  ETA 0s" and "100%" not in out.out
     assert main(command + ARGS[:-1]) == 0
     assert capsys.readouterr().err == ""  # without --progress, stderr not a terminal: nothing
+
+
+def test_a_callback_that_raises_stops_the_query_and_leaves_no_reporter_behind(capfd):
+    class Stop(Exception):
+        pass
+
+    def stop_at_the_fft(p):
+        if p.stage.startswith("FFT composition"):
+            raise Stop
+    m = heterogeneous(5, n=6)
+    with pytest.raises(Stop):
+        m.get_approxDP(1e-5, progress=stop_at_the_fft)
+    events = []
+    assert m.get_approxDP(1e-5, None, 1e-3, events.append) == m.get_approxDP(1e-5)  # progress by position too
+    assert events[-1].fraction == 1.0 and capfd.readouterr() == ("", "")
