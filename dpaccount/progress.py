@@ -112,6 +112,17 @@ def advance(steps=1):
         r.emit()
 
 
+def reached(done, total):
+    """The running stage has ``done`` of its ``total`` steps done: a count kept
+    elsewhere (``sweep``'s ``progress(done, total)``, whose points may run in
+    other processes)."""
+    r = _REPORTER.get()
+    if r is not None and r.stack:
+        s = r.stack[-1]
+        s.done, s.total = done, total
+        r.emit()
+
+
 def stage(name, counts=True, steps=None):
     """Decorator: the function is a stage called ``name`` while it runs, of
     ``steps`` steps (None: not known, or set by ``expect``); ``counts=False``:

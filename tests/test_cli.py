@@ -1,7 +1,6 @@
 """The ``dpaccount`` command: through ``subprocess`` (``python -m dpaccount``,
 and the installed console script when there is one) for the exact forms
 scripts rely on, and in-process (``cli.main``) for the rest."""
-import io
 import json
 import os
 import pathlib
@@ -15,7 +14,6 @@ import ulp_noise
 import dpaccount as dpa
 from dpaccount import Composition, GaussianMechanism, LaplaceMechanism, PoissonSampling
 from dpaccount.cli import fmt, main
-from dpaccount.cli.output import Progress
 
 ROOT = pathlib.Path(dpa.__file__).parent.parent
 HEADLINE = ["epsilon", "--mechanism", "subsampled-gaussian", "--sigma", "1.1", "--q", "0.0042667",
@@ -253,18 +251,6 @@ def test_report_has_a_labelled_clt_column_and_says_where_it_under_reports(capsys
     assert all(r["clt"] < r["epsilon"] == m.get_approxDP(r["delta"]) for r in rows)
     assert main(["report", "--mechanism", "laplace", "--b", "3", "--deltas", "1e-5"]) == 0
     assert "CLT" not in capsys.readouterr().out  # the CLT covers subsampled Gaussians only
-
-
-def test_the_progress_bar_redraws_in_place_on_a_terminal(monkeypatch):
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
-    monkeypatch.setattr(sys, "stderr", Terminal())
-    with Progress("sweep", True, width=4) as bar:
-        bar(1, 4)
-    with Progress("sweep", True, width=4) as bar:
-        bar(2, 2)
-    assert sys.stderr.getvalue() == "\rsweep: [#---] 1/4\n\rsweep: [####] 2/2\n"  # ended even when cut short
 
 
 def test_the_cli_speaks_in_flags_not_python_names(capsys):

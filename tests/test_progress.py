@@ -129,3 +129,11 @@ def test_a_callback_that_raises_stops_the_query_and_leaves_no_reporter_behind(ca
     events = []
     assert m.get_approxDP(1e-5, None, 1e-3, events.append) == m.get_approxDP(1e-5)  # progress by position too
     assert events[-1].fraction == 1.0 and capfd.readouterr() == ("", "")
+
+
+def test_the_cli_sweep_counts_its_points_in_the_bar(capsys):
+    argv = ["sweep", "--mechanism", "subsampled-gaussian", "--q", "0.01", "--steps", "20", "--grid",
+            "sigma=1.3,1.5,1.7", "--delta", "1e-5", "--workers", "1", "--progress"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == "sweep: 100%  ETA 0s" and all(line.startswith("sweep: ") for line in err)

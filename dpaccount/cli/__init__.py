@@ -47,8 +47,7 @@ def main(argv=None):
             if args.mechanism is None and args.spec is None:
                 raise UsageError(f"give --mechanism NAME or --spec FILE (see dpaccount {args.command} --help)")
             shown = args.progress or sys.stderr.isatty()
-            # a bar of the command's stages (sweep draws its own: its points run in worker processes)
-            report.run(args.command, shown and args.command != "sweep" or None, COMMANDS[args.command], args, shown)
+            report.run(args.command, shown or None, COMMANDS[args.command], args, shown)  # a bar of its stages
         return OK
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else OK

@@ -14,7 +14,7 @@ from ..calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd
 from ..errors import ApproximationWarning, DPAccountError, RepresentationUnavailable
 from ..sweep import SerialExecutor, sweep
 from .flags import FlagMechanism, mechanism_from, parse_grid
-from .output import Progress, UsageError, fmt, print_json, print_note, print_table, result_document
+from .output import UsageError, fmt, print_json, print_note, print_table, result_document
 
 
 UNCERTIFIED = ("rdp", "clt")  # methods whose answers are one-sided (rdp) or approximate (clt): no interval
@@ -173,9 +173,8 @@ def cmd_sweep(args, progress):
     first_mechanism = make(**first)  # bad flags fail here, in one line, before any worker starts
     query = ("epsilon", args.delta) if args.delta is not None else ("delta", args.eps)
     executor = SerialExecutor() if args.workers == 1 else None
-    with Progress("sweep", progress) as bar:
-        table = sweep(make, grid, query, executor, max_workers=args.workers, accuracy=args.accuracy,
-                      errors="record", progress=bar)
+    table = sweep(make, grid, query, executor, max_workers=args.workers, accuracy=args.accuracy,
+                  errors="record", progress=report.reached)  # points done, in the command's bar
     if args.json or args.format == "json":  # the other commands' header, then the table
         at = {"delta": args.delta} if args.delta is not None else {"epsilon": args.eps}
         doc = result_document(first_mechanism, "sweep", answer=query[0], **at, grid=grid, first_point=first)
