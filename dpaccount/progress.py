@@ -24,6 +24,7 @@ as f: stages that end early (a refinement that converges) make it fall.
 import contextvars
 import functools
 import inspect
+import shutil
 import sys
 import time
 from typing import NamedTuple, Optional
@@ -200,6 +201,7 @@ class StderrBar:
         self.tty = self.stream.isatty()
         self.width, self.every = width, (0.1 if self.tty else every)
         self.last, self.open, self.head = -1e9, False, None
+        self.columns = shutil.get_terminal_size((80, 24)).columns - 1  # a line that never wraps
 
     def __call__(self, p):
         self.head = self.head or p.stage  # the outermost stage: the first reported
@@ -212,11 +214,18 @@ class StderrBar:
         if self.tty:
             filled = int(self.width * p.fraction)
             line = f"{self.head}: [{'#' * filled}{'-' * (self.width - filled)}] {p.fraction:4.0%}{eta}{stage}"
-            self.stream.write(f"\r{line[:110]:<110}")
+            self.stream.write(f"\r{line[:self.columns]:<{self.columns}}")
             self.open = True
         else:
             self.stream.write(f"{self.head}: {p.fraction:4.0%}{eta}{stage}\n")
         self.stream.flush()
+
+    def clear(self):
+        """Erase the bar drawn on a terminal (before other output on it; the next report redraws it)."""
+        if self.open:
+            self.stream.write(f"\r{'':{self.columns}}\r")
+            self.stream.flush()
+            self.open = False
 
     def close(self):
         """End the bar's line (after the last report, an error or an interruption)."""

@@ -137,3 +137,19 @@ def test_the_cli_sweep_counts_its_points_in_the_bar(capsys):
     assert main(argv) == 0
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == "sweep: 100%  ETA 0s" and all(line.startswith("sweep: ") for line in err)
+
+
+def test_on_a_terminal_the_results_start_on_a_line_of_their_own(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    screen = Terminal()  # stdout and stderr on one terminal
+    monkeypatch.setattr(sys, "stdout", screen)
+    monkeypatch.setattr(sys, "stderr", screen)
+    assert main(["epsilon", "--mechanism", "subsampled-gaussian", "--sigma", "1.25", "--q", "0.01",
+                 "--steps", "30", "--delta", "1e-5"]) == 0  # a bar by default on a terminal
+    pieces = [p.strip() for line in screen.getvalue().split("\n") for p in line.split("\r")]
+    assert any(p.startswith("epsilon = ") for p in pieces) and any("epsilon: [" in p for p in pieces)
+    assert not any("epsilon = " in p and "%" in p for p in pieces)
+    last = screen.getvalue().split("\r")[-1]
+    assert last.rstrip(" \n").endswith("100%  ETA 0s") and last.endswith("\n")

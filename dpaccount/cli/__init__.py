@@ -28,7 +28,7 @@ from .. import progress as report
 from ..errors import DPAccountError
 from .commands import cmd_calibrate, cmd_query, cmd_rdp, cmd_report, cmd_sweep
 from .fdp import cmd_fdp, cmd_plot
-from .output import UsageError, cli_words, fmt, say, show_warning
+from .output import UsageError, below, cli_words, fmt, say, show_warning
 from .parser import FAILURE, INTERRUPTED, MISSING_EXTRA, OK, UNANSWERED, USAGE, build_parser
 
 __all__ = ["main", "build_parser", "fmt", "UsageError"]
@@ -47,7 +47,9 @@ def main(argv=None):
             if args.mechanism is None and args.spec is None:
                 raise UsageError(f"give --mechanism NAME or --spec FILE (see dpaccount {args.command} --help)")
             shown = args.progress or sys.stderr.isatty()
-            report.run(args.command, shown or None, COMMANDS[args.command], args, shown)  # a bar of its stages
+            bar = report.StderrBar() if shown else None  # a bar of the command's stages
+            with below(bar):
+                report.run(args.command, bar, COMMANDS[args.command], args, shown)
         return OK
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else OK

@@ -5,6 +5,7 @@ A printed bound is still a bound: ``fmt`` rounds an upper bound up and a
 lower bound down. Results go to stdout; progress, warnings and errors to
 stderr, one line each (the bar is redrawn in place on a terminal).
 """
+import contextlib
 import math
 import re
 import sys
@@ -114,6 +115,29 @@ def result_document(m, query, rows=None, **extra):
         spec = None
     return {"mechanism": m.name, "spec": spec, "query": query, **extra,
             **({} if rows is None else {"results": rows})}
+
+
+@contextlib.contextmanager
+def below(bar):
+    """Results on stdout start on a line of their own: a bar drawn on the
+    terminal (``progress.StderrBar``) is erased before each write."""
+    if bar is None or not bar.tty:
+        yield
+        return
+    real = sys.stdout
+
+    class _Below:
+        def write(self, text):
+            bar.clear()
+            return real.write(text)
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+    sys.stdout = _Below()
+    try:
+        yield
+    finally:
+        sys.stdout = real
 
 
 def say(kind, message):
