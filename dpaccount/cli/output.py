@@ -119,25 +119,29 @@ def result_document(m, query, rows=None, **extra):
 
 @contextlib.contextmanager
 def below(bar):
-    """Results on stdout start on a line of their own: a bar drawn on the
-    terminal (``progress.StderrBar``) is erased before each write."""
+    """Results (stdout) and warnings (stderr) start on a line of their own: a
+    bar drawn on the terminal (``progress.StderrBar``, which keeps its own
+    stream) is erased before each of their writes."""
     if bar is None or not bar.tty:
         yield
         return
-    real = sys.stdout
+    real = sys.stdout, sys.stderr
 
     class _Below:
+        def __init__(self, stream):
+            self.stream = stream
+
         def write(self, text):
             bar.clear()
-            return real.write(text)
+            return self.stream.write(text)
 
         def __getattr__(self, name):
-            return getattr(real, name)
-    sys.stdout = _Below()
+            return getattr(self.stream, name)
+    sys.stdout, sys.stderr = _Below(real[0]), _Below(real[1])
     try:
         yield
     finally:
-        sys.stdout = real
+        sys.stdout, sys.stderr = real
 
 
 def say(kind, message):
