@@ -21,6 +21,7 @@ from .mechanisms.training import MixtureOfGaussiansMechanism, TreeAggregation, Z
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
 from .plots import plot_fDP, plot_privacy_profile, plot_rdp
+from .progress import Progress
 from .recipes import dpsgd
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
 from .dp_events import UnsupportedEvent
@@ -53,7 +54,7 @@ __all__ = [
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning", "AccuracyWarning",
     "RDPFallbackWarning",
     "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
-    "TruncatedPoissonSampling", "SamplingWithReplacement",
+    "TruncatedPoissonSampling", "SamplingWithReplacement", "Progress",
 ]
 
 

@@ -33,6 +33,7 @@ import numbers
 
 from .lazy import lazy
 
+from . import progress as report
 from . import validation as v
 from .converters.gdp import delta_gdp
 from .errors import DPAccountError
@@ -102,8 +103,8 @@ def _log_ratio(value, limit):
 class _Search:
     """Evaluations of g(make(x)), counted, reported, failures as +∞ (not met)."""
 
-    def __init__(self, make, budget, integer, progress):
-        self.make, self.budget, self.integer, self.progress = make, budget, integer, progress
+    def __init__(self, make, budget, integer):
+        self.make, self.budget, self.integer = make, budget, integer
         self.evaluations = 0
         self.memo = {}
 
@@ -120,11 +121,11 @@ class _Search:
             gap = math.inf  # cannot be certified: treated as over budget (the safe side)
         self.evaluations += 1
         self.memo[x] = gap
-        if self.progress is not None:
-            self.progress(self.evaluations, x, gap)
+        report.expect(name=f"calibrate: evaluation {self.evaluations}: x = {x:.6g} {'meets' if gap <= 0 else 'misses'} the budget")
         return gap
 
 
+@report.reports("calibrate")
 def calibrate(make_mechanism, *, eps=None, delta=None, mu=None, fpr=None, fnr=None, bounds, tol=1e-3,
               increasing=None, integer=False, query="epsilon", method=None, accuracy=DEFAULT_ACCURACY,
               guess=None, progress=None, max_evaluations=64):
@@ -137,8 +138,10 @@ def calibrate(make_mechanism, *, eps=None, delta=None, mu=None, fpr=None, fnr=No
     within ``tol``·x of it (``integer=True``: within max(1, tol·x)). ``guess``,
     optional: points to try first (each is checked; with ``increasing`` given
     and a guess on each side, the ends of ``bounds`` are never evaluated).
-    ``progress(i, x, gap)`` is called after each evaluation (gap =
-    log(value/limit), ≤ 0 where the budget is met).
+    ``progress``: True draws a bar on stderr, a callable receives a
+    ``progress.Progress`` as each evaluation (a nested query) goes, its stage
+    naming the last x evaluated and whether it met the budget; the expected
+    count is that of a bisection (regula falsi usually needs fewer).
 
     Raises ValueError, saying what the best end of ``bounds`` achieves, when
     no x in ``bounds`` meets the budget."""
@@ -149,7 +152,9 @@ def calibrate(make_mechanism, *, eps=None, delta=None, mu=None, fpr=None, fnr=No
     if increasing is not None and not isinstance(increasing, bool):
         raise TypeError(f"increasing must be True, False or None, got {increasing!r}")
     accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
-    g = _Search(make_mechanism, _Budget(eps, delta, mu, fpr, fnr, query, accuracy, method), integer, progress)
+    g = _Search(make_mechanism, _Budget(eps, delta, mu, fpr, fnr, query, accuracy, method), integer)
+    report.expect(min(max_evaluations, 2 * (increasing is None) + len(guess or ()) + 2 + math.ceil(math.log2(
+        max(math.log(hi / lo) if lo > 0 else (hi - lo) / max(abs(hi), 1e-300), tol) / tol))))
     if increasing is None:
         at_lo, at_hi = g(lo), g(hi)
         if at_lo == at_hi:

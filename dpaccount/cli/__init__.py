@@ -24,10 +24,11 @@ is the user interface: it is the one place that prints.
 import sys
 import warnings
 
+from .. import progress as report
 from ..errors import DPAccountError
 from .commands import cmd_calibrate, cmd_dpsgd, cmd_query, cmd_rdp, cmd_report, cmd_sweep
 from .fdp import cmd_fdp, cmd_plot
-from .output import UsageError, cli_words, fmt, say, show_warning
+from .output import UsageError, below, cli_words, fmt, say, show_warning
 from .parser import FAILURE, INTERRUPTED, MISSING_EXTRA, OK, UNANSWERED, USAGE, build_parser
 
 __all__ = ["main", "build_parser", "fmt", "UsageError"]
@@ -48,7 +49,10 @@ def main(argv=None):
                 args.mechanism = "subsampled-gaussian"  # prv_accountant's -s/-p/-i: DP-SGD by default
             if args.command != "dpsgd" and args.mechanism is None and args.spec is None:
                 raise UsageError(f"give --mechanism NAME or --spec FILE (see dpaccount {args.command} --help)")
-            COMMANDS[args.command](args, args.progress or sys.stderr.isatty())
+            shown = args.progress or sys.stderr.isatty()
+            bar = report.StderrBar() if shown else None  # a bar of the command's stages
+            with below(bar):
+                report.run(args.command, bar, COMMANDS[args.command], args, shown)
         return OK
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else OK

@@ -29,6 +29,7 @@ dominating pairs compose by taking products).
 import math
 from dataclasses import dataclass
 
+from .. import progress
 from ..errors import GridTooLarge
 from .compose import MAX_GRID, compose, saddle_tilt
 from .cache import GRIDS
@@ -144,6 +145,7 @@ def plan_joint_step(composition, rho, tail):
     return max(plan_step(_merge_gaussians(composition.direction(d)), rho, tail) for d in DIRECTIONS)
 
 
+@progress.stage("composing a grid")
 def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt_at=None, base=None,
                   hints=(None, None), proxy_step=None):
     """The certified grid of one direction (a tuple of (pair, count)).
