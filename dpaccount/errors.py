@@ -40,3 +40,14 @@ class ApproximationWarning(UserWarning):
 class AccuracyWarning(UserWarning):
     """A certified answer (still a rigorous bound) from a coarser grid than the
     accuracy asked for needs, because the finer grid would exceed the size cap."""
+
+
+class SpecError(DPAccountError, ValueError):
+    """A mechanism spec (``specs.py``) that cannot be loaded: its message starts
+    with the path inside the document (``spec.parts[2].mechanism.sigma: ...``).
+    A ``ValueError`` too, so code that caught those keeps working."""
+
+
+class SpecTypeError(SpecError, TypeError):
+    """A spec value of the wrong JSON type (a string where a number belongs): a
+    ``SpecError`` and a ``TypeError``."""

@@ -8,7 +8,7 @@ from .fdp import FDP_METHODS, PLOTS
 from .flags import MECHANISMS, number
 from .output import UsageError
 
-OK, FAILURE, USAGE, UNANSWERED, MISSING_EXTRA, INTERRUPTED = 0, 1, 2, 3, 4, 130
+OK, FAILURE, USAGE, UNANSWERED, MISSING_EXTRA, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 4, 130, 141
 EXIT_CODES = """exit codes:
   0    success
   1    internal error (a bug: please report it)
@@ -16,7 +16,8 @@ EXIT_CODES = """exit codes:
   3    no certified answer: accuracy not reached, grid too large, representation
        unavailable, or no value meets the budget (calibrate)
   4    an optional dependency is missing (plot needs matplotlib: pip install 'dpaccount[plot]')
-  130  interrupted"""
+  130  interrupted
+  141  the output's reader went away (a closed pipe, e.g. into head): stopped quietly"""
 HEADLINE = "dpaccount epsilon --mechanism subsampled-gaussian --sigma 1.1 --q 0.0042667 --steps 14063 --delta 1e-5"
 
 

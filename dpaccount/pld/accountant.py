@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from ..errors import GridTooLarge
 from .compose import MAX_GRID, compose, saddle_tilt
 from .cache import GRIDS
+from .discrete_pair import DiscretePair
 from .discretise import loss_moments, loss_ranges, pairs_to_grids
 from .pairs import GaussianPair
 
@@ -60,7 +61,7 @@ class PairComposition:
                 rem[pair] = rem.get(pair, 0) + c * k
             for pair, c in rep.add:
                 add[pair] = add.get(pair, 0) + c * k
-        return PairComposition(tuple(rem.items()), tuple(add.items()))
+        return PairComposition(_absorbed(rem), _absorbed(add))
 
     @property
     def gaussian_mu(self):
@@ -71,6 +72,17 @@ class PairComposition:
                 return None
             mus.append(_root_sum_squares((p.gaussian_mu, k) for p, k in pairs))
         return max(mus)
+
+
+def _absorbed(parts):
+    """A direction's parts; where one pair has no finite P-mass at all (P ⟂ Q: its
+    loss is +∞ P-almost surely), that pair once: the composed loss is then +∞
+    P-almost surely too, whatever the other parts (δ(ε) = 1 for every ε), and the
+    single pair says so exactly instead of a grid of no finite mass."""
+    for pair in parts:
+        if isinstance(pair, DiscretePair) and pair.atoms[0].size == 0:
+            return ((pair, 1),)
+    return tuple(parts.items())
 
 
 def _root_sum_squares(terms):
