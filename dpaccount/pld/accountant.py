@@ -117,10 +117,15 @@ def plan_step(pairs, rho, tail):
             rounded_k += k
     if variance <= 0.0 and not _lattices(pairs):
         return 1.0  # every loss is a single point (0): any step represents it
-    target = 2.0 * math.sqrt(rho * max(variance, 1e-300) / max(rounded_k or total_k, 1))
+    target = step_target(variance, rounded_k or total_k, rho)
     if not target > 0.0:  # an accuracy so fine that ρ underflows
         raise GridTooLarge(f"rho={rho!r} asks for a grid step of 0: no grid can reach that accuracy")
     return snap_to_lattice(pairs, target)
+
+
+def step_target(variance, rounded_k, rho):
+    """h = 2·sqrt(ρ V / K): Connect-the-Dots widens the variance by at most K h²/4 (module docstring)."""
+    return 2.0 * math.sqrt(rho * max(variance, 1e-300) / max(rounded_k, 1))
 
 
 def _lattices(pairs):
