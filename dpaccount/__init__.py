@@ -8,7 +8,7 @@
 from .calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
 from .converters.clt import clt_mu
 from .errors import AccuracyNotReached, AccuracyWarning, ApproximationWarning, DPAccountError, GridTooLarge, RepresentationUnavailable
-from .errors import SpecError, SpecTypeError
+from .errors import CostWarning, SpecError, SpecTypeError
 from .mechanism import Mechanism
 from .pld.cache import clear_cache, set_cache_limit
 from .pld.profile import PrivacyProfile
@@ -43,7 +43,7 @@ __all__ = [
     "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning", "AccuracyWarning",
     "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
-    "SpecError", "SpecTypeError",
+    "SpecError", "SpecTypeError", "CostWarning",
 ]
 
 

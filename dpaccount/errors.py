@@ -51,3 +51,8 @@ class SpecError(DPAccountError, ValueError):
 class SpecTypeError(SpecError, TypeError):
     """A spec value of the wrong JSON type (a string where a number belongs): a
     ``SpecError`` and a ``TypeError``."""
+
+
+class CostWarning(UserWarning):
+    """A query whose work is far beyond the usual (a composition of thousands of
+    distinct parts), said up front with an estimate, before the work starts."""

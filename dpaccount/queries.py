@@ -49,6 +49,7 @@ from .errors import AccuracyNotReached, ApproximationWarning, GridTooLarge, Repr
 from .fdp import analytic_applies, clt_mu_of, mu_gdp, tradeoff
 from .pld.accountant import DIRECTIONS
 from .pld.apriori import apriori_plan
+from .pld.cost import warn_if_costly
 from .pld.exact_sum import delta_bounds as exact_delta_bounds
 from .pld.exact_sum import epsilon_bounds as exact_epsilon_bounds
 from .pld.exact_sum import exact_profile
@@ -153,7 +154,11 @@ class QueryDispatch:
         answer is planned to land within half the accuracy above the exact
         value (measured: benchmarks/rho_calibration.py)."""
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
-        return self._cached(("profile", accuracy), lambda: PrivacyProfile(self.pairs, accuracy))
+        return self._cached(("profile", accuracy), lambda: self._new_profile(accuracy))
+
+    def _new_profile(self, accuracy):
+        warn_if_costly(self.pairs, stacklevel=6)  # up front, where the work is far beyond the usual
+        return PrivacyProfile(self.pairs, accuracy)
 
     def pld(self, direction="remove", accuracy=DEFAULT_ACCURACY, pessimistic=True, tail=1e-30):
         """The certified ``PLDGrid`` of one direction ('remove' or 'add'), as the
