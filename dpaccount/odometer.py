@@ -20,7 +20,7 @@ from . import validation as v
 from .errors import AccuracyWarning
 from .mechanism import Mechanism
 from .mechanisms.standard import GaussianMechanism
-from .pld.accountant import DIRECTIONS, PairComposition
+from .pld.accountant import DIRECTIONS, PairComposition, no_finite_mass
 from .pld.odometer import online_step, plan_directions
 from .transformers.poisson_sampling import PoissonSampling
 
@@ -52,6 +52,8 @@ class PrivacyOdometer:
             raise TypeError(f"horizon must be a dpaccount Mechanism, got {horizon!r}")
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
         tail = v.in_interval("tail", tail, 0.0, 1e-6)
+        if _disjoint(horizon):
+            raise ValueError(f"horizon {horizon.name} tells the neighbours apart surely (ε = ∞): nothing to plan")
         self._horizon, self._accuracy, self._tail = horizon, accuracy, tail
         self._steps, self._log, self._grids, self._plan, self._planned_at = 0, {}, None, {}, 0
         self._dirs = self._planned(self._plan)
@@ -90,7 +92,9 @@ class PrivacyOdometer:
         count = v.count("count", count)
         parts = {d: [(pair, k * count) for pair, k in mechanism.pairs.direction(d)] for d in DIRECTIONS}
         log = {**self._log, mechanism: self._log.get(mechanism, 0) + count}
-        if self._suits(parts, self._steps + count):
+        if _disjoint(mechanism):  # its loss is +∞ surely, and so the composition's: δ ≡ 1 from now on
+            dirs = self._dirs
+        elif self._suits(parts, self._steps + count):
             dirs = self._dirs
             for d in DIRECTIONS:  # (every check is done: nothing below raises)
                 for pair, k in parts[d]:
@@ -122,7 +126,7 @@ class PrivacyOdometer:
     def _planned(self, log, stacklevel=None):
         """Fresh directions planned for the horizon and twice the steps of ``log``, with
         those steps composed in; the step the finer of the horizon's and the log's."""
-        taken = PairComposition((), ()).compose([(m.pairs, c) for m, c in log.items()])
+        taken = PairComposition((), ()).compose([(m.pairs, c) for m, c in log.items() if not _disjoint(m)])
         window = self._horizon.pairs.compose([(taken, 2)])
         step = online_step(self._horizon.pairs, self._accuracy, self._tail)
         if log:
@@ -151,6 +155,8 @@ class PrivacyOdometer:
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, math.inf, lo_open=False))
         if not self._steps:
             out = np.zeros(epss.shape)
+        elif any(map(_disjoint, self._log)):
+            out = np.ones(epss.shape)
         elif scalar:
             out = np.array(max(s.delta(float(epss.ravel()[0])) for s in self._dirs.values()))
         else:
@@ -162,6 +168,8 @@ class PrivacyOdometer:
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
         if not self._steps:
             out = np.zeros(deltas.shape)
+        elif any(map(_disjoint, self._log)):
+            out = np.full(deltas.shape, np.inf)
         else:
             out = np.maximum.reduce([np.asarray(g.epsilon(deltas), dtype=float) for g in self._composed()])
         return float(np.ravel(out)[0]) if scalar else out
@@ -198,13 +206,18 @@ class PrivacyOdometer:
             fresh._plan, fresh._planned_at = dict(plan), sum(c for _, c in plan)
             dirs = fresh._planned(fresh._plan)
             for mechanism, count in steps:  # the steps taken since the last plan, on top
-                extra = count - fresh._plan.get(mechanism, 0)
+                extra = 0 if _disjoint(mechanism) else count - fresh._plan.get(mechanism, 0)
                 for d in DIRECTIONS:
                     for pair, k in (mechanism.pairs.direction(d) if extra > 0 else ()):
                         dirs[d].add(pair, k * extra)
             fresh._dirs, fresh._log, fresh._steps = dirs, dict(steps), sum(c for _, c in steps)
         self.__dict__.update(fresh.__dict__)
         return self
+
+
+def _disjoint(mechanism):
+    """Whether a pair of the mechanism has its loss at +∞ surely (P ⟂ Q: ε = ∞ at every δ < 1)."""
+    return any(no_finite_mass(p) for d in DIRECTIONS for p, _ in mechanism.pairs.direction(d))
 
 
 def _describe(state):

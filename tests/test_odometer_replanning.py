@@ -139,3 +139,17 @@ def test_state_round_trips_after_replanning_and_bad_states_are_refused():
         with pytest.raises(ValueError, match=match):
             fresh.load_state_dict(bad)
         assert _state(fresh) == before
+
+
+def test_a_step_that_tells_the_neighbours_apart_surely_makes_every_answer_vacuous():
+    """P ⟂ Q (its loss is +∞ surely): δ(ε) = 1 and ε(δ) = ∞ from then on, exactly
+    (it raised a raw numpy error); such a horizon is refused, naming it."""
+    disjoint = dpa.DiscreteMechanism([1, 0], [0, 1])
+    odo = dpa.PrivacyOdometer(HORIZON).step(SGD, 3).step(disjoint).step(SGD, 300)
+    assert odo.steps == 304
+    assert odo.get_approx_delta(2.0) == 1.0 and odo.get_approxDP(1e-5) == math.inf
+    assert np.all(odo.get_approx_delta(np.array([0.0, 5.0])) == 1.0)
+    fresh = dpa.PrivacyOdometer(SGD).load_state_dict(pickle.loads(pickle.dumps(odo.state_dict())))
+    assert fresh.steps == 304 and fresh.get_approxDP(1e-5) == math.inf
+    with pytest.raises(ValueError, match="horizon"):
+        dpa.PrivacyOdometer(disjoint)

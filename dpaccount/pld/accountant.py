@@ -80,9 +80,14 @@ def _absorbed(parts):
     P-almost surely too, whatever the other parts (δ(ε) = 1 for every ε), and the
     single pair says so exactly instead of a grid of no finite mass."""
     for pair in parts:
-        if isinstance(pair, DiscretePair) and pair.atoms[0].size == 0:
+        if no_finite_mass(pair):
             return ((pair, 1),)
     return tuple(parts.items())
+
+
+def no_finite_mass(pair):
+    """Whether the pair's loss is +∞ P-almost surely (a finite pair with P ⟂ Q)."""
+    return isinstance(pair, DiscretePair) and pair.atoms[0].size == 0
 
 
 def _root_sum_squares(terms):
