@@ -42,6 +42,10 @@ class AccuracyWarning(UserWarning):
     accuracy asked for needs, because the finer grid would exceed the size cap."""
 
 
+class RDPFallbackWarning(UserWarning):
+    """A default query answered through RDP (still a rigorous upper bound, but looser
+    than a privacy-loss grid) because some part of the mechanism has no dominating
+    pair — e.g. a ``ZCDPMechanism`` in a composition."""
 class SpecError(DPAccountError, ValueError):
     """A mechanism spec (``specs.py``) that cannot be loaded: its message starts
     with the path inside the document (``spec.parts[2].mechanism.sigma: ...``).

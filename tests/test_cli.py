@@ -154,7 +154,7 @@ def test_calibrate_meets_the_budget_on_the_safe_side(capsys):
     assert Composition()([LaplaceMechanism(10.0)], [steps + max(1, steps // 100)]).get_approxDP(1e-5) > 1
     assert main(["calibrate", "--solve", "sigma", "--mechanism", "gaussian", "--eps", "1", "--delta", "1e-5",
                  "--range", "0.01", "0.02"]) == 3
-    assert "no value in bounds" in capsys.readouterr().err
+    assert "no value in --range" in capsys.readouterr().err
 
 
 def test_fmt_rounds_towards_the_safe_side():
@@ -192,6 +192,22 @@ def test_fdp_bounds_method_and_gdp(capsys):
     assert "certified lower bound, pld" in capsys.readouterr().out  # no closed form: the grids
 
 
+def test_fdp_gdp_tail_is_a_flag_and_the_output_says_what_it_does(capsys):
+    """``--tail`` (issue 27 §3): the certified μ up to that additive slack, as ``mu_GDP(tail=)``;
+    a larger tail never gives a larger μ, and the text says why the default can be large."""
+    argv = ["fdp", "--mechanism", "laplace", "--b", "1", "--steps", "3", "--alpha", "0.1", "--gdp"]
+    assert main(argv + ["--json"]) == 0
+    small = json.loads(capsys.readouterr().out)
+    assert main(argv + ["--tail", "1e-6", "--json"]) == 0
+    large = json.loads(capsys.readouterr().out)
+    m = Composition()([LaplaceMechanism(1.0)], [3])
+    assert small["mu_gdp"] == m.mu_GDP() and small["mu_gdp_tail"] == 1e-30
+    assert large["mu_gdp"] == m.mu_GDP(tail=1e-6) <= small["mu_gdp"] and large["mu_gdp_tail"] == 1e-6
+    assert main(argv + ["--tail", "1e-6"]) == 0
+    text = capsys.readouterr().out
+    assert "above G_mu - 1e-06" in text and "heavier far tail" in text
+
+
 def test_fdp_clt_is_labelled_and_warns_in_one_line():
     out = run("fdp", "--mechanism", "subsampled-gaussian", "--sigma", "1.1", "--q", "0.0042667", "--steps",
               "14063", "--alpha", "0.1", "--method", "clt")
@@ -208,6 +224,8 @@ def test_fdp_clt_is_labelled_and_warns_in_one_line():
     (["plot", "--mechanism", "gaussian", "--sigma", "1", "--output", "x.png", "--kind", "rdp", "--gdp-mu", "1"],
      2, "--kind fdp only"),
     (["plot", "--mechanism", "gaussian", "--sigma", "1"], 2, "--output"),
+    (["fdp", "--mechanism", "gaussian", "--sigma", "1", "--alpha", "0.1", "--tail", "1e-6"], 2, "--gdp only"),
+    (["fdp", "--mechanism", "gaussian", "--sigma", "1", "--alpha", "0.1", "--gdp", "--tail", "0.5"], 2, "tail"),
 ])
 def test_fdp_and_plot_bad_input(argv, code, words, capsys):
     assert main(argv) == code
@@ -265,3 +283,44 @@ def test_the_progress_bar_redraws_in_place_on_a_terminal(monkeypatch):
     with Progress("sweep", True, width=4) as bar:
         bar(2, 2)
     assert sys.stderr.getvalue() == "\rsweep: [#---] 1/4\n\rsweep: [####] 2/2\n"  # ended even when cut short
+
+
+def test_the_cli_speaks_in_flags_not_python_names(capsys):
+    """Issue 32: messages name the flags; a certified interval of an uncertified method is a
+    usage error; dp_accounting's relation spellings; an image format checked before any work."""
+    assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "1", "--steps", "0", "--delta", "1e-5"]) == 2
+    assert "--steps must be at least 1" in capsys.readouterr().err
+    assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "1", "--delta", "1e-5",
+                 "--method", "rdp", "--bounds"]) == 2
+    assert "--method rdp" in capsys.readouterr().err
+    for spelling in ("add_or_remove_one", "ADD_OR_REMOVE_ONE", "replace_one"):
+        assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "1", "--relation", spelling,
+                     "--delta", "1e-5"]) == 0
+    capsys.readouterr()
+    assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "1", "--q", "0.1", "--relation", "replace-one",
+                 "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert "--q" in err and "mechanism must be" not in err and "SubsetSampling for" not in err
+
+
+def test_json_keys_agree_across_commands(capsys):
+    import json
+    docs = {}
+    for argv in (["epsilon", "--delta", "1e-5", "--bounds"], ["delta", "--eps", "1", "--bounds"],
+                 ["report", "--deltas", "1e-5", "--bounds"], ["fdp", "--alpha", "0.1", "--bounds"],
+                 ["sweep", "--grid", "steps=1,2", "--delta", "1e-5", "--workers", "1"]):
+        assert main([*argv, "--mechanism", "gaussian", "--sigma", "2", "--json"]) == 0
+        docs[argv[0]] = json.loads(capsys.readouterr().out)
+    assert all({"mechanism", "spec", "query"} <= set(doc) for doc in docs.values())
+    assert {"delta", "epsilon", "lower", "upper"} <= set(docs["epsilon"]["results"][0])
+    assert {"epsilon", "delta", "lower", "upper"} <= set(docs["delta"]["results"][0])
+    assert {"lower", "upper"} <= set(docs["report"]["results"][0]) and {"lower", "upper"} <= set(docs["fdp"]["results"][0])
+    assert docs["sweep"]["query"] == "sweep" and docs["sweep"]["delta"] == 1e-5 and len(docs["sweep"]["rows"]) == 2
+
+
+def test_a_plot_to_an_unknown_format_fails_before_any_work(capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import dpaccount.cli.fdp as fdp_command
+    monkeypatch.setattr(fdp_command, "mechanism_from", lambda *a, **k: pytest.fail("computed before checking -o"))
+    assert main(["plot", "--mechanism", "gaussian", "--sigma", "1", "-o", "curve.xyz"]) == 2
+    assert "unknown image format 'xyz'" in capsys.readouterr().err

@@ -26,13 +26,15 @@ step) and replays them.
 import math
 
 import numpy as np
-from scipy import fft as sfft
 
 from ..errors import GridTooLarge
+from ..lazy import lazy
 from .accountant import DIRECTIONS, _merge_gaussians, plan_step, step_target
 from .compose import MAX_GRID, chernoff_lambdas, chernoff_window
 from .discretise import loss_moments, loss_range, pair_to_grid
 from .grid import PLDGrid
+
+sfft = lazy("scipy.fft")
 
 _U = np.finfo(float).eps
 _LAMBDAS = np.geomspace(1e-2, 1e3, 16)  # Chernoff tilts, each at ±λ (with the planner's: ``lambdas``)
