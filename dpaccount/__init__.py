@@ -9,6 +9,7 @@ from .calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_
 from .converters.clt import clt_mu
 from .errors import (AccuracyNotReached, AccuracyWarning, ApproximationWarning, DPAccountError, GridTooLarge,
                      RDPFallbackWarning, RepresentationUnavailable)
+from .errors import CostWarning, SpecError, SpecTypeError
 from .mechanism import Mechanism
 from .pld.cache import clear_cache, set_cache_limit
 from .pld.profile import PrivacyProfile
@@ -55,6 +56,7 @@ __all__ = [
     "RDPFallbackWarning",
     "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
     "TruncatedPoissonSampling", "SamplingWithReplacement", "Progress",
+    "SpecError", "SpecTypeError", "CostWarning",
 ]
 
 

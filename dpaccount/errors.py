@@ -46,3 +46,17 @@ class RDPFallbackWarning(UserWarning):
     """A default query answered through RDP (still a rigorous upper bound, but looser
     than a privacy-loss grid) because some part of the mechanism has no dominating
     pair — e.g. a ``ZCDPMechanism`` in a composition."""
+class SpecError(DPAccountError, ValueError):
+    """A mechanism spec (``specs.py``) that cannot be loaded: its message starts
+    with the path inside the document (``spec.parts[2].mechanism.sigma: ...``).
+    A ``ValueError`` too, so code that caught those keeps working."""
+
+
+class SpecTypeError(SpecError, TypeError):
+    """A spec value of the wrong JSON type (a string where a number belongs): a
+    ``SpecError`` and a ``TypeError``."""
+
+
+class CostWarning(UserWarning):
+    """A query whose work is far beyond the usual (a composition of thousands of
+    distinct parts), said up front with an estimate, before the work starts."""

@@ -56,6 +56,7 @@ from .fdp import analytic_applies, clt_mu_of, finite_upper_attained, mu_gdp, tra
 from .pld.accountant import DIRECTIONS
 from .pld.apriori import apriori_plan
 from .pld.attained import attained_compositions, attained_lower
+from .pld.cost import warn_if_costly
 from .pld.exact_sum import delta_bounds as exact_delta_bounds
 from .pld.exact_sum import epsilon_bounds as exact_epsilon_bounds
 from .pld.exact_sum import exact_profile
@@ -174,7 +175,11 @@ class QueryDispatch:
         answer is planned to land within half the accuracy above the exact
         value (measured: benchmarks/rho_calibration.py)."""
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
-        return self._cached(("profile", accuracy), lambda: PrivacyProfile(self.pairs, accuracy))
+        return self._cached(("profile", accuracy), lambda: self._new_profile(accuracy))
+
+    def _new_profile(self, accuracy):
+        warn_if_costly(self.pairs, stacklevel=6)  # up front, where the work is far beyond the usual
+        return PrivacyProfile(self.pairs, accuracy)
 
     def pld(self, direction="remove", accuracy=DEFAULT_ACCURACY, pessimistic=True, tail=1e-30):
         """The certified ``PLDGrid`` of one direction ('remove' or 'add'), as the

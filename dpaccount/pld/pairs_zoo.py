@@ -263,6 +263,16 @@ def _dist_key(dist):
     return ("object", id(dist))
 
 
+def _law_parameters(dist):
+    """The parameters of a frozen scipy law, as text (its scale first: the usual culprit)."""
+    try:
+        shapes, loc, scale = dist.dist._parse_args(*dist.args, **dist.kwds)
+    except (AttributeError, TypeError, ValueError):
+        return repr(dist)
+    text = f"scale={scale!r}" + (" must be > 0" if not scale > 0 else "") + f", loc={loc!r}"
+    return text + (f", shapes={tuple(shapes)!r}" if shapes else "")
+
+
 class MonotoneLossPair(DominatingPair):
     """Two continuous laws P, Q on the real line, given as objects with
     ``logpdf``, ``logcdf``, ``logsf``, ``ppf``, ``isf`` (scipy.stats frozen
@@ -296,6 +306,9 @@ class MonotoneLossPair(DominatingPair):
                 raise TypeError(f"{name} must be a continuous distribution with {missing}, got {d!r}")
         self._p, self._q = p_dist, q_dist
         ends = [float(d.ppf(_TINY)) for d in (p_dist, q_dist)] + [float(d.isf(_TINY)) for d in (p_dist, q_dist)]
+        for name, d, lo, hi in (("p_dist", p_dist, ends[0], ends[2]), ("q_dist", q_dist, ends[1], ends[3])):
+            if math.isnan(lo) or math.isnan(hi):
+                raise ValueError(f"{name} has invalid parameters ({_law_parameters(d)}): its quantiles are NaN")
         self._lo, self._hi = min(ends[:2]), max(ends[2:])
         if not (np.isfinite(self._lo) and np.isfinite(self._hi) and self._lo < self._hi):
             raise ValueError(f"p_dist, q_dist: cannot bracket their support, got [{self._lo}, {self._hi}]")

@@ -389,4 +389,16 @@ BUGS = (
         "hi += 1", "hi += 0",
         ("tests/api/test_fdp.py::test_mu_gdp_of_composed_pure_dp_is_finite_and_tight",),
         "the top atom's rounding sliver sent to +inf, under every δ(ε): μ-GDP of pure DP infinite"),
+    # ---------------------------------------------------------------- issue 28: finite pairs at many ε, refused steps
+    Bug("sorted-delta-suffix-one-short", PLD + "discrete_pair.py",
+        "s_p, s_q = (np.append(np.cumsum(x[::-1])[::-1], 0.0) for x in (p, q))",
+        "s_p, s_q = (np.append(np.cumsum(x[::-1])[::-1][1:], [0.0, 0.0]) for x in (p, q))",
+        ("tests/pld/test_discrete_pair_sorted.py::test_the_sorted_route_brackets_the_exact_curve_as_the_direct_one",),
+        "the suffix sums of the sorted route start one atom late (the atom just above ε left out)"),
+    Bug("odometer-steps-taken-not-counted", PLD + "odometer.py",
+        "self.taken[pair] = self.taken.get(pair, 0) + count",
+        "self.taken = dict(self.taken)",
+        ("tests/test_odometer_replanning.py::test_past_the_horizon_the_grid_is_replanned",),
+        "the odometer forgets how often each pair was composed: one step at a time it never sees that "
+        "it went past the horizon it planned for, and the mass beyond the window turns ε into inf"),
 )
