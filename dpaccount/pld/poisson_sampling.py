@@ -132,6 +132,11 @@ class PoissonRemovePair(_PoissonPair):
     def q_ninf(self):
         return self._base.q_ninf if self._q == 1.0 else 0.0
 
+    def pure_epsilon(self):
+        """log(1 + q(e^ε − 1)) of the base's ε (L' increases with L), rounded up
+        (log1p, expm1 and the product: ≤ 16u of the result)."""
+        return math.log1p(self._q * math.expm1(self._base.pure_epsilon())) * (1 + 16 * _U)
+
     _base_edges = staticmethod(_remove_base_edges)
 
     @staticmethod
@@ -192,6 +197,11 @@ class PoissonAddPair(_PoissonPair):
     @property
     def q_ninf(self):
         return self._q * self._base.q_ninf
+
+    def pure_epsilon(self):
+        """−log(1 − q(1 − e^{−ε})) of the base's ε (L' increases with L), rounded up:
+        at most −log(1 − q), finite for q < 1 whatever the base."""
+        return -math.log1p(self._q * math.expm1(-self._base.pure_epsilon())) * (1 + 16 * _U)
 
     _base_edges = staticmethod(_add_base_edges)
 
