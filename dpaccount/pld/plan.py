@@ -148,11 +148,13 @@ def affordable(plan, level, refuse=False, accuracy=None):
         need = plan.points * 2 ** wanted
         # the step planned is ∝ sqrt(accuracy): each level finer costs 4× the accuracy
         fits = accuracy * 4.0 ** (wanted - top)
+        fits = fits if fits < 0.5 and wanted < MAX_LEVEL else None  # at MAX_LEVEL the level was clipped
         raise GridTooLarge(
             f"accuracy={accuracy!r} needs a grid step of {plan.coarse / 2 ** wanted:.3g}: a window of ~{need:,} "
-            f"points, ~{need * BYTES_PER_POINT / 2 ** 30:.2g} GB, beyond the limit of {MAX_BASE:,} points "
-            f"(~{MAX_BASE * BYTES_PER_POINT / 2 ** 30:.2g} GB). accuracy={fits:.2g} fits; method='rdp' answers "
-            f"at once (a looser upper bound); or stage the composition with Discretise", fits)
+            f"grid points, ~{need * BYTES_PER_POINT / 2 ** 30:.2g} GB, beyond the cap of {MAX_BASE:,} points "
+            f"(~{MAX_BASE * BYTES_PER_POINT / 2 ** 30:.2g} GB). "
+            f"{f'accuracy={fits:.2g} fits; ' if fits else ''}method='rdp' answers at once (a looser upper "
+            f"bound); or stage the composition with Discretise", fits)
     return np.minimum(level, top)
 
 

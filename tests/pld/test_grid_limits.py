@@ -31,9 +31,9 @@ def test_a_grid_that_does_not_fit_says_what_it_needs_and_what_fits():
     with pytest.raises(dpa.GridTooLarge) as info:
         README.get_approxDP(1e-5, accuracy=1e-7)
     text = str(info.value)
-    needed = int(re.search(r"~([\d,]+) points", text).group(1).replace(",", ""))
-    limit = int(re.search(r"limit of ([\d,]+) points", text).group(1).replace(",", ""))
-    assert limit == MAX_BASE < needed  # the limit named is the one applied
+    needed = int(re.search(r"~([\d,]+) grid points", text).group(1).replace(",", ""))
+    limit = int(re.search(r"cap of ([\d,]+) points", text).group(1).replace(",", ""))
+    assert limit == MAX_BASE < needed  # the cap named is the one applied
     assert f"~{needed * BYTES_PER_POINT / 2 ** 30:.2g} GB" in text and "method='rdp'" in text
     fits = info.value.accuracy
     assert fits > 1e-7 and f"accuracy={fits:.2g} fits" in text
