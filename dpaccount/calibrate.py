@@ -63,7 +63,7 @@ class _Budget:
     def __init__(self, eps, delta, mu, fpr, fnr, query, accuracy, method=None):
         given = {k for k, val in dict(eps=eps, delta=delta, mu=mu, fpr=fpr, fnr=fnr).items() if val is not None}
         if given == {"eps", "delta"}:
-            self.eps = v.in_interval("eps", eps, 0.0, math.inf)
+            self.eps = v.in_interval("eps", eps, 0.0, math.inf, lo_open=False)  # ε = 0: (0, δ)-DP
             self.delta = v.in_interval("delta", delta, 0.0, 1.0, lo_open=False)  # δ = 0: pure ε-DP
             if query not in ("epsilon", "delta"):
                 raise ValueError(f"query must be 'epsilon' or 'delta', got {query!r}")

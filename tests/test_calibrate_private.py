@@ -77,6 +77,16 @@ def test_the_whole_range_meets_a_loose_budget_even_where_no_grid_fits():
     assert 0 < dpsgd(50.0, 1e-6, MAX_STEPS).get_approxDP(DELTA, method="rdp") <= 1.0
 
 
+def test_the_cli_reports_the_route_of_the_certified_epsilon(capsys):
+    """The CLI printed "steps = 8625 … certified epsilon there: 0"; now the end of the
+    range, and ε there by the route calibration decided it by (the default grid is too large)."""
+    from dpaccount.cli import main
+    assert main(["calibrate", "--solve", "steps", "--mechanism", "subsampled-gaussian", "--sigma", "50",
+                 "--q", "1e-6", "--eps", "1", "--delta", "1e-5"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"steps = {MAX_STEPS} ") and "by method='rdp'" in out
+
+
 def test_a_point_no_route_can_compute_is_not_read_as_over_budget():
     """Where nothing answers at the points beyond (σ < 10 here), calibration
     raises, saying where and why, rather than returning an answer short of the
