@@ -20,7 +20,7 @@ import pytest
 
 import dpaccount as dpa
 from dpaccount import Composition, GaussianMechanism, PoissonSampling
-from dpaccount.calibrate import certified_epsilon, dpsgd_max_steps, dpsgd_noise_multiplier
+from dpaccount.calibrate import certified_epsilon, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
 
 dp_accounting = pytest.importorskip("dp_accounting")
 
@@ -66,6 +66,16 @@ def check_sigma(q, steps, eps, reference):
     assert sigma <= reference
     assert over_or_refused(dpsgd(sigma * (1 - TOL), q, steps), eps)
     return sigma
+
+
+def check_rate(sigma, steps, eps, reference):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpa.AccuracyWarning)
+        q = dpsgd_max_sample_rate(sigma, steps, eps, DELTA, tol=TOL)
+    assert certified_epsilon(dpsgd(sigma, q, steps), DELTA)[0] <= eps
+    assert q >= reference
+    assert over_or_refused(dpsgd(sigma, q * (1 + TOL), steps), eps)
+    return q
 
 
 def test_the_whole_range_meets_a_loose_budget_even_where_no_grid_fits():
@@ -136,3 +146,9 @@ def test_most_steps_on_the_grid(sigma, q):
 @pytest.mark.parametrize("sigma, q", GRID)
 def test_least_noise_on_the_grid(sigma, q):
     check_sigma(q, 10 ** 5, rdp_epsilon(sigma, q, 10 ** 5), sigma)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sigma, q", [(s, q) for s in (2.0, 8.0, 32.0) for q in (1e-6, 1e-5)])
+def test_largest_rate_on_the_grid(sigma, q):
+    check_rate(sigma, 10 ** 5, rdp_epsilon(sigma, q, 10 ** 5), q)
