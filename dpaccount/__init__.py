@@ -7,7 +7,8 @@
 """
 from .calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
 from .converters.clt import clt_mu
-from .errors import AccuracyNotReached, AccuracyWarning, ApproximationWarning, DPAccountError, GridTooLarge, RepresentationUnavailable
+from .errors import (AccuracyNotReached, AccuracyWarning, ApproximationWarning, DPAccountError, GridTooLarge,
+                     RDPFallbackWarning, RepresentationUnavailable)
 from .mechanism import Mechanism
 from .pld.cache import clear_cache, set_cache_limit
 from .pld.profile import PrivacyProfile
@@ -16,32 +17,43 @@ from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, 
                                   ExponentialMechanism, PureDPMechanism)
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                   RandomizedResponse)
+from .mechanisms.training import MixtureOfGaussiansMechanism, TreeAggregation, ZCDPMechanism
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
 from .plots import plot_fDP, plot_privacy_profile, plot_rdp
+from .recipes import dpsgd
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
-from .specs import dump, from_spec, load
-from .sweep import SweepResult, sweep
+from .dp_events import UnsupportedEvent
+from .mechanisms.trivial import NoOpMechanism, NonPrivateMechanism
+from .specs import dump, from_dp_event, from_spec, load
+from .sweep import SerialExecutor, SweepResult, sweep
 from .transformers.base import Transformer
 from .transformers.composition import Composition
 from .transformers.discretise import Discretise
 from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
 from .transformers.poisson_sampling import PoissonSampling
+from .transformers.repeat_and_select import RepeatAndSelect
 from .transformers.subset_sampling import SubsetSampling
+from .transformers.truncated_poisson import TruncatedPoissonSampling
+from .transformers.with_replacement import SamplingWithReplacement
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Mechanism", "Bounds", "PrivacyProfile", "set_cache_limit", "clear_cache",
     "Transformer", "Composition", "PoissonSampling", "PrivacyOdometer",
-    "from_spec", "dump", "load", "sweep", "SweepResult",
-    "calibrate", "dpsgd_noise_multiplier", "dpsgd_max_steps", "dpsgd_max_sample_rate",
+    "from_spec", "dump", "load", "from_dp_event", "UnsupportedEvent", "NoOpMechanism", "NonPrivateMechanism",
+    "sweep", "SweepResult", "SerialExecutor",
+    "calibrate", "dpsgd", "dpsgd_noise_multiplier", "dpsgd_max_steps", "dpsgd_max_sample_rate",
     "Discretise", "SubsetSampling", "GroupPrivacy", "ToReplaceOne", "Relation", "ADD_REMOVE", "REPLACE_ONE",
     "GaussianMechanism", "GDPMechanism", "LaplaceMechanism", "RandomizedResponse", "BinomialMechanism",
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",
     "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
+    "MixtureOfGaussiansMechanism", "ZCDPMechanism", "TreeAggregation", "RepeatAndSelect",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning", "AccuracyWarning",
+    "RDPFallbackWarning",
     "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
+    "TruncatedPoissonSampling", "SamplingWithReplacement",
 ]
 
 

@@ -45,3 +45,9 @@ class ApproximationWarning(UserWarning):
 class AccuracyWarning(UserWarning):
     """A certified answer (still a rigorous bound) from a coarser grid than the
     accuracy asked for needs, because the finer grid would exceed the size cap."""
+
+
+class RDPFallbackWarning(UserWarning):
+    """A default query answered through RDP (still a rigorous upper bound, but looser
+    than a privacy-loss grid) because some part of the mechanism has no dominating
+    pair — e.g. a ``ZCDPMechanism`` in a composition."""

@@ -22,6 +22,7 @@ import numbers
 from enum import Enum
 from types import MappingProxyType
 
+from .dp_events import spec_to_event
 from .errors import RepresentationUnavailable
 from .queries import QueryDispatch
 from .relations import ADD_REMOVE, check_relation
@@ -106,6 +107,19 @@ class Mechanism(QueryDispatch):
         without a spec (a user's subclass, ``ContinuousMechanism`` with a law
         outside the safe registry of ``specs.py``)."""
         return {SPEC_KEY: SPEC_VERSION, **self._spec_node()}
+
+    def to_dp_event(self):
+        """dp_accounting's ``DpEvent`` for this mechanism (``dp_events.py``; dp_accounting
+        must be installed): ``dpaccount.from_dp_event(m.to_dp_event(), relation=m.relation)``
+        gives ``m`` back (up to sensitivity 1: a Gaussian of σ and Δ is the event of
+        noise multiplier σ/Δ). The relation is the accountant's in dp_accounting: give it
+        there. ``UnsupportedEvent`` where dp_accounting has no event (binomial, discrete
+        Gaussian, pure/approximate DP, user pairs, frozen grids, group privacy)."""
+        try:
+            from dp_accounting import dp_event
+        except ImportError:
+            raise ImportError("to_dp_event needs dp_accounting: pip install dp-accounting") from None
+        return spec_to_event(self._spec_node(), dp_event)
 
     def _spec_node(self):
         kind = vars(type(self)).get("_spec_type")  # declared by this very class, not inherited

@@ -8,7 +8,8 @@ mechanism given (one or a list) with a legend, and returns the axes; none
 calls ``show``, so they work headless (the Agg backend).
 
 * ``plot_fDP``: the certified band [lower, upper] of each mechanism's
-  trade-off curve (``get_fDP_bounds``) and its lower, safe edge as a line;
+  trade-off curve (``get_fDP_bounds``) and its lower, safe edge as a line
+  (the edge only where the pairs are not attained: no certified band);
   the ideal curve β = 1 − α (perfect privacy); optionally G_μ for reference
   (Dong, Roth & Su 2022; Bu, Dong, Long & Su 2020, Fig. 3).
 * ``plot_privacy_profile``: ε(δ) (certified upper bound), δ on a log axis.
@@ -26,6 +27,13 @@ def _pyplot():
         raise ImportError("plotting needs matplotlib, the optional extra [plot]: "
                           "pip install 'dpaccount[plot]'") from exc
     return plt
+
+
+def image_formats():
+    """The file extensions matplotlib can write (ImportError with the install hint without it)."""
+    _pyplot()
+    from matplotlib.backend_bases import FigureCanvasBase
+    return sorted(FigureCanvasBase.get_supported_filetypes())
 
 
 def _axes(ax):
@@ -55,14 +63,17 @@ def plot_fDP(mechanisms, ax=None, labels=None, gdp_mu=None, band=True, points=40
     alphas = np.unique(np.concatenate((np.linspace(0.0, 1.0, points), np.geomspace(1e-6, 1e-2, 41))))
     for m, label in zip(mechs, labels):
         if band:
-            lo, hi = m.get_fDP_bounds(alphas, accuracy=accuracy)[:2]
+            bounds = m.get_fDP_bounds(alphas, accuracy=accuracy)
+            lo, hi = bounds.lower, (bounds.upper if bounds.certified else bounds.lower)
         else:
             lo = hi = m.get_fDP(alphas, accuracy=accuracy)
-        line, = ax.plot(alphas, lo, label=label)
+        # the certified curve on top and wider, so that a G_μ it coincides with leaves it visible
+        line, = ax.plot(alphas, lo, label=label, linewidth=2.2, zorder=3)
         if band:
-            ax.fill_between(alphas, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0)
+            ax.fill_between(alphas, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0, zorder=2)
     for mu in ([] if gdp_mu is None else np.atleast_1d(gdp_mu)):
-        ax.plot(alphas, gdp_tradeoff(alphas, float(mu)), linestyle=":", label=f"G_μ, μ = {float(mu):.3g}")
+        ax.plot(alphas, gdp_tradeoff(alphas, float(mu)), linestyle=(0, (2, 2)), linewidth=1.2, zorder=4,
+                label=f"G_μ, μ = {float(mu):.3g}")
     ax.plot([0, 1], [1, 0], color="grey", linestyle="--", linewidth=0.8, label="ideal (β = 1 − α)")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)

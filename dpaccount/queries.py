@@ -45,10 +45,12 @@ from .converters.fdp import gdp_tradeoff
 from .converters.gdp import delta_gdp, epsilon_gdp
 from .converters.hockey_stick import hockey_stick_to_epsilon
 from .converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
-from .errors import AccuracyNotReached, ApproximationWarning, GridTooLarge, RepresentationUnavailable
+from .errors import (AccuracyNotReached, ApproximationWarning, GridTooLarge, RDPFallbackWarning,
+                     RepresentationUnavailable)
 from .fdp import analytic_applies, clt_mu_of, mu_gdp, tradeoff
 from .pld.accountant import DIRECTIONS
 from .pld.apriori import apriori_plan
+from .pld.attained import attained_compositions, attained_lower
 from .pld.exact_sum import delta_bounds as exact_delta_bounds
 from .pld.exact_sum import epsilon_bounds as exact_epsilon_bounds
 from .pld.exact_sum import exact_profile
@@ -61,16 +63,23 @@ _ROUNDS = 5  # grid refinements a *_bounds query tries before AccuracyNotReached
 
 
 class Bounds(NamedTuple):
-    """An interval [lower, upper] around the exact value. ``certified`` says
-    whether the exact value provably lies in it: always for "analytic" and
-    "pld"; for "cf" where every error involved is a bound, else the interval
-    is value ∓ an error *estimate* (cf/queries.py)."""
+    """An interval [lower, upper] around the mechanism's exact value. ``certified``
+    says whether the exact value provably lies in it: for "analytic" and "pld"
+    wherever the lower end is present; for "cf" where every error involved is a
+    bound, else the interval is value ∓ an error *estimate* (cf/queries.py).
+
+    ``lower_of``: what the lower end bounds — "mechanism" (from attained pairs:
+    the dominating pairs where tight, else attained compositions,
+    ``pld/attained.py``, which ``reason`` then says), or None: no attained pair
+    is known, ``lower`` is None and ``reason`` says why (docs/theory.rst)."""
 
     lower: object
     upper: object
     method: str
     step: object = None
     certified: bool = True
+    lower_of: object = "mechanism"
+    reason: object = None
 
 
 def _narrow(lower, upper, accuracy):
@@ -129,6 +138,10 @@ class QueryDispatch:
             first = next(self._methods(), None)
             if first is None:
                 raise RepresentationUnavailable(f"no accountant applies to {self._name}")
+            if first == "rdp":
+                warnings.warn(f"{self._name} has no dominating pair (a part known through RDP only, such "
+                              f"as zCDP or repeat-and-select), so this answer comes from RDP: an upper "
+                              f"bound, looser than a privacy-loss grid's", RDPFallbackWarning, stacklevel=3)
             return first
         if not isinstance(method, str):
             raise TypeError(f"method must be a string, got {method!r}")
@@ -146,8 +159,10 @@ class QueryDispatch:
     def privacy_profile(self, accuracy=DEFAULT_ACCURACY):
         """The certified privacy profile (``pld.profile.PrivacyProfile``) at
         ``accuracy``: ``.delta(eps)``, ``.epsilon(delta)`` (upper bounds),
-        ``.delta_lower``/``.epsilon_lower`` and ``.certificate()``, for arrays
-        of queries from grids composed once (shared by equal mechanisms).
+        ``.delta_lower``/``.epsilon_lower`` (lower bounds on the *pairs'* curves:
+        the mechanism's only where ``pairs.tight``; ``get_*_bounds`` say which)
+        and ``.certificate()``, for arrays of queries from grids composed once
+        (shared by equal mechanisms).
 
         Its grid steps are planned from the question (``pld/plan.py``): each
         answer is planned to land within half the accuracy above the exact
@@ -256,24 +271,26 @@ class QueryDispatch:
                                             f"use method='pld' or 'analytic'")
         if method == "cf":  # certified where every error is a bound (cf/queries.py)
             lower, upper, certified = cf_bounds(self, values, scalar, query)
+            if not self.pairs.tight:
+                return Bounds(None, upper, method, None, False, None, "no lower end: the dominating pairs "
+                              "are not attained (method='pld' takes one from attained compositions)")
             return Bounds(lower, upper, method, certified=certified)
-        ask = values if not scalar else float(values.ravel()[0])
+        shape = values.shape
+        pick = (lambda a: float(np.ravel(a)[0])) if scalar else (lambda a: np.reshape(a, shape))
         if method == "analytic":
-            upper = getattr(self, query)(ask, method=method)
+            upper = np.ravel(getattr(self, query)(values, method=method))
             if query == "get_approxDP":
                 lower = [self._analytic_epsilon(float(d), upper=False) for d in values.ravel()]
             else:
                 lower = self._analytic_delta(values.ravel(), upper=False)
-            lower = np.minimum(np.asarray(lower, dtype=float).reshape(values.shape), upper)
-            return Bounds(float(lower.ravel()[0]) if scalar else lower, upper, method)
-        shape = values.shape
-        pick = (lambda a: float(a[0])) if scalar else (lambda a: a.reshape(shape))
+            lower = np.minimum(np.ravel(np.asarray(lower, dtype=float)), upper)
+            return self._of_mechanism(lower, upper, method, None, values, query, accuracy, pick)
         exact = self._exact_sum()
         if exact is not None:  # the exact sum over the atoms (pld/exact_sum.py)
             fn = exact_epsilon_bounds if query == "get_approxDP" else exact_delta_bounds
             lower, upper = fn(exact, values.ravel())
             if np.all(_narrow(lower, upper, accuracy)):
-                return Bounds(pick(lower), pick(upper), method)
+                return self._of_mechanism(lower, upper, method, None, values, query, accuracy, pick)
         profile = self.privacy_profile(accuracy)
         fn = profile.epsilon_bounds if query == "get_approxDP" else profile.delta_bounds
         lower_g, upper_g, step, met = fn(values, _ROUNDS)
@@ -290,8 +307,32 @@ class QueryDispatch:
             raise AccuracyNotReached(
                 f"certified interval [{np.min(lower):.6g}, {np.max(upper):.6g}] is still wider than the "
                 f"accuracy {accuracy!r} asked for at the finest grid tried (step {step:.3g}); the grid cap "
-                f"or the rounds ({_ROUNDS}) stop there", Bounds(pick(lower), pick(upper), method, step))
-        return Bounds(pick(lower), pick(upper), method, step)
+                f"or the rounds ({_ROUNDS}) stop there",
+                self._of_mechanism(lower, upper, method, step, values, query, accuracy, pick))
+        return self._of_mechanism(lower, upper, method, step, values, query, accuracy, pick)
+
+    def _of_mechanism(self, lower, upper, method, step, values, query, accuracy, pick):
+        """``Bounds`` whose lower end bounds the mechanism (docs/theory.rst): the pairs'
+        own ``lower`` where every pair is attained; else the largest lower bound over
+        attained compositions (``pld/attained.attained_lower``); else none, with the
+        reason. The accuracy asked for is met by the pairs' interval (the grids'
+        error); the rest of the width is the pairs' looseness, which no grid refines."""
+        if self.pairs.tight:
+            return Bounds(pick(lower), pick(upper), method, step)
+        found, why = self._cached("attained", lambda: attained_compositions(self.pairs))
+        if found is None:
+            return Bounds(None, pick(upper), method, step, False, None,
+                          f"no lower end: the dominating pairs are not attained ({why})")
+        flat, upper = values.ravel(), np.ravel(upper)
+        low = attained_lower(found, flat, "epsilon" if query == "get_approxDP" else "delta", accuracy, _ROUNDS)
+        if np.any(low > upper):  # both certified: a lower bound above an upper one is a bug
+            raise RuntimeError(f"internal error: an attained composition's lower bound is above the dominating "
+                               f"pairs' upper bound at {query}({flat[np.argmax(low - upper)]!r}); please report "
+                               f"this mechanism")
+        return Bounds(pick(low), pick(upper), method, step, True, "mechanism",
+                      f"the dominating pairs are not attained: the lower end is the largest over {len(found)} "
+                      f"attained compositions (pld/attained.py); the width beyond the accuracy is the pairs' "
+                      f"looseness, not the grids'")
 
     def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY):
         """ε(δ) with a certified interval: ``Bounds(lower, upper, method, step)``.
@@ -299,7 +340,9 @@ class QueryDispatch:
         ``upper`` comes from the pessimistic grid (as ``get_approxDP``), ``lower``
         from the optimistic one (``pld/discretise_optimistic.py``): the exact ε lies
         in between. The grid is refined until upper − lower ≤ accuracy·upper,
-        else ``AccuracyNotReached`` says what could be reached."""
+        else ``AccuracyNotReached`` says what could be reached. Where the pairs
+        are not attained, ``lower`` comes from attained compositions or is None
+        (``Bounds.lower_of``, ``reason``; docs/theory.rst)."""
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
         return self._bounds(deltas, scalar, method, accuracy, "get_approxDP")
 
@@ -353,7 +396,10 @@ class QueryDispatch:
     def get_fDP_bounds(self, fpr, method=None, accuracy=DEFAULT_ACCURACY):
         """β(α) with a certified interval ``Bounds(lower, upper, method)``: lower
         from the pessimistic grids (as ``get_fDP``), upper from the optimistic
-        ones (or the closed forms rounded both ways); not refined."""
+        ones (or the closed forms rounded both ways); not refined. Here the lower
+        end is the safe one (``lower_of`` "mechanism" always); the upper end bounds
+        the mechanism's β only where its pairs are attained, else ``certified``
+        is False and ``reason`` says so (docs/theory.rst)."""
         alphas, scalar = v.real_array("fpr", fpr, lambda n, x: v.in_interval(n, x, 0.0, 1.0, False, False))
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         method = self._fdp_method(method)
@@ -363,7 +409,11 @@ class QueryDispatch:
         upper = np.maximum(np.asarray(tradeoff(self, alphas, method, accuracy, lower=False), dtype=float), lower)
         pick = (lambda a: float(a.ravel()[0])) if scalar else (lambda a: a.reshape(alphas.shape))
         step = self.privacy_profile(accuracy).step if method == "pld" else None
-        return Bounds(pick(lower), pick(upper), method, step)
+        if self.pairs.tight:
+            return Bounds(pick(lower), pick(upper), method, step)
+        return Bounds(pick(lower), pick(upper), method, step, False, "mechanism",
+                      "the upper end bounds the dominating pairs' trade-off curve, not the mechanism's: the "
+                      "pairs are not attained, and the mechanism's curve may lie above it")
 
     def mu_GDP(self, method=None, accuracy=DEFAULT_ACCURACY, tail=1e-30):
         """The smallest μ for which the mechanism is certified μ-GDP up to the

@@ -80,6 +80,7 @@ def group_relation(relation, k):
 
 # common spellings, compared lower-case with "-", "_", "/" and spaces removed
 _SPELLINGS = {"addremove": ADD_REMOVE, "addorremove": ADD_REMOVE, "removeadd": ADD_REMOVE,
+              "addorremoveone": ADD_REMOVE,  # dp_accounting's ADD_OR_REMOVE_ONE
               "unbounded": ADD_REMOVE, "replaceone": REPLACE_ONE, "replace": REPLACE_ONE,
               "substitution": REPLACE_ONE, "substitute": REPLACE_ONE, "substituteone": REPLACE_ONE,
               "bounded": REPLACE_ONE}
@@ -88,7 +89,8 @@ _SPELLINGS = {"addremove": ADD_REMOVE, "addorremove": ADD_REMOVE, "removeadd": A
 def check_relation(name, value):
     """A relation from a ``Relation``, a ``GroupRelation`` or a string: a
     ``Relation``'s value or a common spelling of it ("add-remove",
-    "add_remove", "unbounded"; "replace_one", "substitution", "bounded"; any
+    "add_remove", "unbounded", dp_accounting's "ADD_OR_REMOVE_ONE"; "replace_one",
+    "substitution", "bounded"; any
     case), or a group relation as it prints ("2-fold add/remove"); else
     TypeError/ValueError naming ``name`` and the value."""
     if isinstance(value, (Relation, GroupRelation)):

@@ -31,13 +31,16 @@ import json
 import math
 import os
 
-from scipy import stats
+from .lazy import lazy
 
 from . import validation as v
 from .errors import DPAccountError
 from .mechanism import SPEC_KEY, SPEC_VERSION, Mechanism
 from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, DiscreteLaplaceMechanism,
                                   ExponentialMechanism, PureDPMechanism)
+from .dp_events import event_to_spec
+from .mechanisms.trivial import NoOpMechanism, NonPrivateMechanism
+from .mechanisms.training import MixtureOfGaussiansMechanism, TreeAggregation, ZCDPMechanism
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                   RandomizedResponse)
 from .mechanisms.user_defined import SPEC_LAWS, ContinuousMechanism, DiscreteMechanism
@@ -45,7 +48,12 @@ from .transformers.composition import Composition
 from .transformers.discretise import Discretise
 from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
 from .transformers.poisson_sampling import PoissonSampling
+from .transformers.repeat_and_select import RepeatAndSelect
 from .transformers.subset_sampling import SubsetSampling
+from .transformers.truncated_poisson import TruncatedPoissonSampling
+from .transformers.with_replacement import SamplingWithReplacement
+
+stats = lazy("scipy.stats")
 
 MAX_DEPTH = 64          # mechanisms nested in one another
 MAX_LIST = 100_000      # entries of one list (parts, probabilities)
@@ -92,6 +100,22 @@ REGISTRY = {
     "GroupPrivacy": (lambda mechanism, k: GroupPrivacy()(mechanism, k),
                      *_fields([("mechanism", MECHANISM), ("k", COUNT)])),
     "ToReplaceOne": (lambda mechanism: ToReplaceOne()(mechanism), *_fields([("mechanism", MECHANISM)])),
+    "TruncatedPoissonSampling": (lambda mechanism, q, dataset_size, max_batch_size: TruncatedPoissonSampling()(
+        mechanism, q, dataset_size, max_batch_size), *_fields([("mechanism", MECHANISM), ("q", REAL),
+                                                               ("dataset_size", COUNT), ("max_batch_size", COUNT)])),
+    "SamplingWithReplacement": (lambda mechanism, dataset_size, batch_size: SamplingWithReplacement()(
+        mechanism, dataset_size, batch_size), *_fields([("mechanism", MECHANISM), ("dataset_size", COUNT),
+                                                        ("batch_size", COUNT)])),
+    "NoOpMechanism": (NoOpMechanism, *_fields([], _REL)),
+    "NonPrivateMechanism": (NonPrivateMechanism, *_fields([], _REL)),
+    "MixtureOfGaussiansMechanism": (MixtureOfGaussiansMechanism, *_fields(
+        [("sigma", REAL), ("sensitivities", PROBS), ("probs", PROBS)], _REL)),
+    "ZCDPMechanism": (ZCDPMechanism, *_fields([("rho", REAL)], [("xi", REAL), *_REL])),
+    "TreeAggregation": (TreeAggregation, *_fields([("noise_multiplier", REAL), ("steps", COUNT)],
+                                                  [("epochs", COUNT), *_REL])),
+    "RepeatAndSelect": (lambda mechanism, mean, shape=None, poisson=False:
+                        RepeatAndSelect()(mechanism, mean, math.inf if poisson else shape),
+                        *_fields([("mechanism", MECHANISM), ("mean", REAL)], [("shape", REAL), ("poisson", BOOL)])),
 }
 
 
@@ -116,6 +140,14 @@ def from_spec(spec):
                          f"this dpaccount reads version {SPEC_VERSION}")
     body = {key: val for key, val in spec.items() if key != SPEC_KEY}
     return _Reader().mechanism(body, "spec", 1)
+
+
+def from_dp_event(event, relation=None):
+    """The mechanism of a dp_accounting ``DpEvent`` (``dp_events.py``: read by its type's name
+    and fields, no import of dp_accounting), about ``relation`` neighbours (add/remove by
+    default; dp_accounting's names and enum accepted). ``UnsupportedEvent`` (a
+    ``DPAccountError``) names an event with no counterpart."""
+    return from_spec({SPEC_KEY: SPEC_VERSION, **event_to_spec(event, relation)})
 
 
 def dump(mechanism, path_or_file, indent=2):

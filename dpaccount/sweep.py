@@ -14,7 +14,8 @@ the last key varies fastest) and answers ``query`` there:
 * ``("epsilon", delta)``, ``("delta", eps)``, ``("rdp", alpha)`` — the
   mechanism's ``get_approxDP`` / ``get_approx_delta`` / ``get_RDP`` (column
   ``epsilon``, ``delta``, ``rdp``); ``("epsilon_bounds", delta)`` and
-  ``("delta_bounds", eps)`` add the certified lower bound (``…_lower``);
+  ``("delta_bounds", eps)`` add the certified lower bound (``…_lower``;
+  empty, with ``lower_reason``, where the mechanism's pairs are not attained);
 * a callable ``query(mechanism)`` returning a number (column ``value``) or a
   dict of columns.
 
@@ -30,8 +31,9 @@ themselves pickle (``mechanism.py``).
 The result is a ``SweepResult``: ``rows`` (a list of dicts: the point's
 parameters, then the answer), ``to_csv``, ``to_json``, ``to_dataframe``
 (pandas, when installed). With ``errors="record"`` a point that has no
-certified answer (``DPAccountError``) gets empty answers and its message in
-an ``error`` column instead of stopping the sweep.
+certified answer (``DPAccountError``) or whose parameters are refused
+(``ValueError``) gets empty answers and its message in an ``error`` column
+instead of stopping the sweep.
 """
 import csv
 import io
@@ -197,14 +199,16 @@ def _check_picklable(make, query):
 
 
 def _evaluate(make, query, point, method, accuracy, errors):
-    """The answer columns at one point (runs in a worker)."""
+    """The answer columns at one point (runs in a worker). With ``errors="record"`` a point
+    whose parameters are refused (ValueError) or that has no certified answer
+    (``DPAccountError``) is recorded, its message in the ``error`` column."""
     try:
-        m = make(**point)
-    except (TypeError, ValueError) as exc:  # bad parameters: say at which point
-        raise type(exc)(f"at {point}: {exc}") from None
-    if not isinstance(m, Mechanism):
-        raise TypeError(f"make(**{point!r}) must return a dpaccount Mechanism, got {m!r}")
-    try:
+        try:
+            m = make(**point)
+        except (TypeError, ValueError) as exc:  # bad parameters: say at which point
+            raise type(exc)(f"at {point}: {exc}") from None
+        if not isinstance(m, Mechanism):
+            raise TypeError(f"make(**{point!r}) must return a dpaccount Mechanism, got {m!r}")
         if callable(query):
             out = query(m)
             return dict(out) if isinstance(out, dict) else {"value": out}
@@ -213,10 +217,11 @@ def _evaluate(make, query, point, method, accuracy, errors):
         if name == "rdp":
             return {column: getattr(m, fn)(x)}
         answer = getattr(m, fn)(x, method=method, accuracy=accuracy)
-        if name.endswith("_bounds"):
-            return {column: answer.upper, f"{column}_lower": answer.lower, "method": answer.method}
+        if name.endswith("_bounds"):  # no lower end (pairs not attained): empty, with the reason
+            return {column: answer.upper, f"{column}_lower": answer.lower, "method": answer.method,
+                    **({"lower_reason": answer.reason} if answer.lower is None else {})}
         return {column: answer}
-    except DPAccountError as exc:
+    except (DPAccountError, ValueError) as exc:
         if errors == "raise":
             raise
         empty = {} if callable(query) else {QUERIES[query[0]][1]: None}

@@ -154,7 +154,7 @@ def test_calibrate_meets_the_budget_on_the_safe_side(capsys):
     assert Composition()([LaplaceMechanism(10.0)], [steps + max(1, steps // 100)]).get_approxDP(1e-5) > 1
     assert main(["calibrate", "--solve", "sigma", "--mechanism", "gaussian", "--eps", "1", "--delta", "1e-5",
                  "--range", "0.01", "0.02"]) == 3
-    assert "no value in bounds" in capsys.readouterr().err
+    assert "no value in --range" in capsys.readouterr().err
 
 
 def test_fmt_rounds_towards_the_safe_side():
@@ -265,3 +265,44 @@ def test_the_progress_bar_redraws_in_place_on_a_terminal(monkeypatch):
     with Progress("sweep", True, width=4) as bar:
         bar(2, 2)
     assert sys.stderr.getvalue() == "\rsweep: [#---] 1/4\n\rsweep: [####] 2/2\n"  # ended even when cut short
+
+
+def test_the_cli_speaks_in_flags_not_python_names(capsys):
+    """Issue 32: messages name the flags; a certified interval of an uncertified method is a
+    usage error; dp_accounting's relation spellings; an image format checked before any work."""
+    assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "1", "--steps", "0", "--delta", "1e-5"]) == 2
+    assert "--steps must be at least 1" in capsys.readouterr().err
+    assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "1", "--delta", "1e-5",
+                 "--method", "rdp", "--bounds"]) == 2
+    assert "--method rdp" in capsys.readouterr().err
+    for spelling in ("add_or_remove_one", "ADD_OR_REMOVE_ONE", "replace_one"):
+        assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "1", "--relation", spelling,
+                     "--delta", "1e-5"]) == 0
+    capsys.readouterr()
+    assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "1", "--q", "0.1", "--relation", "replace-one",
+                 "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert "--q" in err and "mechanism must be" not in err and "SubsetSampling for" not in err
+
+
+def test_json_keys_agree_across_commands(capsys):
+    import json
+    docs = {}
+    for argv in (["epsilon", "--delta", "1e-5", "--bounds"], ["delta", "--eps", "1", "--bounds"],
+                 ["report", "--deltas", "1e-5", "--bounds"], ["fdp", "--alpha", "0.1", "--bounds"],
+                 ["sweep", "--grid", "steps=1,2", "--delta", "1e-5", "--workers", "1"]):
+        assert main([*argv, "--mechanism", "gaussian", "--sigma", "2", "--json"]) == 0
+        docs[argv[0]] = json.loads(capsys.readouterr().out)
+    assert all({"mechanism", "spec", "query"} <= set(doc) for doc in docs.values())
+    assert {"delta", "epsilon", "lower", "upper"} <= set(docs["epsilon"]["results"][0])
+    assert {"epsilon", "delta", "lower", "upper"} <= set(docs["delta"]["results"][0])
+    assert {"lower", "upper"} <= set(docs["report"]["results"][0]) and {"lower", "upper"} <= set(docs["fdp"]["results"][0])
+    assert docs["sweep"]["query"] == "sweep" and docs["sweep"]["delta"] == 1e-5 and len(docs["sweep"]["rows"]) == 2
+
+
+def test_a_plot_to_an_unknown_format_fails_before_any_work(capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import dpaccount.cli.fdp as fdp_command
+    monkeypatch.setattr(fdp_command, "mechanism_from", lambda *a, **k: pytest.fail("computed before checking -o"))
+    assert main(["plot", "--mechanism", "gaussian", "--sigma", "1", "-o", "curve.xyz"]) == 2
+    assert "unknown image format 'xyz'" in capsys.readouterr().err

@@ -71,6 +71,16 @@ def test_a_point_without_an_answer_raises_or_is_recorded():
     assert all(r["epsilon"] is None and "rdp" in r["error"] for r in table.rows)
 
 
+def test_a_point_whose_parameters_are_refused_is_recorded_too():
+    table = sweep(GaussianMechanism, {"sigma": [1.0, -1.0]}, ("epsilon", 1e-5), dpa.SerialExecutor(),
+                  errors="record")
+    good, bad = table.rows
+    assert good["epsilon"] == GaussianMechanism(1.0).get_approxDP(1e-5) and good["error"] is None
+    assert bad["epsilon"] is None and "sigma" in bad["error"] and "-1.0" in bad["error"]
+    with pytest.raises(ValueError, match="sigma"):
+        sweep(GaussianMechanism, {"sigma": [1.0, -1.0]}, ("epsilon", 1e-5), dpa.SerialExecutor())
+
+
 def test_inputs_are_checked_before_any_work():
     with pytest.raises(TypeError, match="picklable.*lambda"):
         sweep(lambda sigma: GaussianMechanism(sigma), {"sigma": [1.0]}, ("epsilon", 1e-5))

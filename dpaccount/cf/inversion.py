@@ -39,8 +39,8 @@ import threading
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize
 
+from ..lazy import lazy
 from .. import validation as v
 from ..errors import RepresentationUnavailable
 from .basic import U
@@ -48,6 +48,8 @@ from .characteristic import atoms, exact, log_mgf, log_mgf_continuous, log_mgf_e
 from .contour import C_MAX, GRID, RealMGF, log_alias, plan
 from .lattice import common_lattice, lattice_part
 from .line import Line, times
+
+optimize = lazy("scipy.optimize")
 
 _RTOL = 1e-6
 _MAX_SAMPLES = 2 ** 20

@@ -32,12 +32,14 @@ at most 512 periods.
 import math
 
 import numpy as np
-from scipy.special import logsumexp
 
+from ..lazy import lazy
 from .basic import U, clogsumexp, log_error_atoms, log_sub
 from .characteristic import (log_atoms_of, log_decay, log_error_continuous, log_mass_errors, log_masses,
                              log_mgf_continuous, quadrature_size)
 from .window import one_minus_window, window
+
+special = lazy("scipy.special")
 
 _DROP = 50.0
 _PERIODS = 512  # a window whose transform recurs grows to at most this many periods 2π/gap
@@ -61,10 +63,10 @@ class Factor:
         self.loss, self.log_mass = loss[keep], log_mass[keep]
         log_err = log_mass_errors(pair)  # the masses' own errors (a finite pair's logs')
         self.log_mass_err = None if log_err is None else log_err[keep]
-        self.log_dropped = float(logsumexp(w[~keep])) if np.any(~keep) else -math.inf
+        self.log_dropped = float(special.logsumexp(w[~keep])) if np.any(~keep) else -math.inf
         if log_err is not None and np.any(~keep):  # a dropped atom's error, beside its mass
-            self.log_dropped = float(np.logaddexp(self.log_dropped, logsumexp(log_err[~keep] + c * loss[~keep])))
-        self.log_a = float(logsumexp(w)) if len(w) else -math.inf
+            self.log_dropped = float(np.logaddexp(self.log_dropped, special.logsumexp(log_err[~keep] + c * loss[~keep])))
+        self.log_a = float(special.logsumexp(w)) if len(w) else -math.inf
         cont = log_mgf_continuous(pair, np.array([c + 0j]))
         self.atoms_only = cont is None
         self.log_c = -math.inf if cont is None else float(cont.real[0])

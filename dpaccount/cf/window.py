@@ -39,7 +39,10 @@ identity window (W = 1, k = δ₀, K = 1) of the exact lattice sums.
 import math
 
 import numpy as np
-from scipy import special
+
+from ..lazy import lazy
+
+special = lazy("scipy.special")
 
 _S_PER_TAU = 1.0 / 24.0
 _TAIL = 10.0      # t_m + 10 s = τ: W(τ) = ½erfc(10/√2) < 7.7e-24

@@ -25,15 +25,15 @@ import sys
 import warnings
 
 from ..errors import DPAccountError
-from .commands import cmd_calibrate, cmd_query, cmd_rdp, cmd_report, cmd_sweep
+from .commands import cmd_calibrate, cmd_dpsgd, cmd_query, cmd_rdp, cmd_report, cmd_sweep
 from .fdp import cmd_fdp, cmd_plot
-from .output import UsageError, fmt, say, show_warning
+from .output import UsageError, cli_words, fmt, say, show_warning
 from .parser import FAILURE, INTERRUPTED, MISSING_EXTRA, OK, UNANSWERED, USAGE, build_parser
 
 __all__ = ["main", "build_parser", "fmt", "UsageError"]
 
 COMMANDS = {"epsilon": cmd_query, "delta": cmd_query, "rdp": cmd_rdp, "report": cmd_report, "fdp": cmd_fdp,
-            "plot": cmd_plot, "calibrate": cmd_calibrate, "sweep": cmd_sweep}
+            "plot": cmd_plot, "calibrate": cmd_calibrate, "sweep": cmd_sweep, "dpsgd": cmd_dpsgd}
 
 
 def main(argv=None):
@@ -43,7 +43,10 @@ def main(argv=None):
         with warnings.catch_warnings():
             warnings.showwarning = show_warning  # one line each, restored on exit
             args = parser.parse_args(argv)
-            if args.mechanism is None and args.spec is None:
+            if (args.command != "dpsgd" and args.mechanism is None and args.spec is None
+                    and getattr(args, "sigma", None) is not None and getattr(args, "q", None) is not None):
+                args.mechanism = "subsampled-gaussian"  # prv_accountant's -s/-p/-i: DP-SGD by default
+            if args.command != "dpsgd" and args.mechanism is None and args.spec is None:
                 raise UsageError(f"give --mechanism NAME or --spec FILE (see dpaccount {args.command} --help)")
             COMMANDS[args.command](args, args.progress or sys.stderr.isatty())
         return OK
@@ -64,5 +67,5 @@ def main(argv=None):
 
 
 def _fail(message, code):
-    say("error", message)
+    say("error", cli_words(message))
     return code

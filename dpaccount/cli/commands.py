@@ -2,6 +2,7 @@
 ``calibrate`` and ``sweep``. Each takes the parsed arguments and whether to
 show progress, prints its result on stdout, and raises on failure (the
 exit code is chosen in ``__init__.main``)."""
+import json
 import math
 import sys
 import warnings
@@ -9,43 +10,63 @@ import warnings
 import numpy as np
 
 from ..calibrate import calibrate, certified_epsilon, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
+from ..recipes import dpsgd, dpsgd_steps
 from ..errors import ApproximationWarning, DPAccountError, RepresentationUnavailable
 from ..sweep import SerialExecutor, sweep
 from .flags import FlagMechanism, mechanism_from, parse_grid
 from .output import Progress, UsageError, fmt, print_json, print_note, print_table, result_document
 
 
+UNCERTIFIED = ("rdp", "clt")  # methods whose answers are one-sided (rdp) or approximate (clt): no interval
+
+
 def _method(m, method):
     return method or m.available_methods()[0]
 
 
-def cmd_query(args, progress):
-    """``epsilon`` (ε at each δ) and ``delta`` (δ at each ε)."""
-    m = mechanism_from(args)
+def cmd_query(args, progress, mechanism=None):
+    """``epsilon`` (ε at each δ) and ``delta`` (δ at each ε); of ``mechanism`` where given."""
+    if args.bounds and args.method in UNCERTIFIED:
+        raise UsageError(f"--bounds is a certified interval, which --method {args.method} does not give: "
+                         f"use --method pld, analytic or cf, or leave --method out")
+    m = mechanism_from(args) if mechanism is None else mechanism
     query = args.command
-    given, wanted = ("delta", "epsilon") if query == "epsilon" else ("eps", "delta")
+    given, wanted = ("delta", "epsilon") if query == "epsilon" else ("epsilon", "delta")
     method = _method(m, args.method)
     rows = []
-    for x in getattr(args, given):
+    for x in (args.delta if query == "epsilon" else args.eps):
         if args.bounds:
             fn = m.get_approxDP_bounds if query == "epsilon" else m.get_approx_delta_bounds
             b = fn(x, method=args.method, accuracy=args.accuracy)
-            rows.append({given: x, wanted: b.upper, "lower": b.lower, "method": b.method,
-                         "certified": b.certified})
+            rows.append({given: x, wanted: b.upper, "lower": b.lower, "upper": b.upper, "method": b.method,
+                         "certified": b.certified, "lower_of": b.lower_of, "reason": b.reason})
         else:
             fn = m.get_approxDP if query == "epsilon" else m.get_approx_delta
             rows.append({given: x, wanted: fn(x, method=args.method, accuracy=args.accuracy), "method": method})
     if args.json:
         return print_json(result_document(m, query, rows))
-    label = {"eps": "epsilon", "delta": "delta", "epsilon": "epsilon"}
     for r in rows:
-        at = f"at {label[given]} = {r[given]:g}"
-        if args.bounds:
+        at = f"at {given} = {r[given]:g}"
+        if args.bounds and r["lower"] is None:
+            print(f"{wanted} <= {fmt(r[wanted])} {at}  (upper bound, method {r['method']}; {r['reason']})")
+        elif args.bounds:
             print(f"{wanted} in [{fmt(r['lower'], up=False)}, {fmt(r[wanted])}] {at}  "
                   f"({'certified' if r['certified'] else 'estimated'} interval, method {r['method']})")
         else:
             kind = "cf value + its error; --bounds says if certified" if r["method"] == "cf" else "upper bound"
             print(f"{wanted} = {fmt(r[wanted])} {at}  ({kind}, method {r['method']})")
+
+
+def cmd_dpsgd(args, progress):
+    """``dpsgd``: the training loop's mechanism (``recipes.dpsgd``), then ``epsilon`` or ``delta``."""
+    m = dpsgd(args.sigma, args.batch_size, args.dataset_size, args.epochs, args.sampling)
+    q, steps = dpsgd_steps(args.batch_size, args.dataset_size, args.epochs)
+    if not args.json:
+        print(f"{steps:,} steps at sampling rate {q:.6g} ({args.sampling}): {args.epochs:g} epochs of "
+              f"ceil({args.dataset_size} / {args.batch_size}) = {-(-args.dataset_size // args.batch_size)} steps, "
+              f"rounded up")
+    args.command = "epsilon" if args.delta is not None else "delta"
+    cmd_query(args, progress, mechanism=m)
 
 
 def cmd_rdp(args, progress):
@@ -77,10 +98,11 @@ def cmd_report(args, progress):
     rows = []
     with Progress("report", progress) as bar:
         for i, d in enumerate(args.deltas):
-            row = {"delta": d, "epsilon": None, "lower": None, "rdp": None, "method": method}
+            row = {"delta": d, "epsilon": None, "lower": None, "upper": None, "rdp": None, "method": method}
             if args.bounds:
                 b = m.get_approxDP_bounds(d, accuracy=args.accuracy)
-                row.update(epsilon=b.upper, lower=b.lower, method=b.method)
+                row.update(epsilon=b.upper, lower=b.lower, upper=b.upper, method=b.method, lower_of=b.lower_of,
+                           reason=b.reason)
             else:
                 row["epsilon"] = m.get_approxDP(d, accuracy=args.accuracy)
             try:
@@ -105,6 +127,8 @@ def cmd_report(args, progress):
                "conversion, also an upper bound, looser."
                + (" CLT: the central limit approximation of Bu, Dong, Long & Su (2020), not a bound."
                   if has_clt else ""))
+    if args.bounds and rows[0]["reason"]:
+        print_note(f"lower: {rows[0]['reason']}.")
     under = [f"{r['delta']:g}" for r in rows if r["clt_under_reports"]]
     if under:
         print_note(f"warning (!): the CLT approximation is below the certified epsilon at delta = "
@@ -145,7 +169,7 @@ def cmd_calibrate(args, progress):
     m = mechanism_from(args, **{args.solve: x})
     eps, route = certified_epsilon(m, args.delta)  # by the route calibration used where the default refuses
     if args.json:
-        return print_json(result_document(m, "calibrate", solve=args.solve, value=x, eps=args.eps,
+        return print_json(result_document(m, "calibrate", solve=args.solve, value=x, epsilon=args.eps,
                                           delta=args.delta, certified_epsilon=eps))
     side = "largest" if increasing else "smallest"
     shown = str(x) if integer else fmt(x, up=not increasing)  # rounded to the safe side
@@ -163,14 +187,16 @@ def cmd_sweep(args, progress):
         raise UsageError(f"--{fixed[0]} is both fixed and swept; give it once")
     make = FlagMechanism(args)
     first = {k: vals[0] for k, vals in grid.items()}
-    make(**first)  # bad flags fail here, in one line, before any worker starts
+    first_mechanism = make(**first)  # bad flags fail here, in one line, before any worker starts
     query = ("epsilon", args.delta) if args.delta is not None else ("delta", args.eps)
     executor = SerialExecutor() if args.workers == 1 else None
     with Progress("sweep", progress) as bar:
         table = sweep(make, grid, query, executor, max_workers=args.workers, accuracy=args.accuracy,
                       errors="record", progress=bar)
-    if args.json or args.format == "json":
-        sys.stdout.write(table.to_json())
+    if args.json or args.format == "json":  # the other commands' header, then the table
+        at = {"delta": args.delta} if args.delta is not None else {"epsilon": args.eps}
+        doc = result_document(first_mechanism, "sweep", answer=query[0], **at, grid=grid, first_point=first)
+        print_json({**doc, **json.loads(table.to_json())})
     elif args.format == "csv":
         sys.stdout.write(table.to_csv())
     else:
@@ -180,6 +206,10 @@ def cmd_sweep(args, progress):
                           ("" if val is None else str(val)) for c, val in row.items()])
         print_table(cells)
     failed = [row for row in table.rows if row.get("error")]
+    refused = [row["error"] for row in failed if row["error"].startswith("ValueError: ")]
+    if refused:  # a grid point's parameters out of range: bad input (exit 2), after the table
+        raise UsageError(f"{len(refused)} of {len(table.rows)} points have parameters out of range "
+                         f"(see the error column); first: {refused[0][len('ValueError: '):]}")
     if failed:
         raise DPAccountError(f"{len(failed)} of {len(table.rows)} points have no certified answer "
                              f"(see the error column); first: {failed[0]['error']}")

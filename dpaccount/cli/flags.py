@@ -8,6 +8,8 @@ import sys
 from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
+from ..mechanisms.training import TreeAggregation, ZCDPMechanism
+from ..relations import ADD_REMOVE
 from ..specs import load
 from ..transformers.composition import Composition
 from ..transformers.poisson_sampling import PoissonSampling
@@ -27,8 +29,12 @@ MECHANISMS = {
                           lambda a, r: DiscreteGaussianMechanism(a["sigma"], a["sensitivity"] or 1, relation=r)),
     "discrete-laplace": (("t",), ("sensitivity",),
                          lambda a, r: DiscreteLaplaceMechanism(a["t"], a["sensitivity"] or 1, relation=r)),
+    "zcdp": (("rho",), ("xi",), lambda a, r: ZCDPMechanism(a["rho"], a["xi"] or 0.0, relation=r)),
+    "tree-aggregation": (("sigma", "n"), ("epochs",),
+                         lambda a, r: TreeAggregation(a["sigma"], a["n"], a["epochs"] or 1, relation=r)),
 }
-PARAMETERS = ("sigma", "sensitivity", "mu", "b", "p", "n", "t")  # the flags a mechanism may take
+# the flags a mechanism may take (mixtures of Gaussians and repeat-and-select: --spec)
+PARAMETERS = ("sigma", "sensitivity", "mu", "b", "p", "n", "t", "rho", "xi", "epochs")
 WRAPPERS = ("q", "steps")                                       # Poisson sampling, then composition
 
 
@@ -61,6 +67,10 @@ def mechanism_from(args, **override):
                              f"(it takes {', '.join('--' + k for k in required + optional)})")
         m = factory(values, args.relation)
     if values["q"] is not None:
+        if m.relation != ADD_REMOVE:
+            raise UsageError(f"--q (Poisson sampling) amplifies add/remove guarantees; the mechanism is about "
+                             f"{m.relation} neighbours (for replace-one, sample without replacement: a spec "
+                             f"with SubsetSampling)")
         m = PoissonSampling()(m, values["q"])
     if values["steps"] is not None and values["steps"] != 1:
         m = Composition()([m], [values["steps"]])

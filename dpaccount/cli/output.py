@@ -6,6 +6,7 @@ lower bound down. Results go to stdout; progress, warnings and errors to
 stderr, one line each (the bar is redrawn in place on a terminal).
 """
 import math
+import re
 import sys
 import textwrap
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
@@ -15,6 +16,63 @@ from .. import jsontext
 
 class UsageError(ValueError):
     """Bad command-line input (exit code 2)."""
+
+
+# the library's Python words in a message, and the command line's (``cli_words``)
+_CLI_WORDS = (
+    (re.compile(r"bounds=\(([^,()]+), ([^()]+)\)"), r"--range \1 \2"),
+    (re.compile(r"counts\[\d+\]"), "--steps"),
+    (re.compile(r"method='(\w+)' or '(\w+)'"), r"--method \1 or \2"),
+    (re.compile(r"method='(\w+)'"), r"--method \1"),
+    (re.compile(r"\bε\b"), "epsilon"), (re.compile(r"\bδ\b"), "delta"),
+)
+
+
+def cli_words(message):
+    """A library message in the command line's words: its flags for the Python
+    arguments they set (``bounds=(a, b)`` is ``--range a b``, ``counts[0]`` is
+    ``--steps``, ``method='rdp'`` is ``--method rdp``)."""
+    text = str(message)
+    for pattern, words in _CLI_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
+_WORDS = {"GaussianMechanism": "Gaussian", "GDPMechanism": "GDP", "LaplaceMechanism": "Laplace",
+          "RandomizedResponse": "randomized response", "BinomialMechanism": "binomial",
+          "DiscreteGaussianMechanism": "discrete Gaussian", "DiscreteLaplaceMechanism": "discrete Laplace",
+          "PureDPMechanism": "pure DP", "ApproxDPMechanism": "approximate DP", "ExponentialMechanism": "exponential"}
+_SYMBOLS = {"sigma": "σ", "mu": "μ", "eps": "ε", "delta": "δ", "sensitivity": "Δ"}
+
+
+def title_of(m):
+    """A readable description of a mechanism for titles: "14,063 × Poisson-sampled (q = 0.00427)
+    Gaussian (σ = 1.1)" rather than its structured name; the name where it has no spec."""
+    try:
+        return _describe(m.to_spec())
+    except TypeError:
+        return m.name
+
+
+def _numbers(node, skip=()):
+    """The numeric fields of a spec node, as "σ = 1.1" (sensitivity 1 left out)."""
+    return ", ".join(f"{_SYMBOLS.get(k, k)} = {v:.3g}" for k, v in node.items()
+                     if k not in skip and isinstance(v, (int, float)) and not isinstance(v, bool)
+                     and not (k == "sensitivity" and v == 1))
+
+
+def _describe(node):
+    kind = node["type"]
+    if kind == "Composition":
+        return " + ".join(f"{part['count']:,} × {_describe(part['mechanism'])}" if part["count"] > 1
+                          else _describe(part["mechanism"]) for part in node["parts"])
+    if kind == "PoissonSampling":
+        return f"Poisson-sampled (q = {node['q']:.3g}) {_describe(node['mechanism'])}"
+    if kind == "SubsetSampling":
+        return f"subsampled (γ = {node['gamma']:.3g}) {_describe(node['mechanism'])}"
+    shown = _numbers(node, skip=("dpaccount_spec",))
+    head = f"{_WORDS.get(kind, kind)}{f' ({shown})' if shown else ''}"
+    return f"{head} of {_describe(node['mechanism'])}" if "mechanism" in node else head
 
 
 def fmt(x, up=True, digits=6):

@@ -5,6 +5,7 @@ import sys
 from ..queries import DEFAULT_ACCURACY, METHODS
 from .commands import CALIBRATE
 from .fdp import FDP_METHODS, PLOTS
+from ..recipes import SAMPLINGS
 from .flags import MECHANISMS, number
 from .output import UsageError
 
@@ -17,6 +18,9 @@ EXIT_CODES = """exit codes:
        unavailable, or no value meets the budget (calibrate)
   4    an optional dependency is missing (plot needs matplotlib: pip install 'dpaccount[plot]')
   130  interrupted"""
+DPSGD_HELP = ("DP-SGD in its users' words: epsilon (or delta) of a training loop from its noise multiplier, "
+              "batch size, dataset size and epochs")
+DPSGD_EXAMPLE = "dpaccount dpsgd --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 --epochs 60 --delta 1e-5"
 HEADLINE = "dpaccount epsilon --mechanism subsampled-gaussian --sigma 1.1 --q 0.0042667 --steps 14063 --delta 1e-5"
 
 
@@ -33,20 +37,35 @@ def _mechanism_flags():
     which = g.add_mutually_exclusive_group()
     which.add_argument("--mechanism", choices=sorted(MECHANISMS), help="a mechanism by name, its parameters below")
     which.add_argument("--spec", metavar="FILE", help="a JSON spec file (dpaccount.dump); '-' reads stdin")
-    for name, text in (("sigma", "noise standard deviation (Gaussian, discrete Gaussian)"),
+    for name, text in (("sigma", "noise standard deviation (Gaussian, discrete Gaussian; the noise "
+                                 "multiplier of tree aggregation)"),
                        ("sensitivity", "sensitivity of the query (default 1)"), ("mu", "GDP parameter"),
                        ("b", "Laplace scale"), ("p", "randomized-response / binomial probability"),
-                       ("n", "binomial trials"), ("t", "discrete Laplace scale")):
-        g.add_argument(f"--{name}", type=number, help=text)
-    g.add_argument("--relation", help="neighbouring relation: add-remove (default) or replace-one")
-    g.add_argument("--q", type=number, help="Poisson sampling rate (each record used with probability q)")
-    g.add_argument("--steps", type=number, help="number of compositions (default 1)")
+                       ("n", "binomial trials; tree aggregation: steps per epoch"), ("t", "discrete Laplace scale"),
+                       ("rho", "zCDP parameter rho"), ("xi", "zCDP parameter xi (default 0)"),
+                       ("epochs", "tree aggregation: epochs, the tree restarted each (default 1)")):
+        g.add_argument(f"--{name}", *ALIASES.get(name, ()), dest=name, type=number, help=text)
+    g.add_argument("--relation", help="neighbouring relation: add-remove (default) or replace-one "
+                                      "(dp_accounting's add_or_remove_one, replace_one too)")
+    g.add_argument("--q", *ALIASES["q"], dest="q", type=number,
+                   help="Poisson sampling rate (each record used with probability q)")
+    g.add_argument("--steps", *ALIASES["steps"], dest="steps", type=number, help="number of compositions (default 1)")
+    _output_flags(p)
+    return p
+
+
+# prv_accountant's names (compute-dp-epsilon -s 0.8 -p 5e-3 -i 250 -d 1e-6): with --sigma and --q and no
+# --mechanism, the mechanism is the Poisson-subsampled Gaussian
+ALIASES = {"sigma": ("-s", "--noise-multiplier"), "q": ("-p", "--sampling-probability"),
+           "steps": ("-i", "--num-compositions")}
+
+
+def _output_flags(p):
     o = p.add_argument_group("output and accuracy")
     o.add_argument("--json", action="store_true", help="machine-readable JSON on stdout (full precision)")
     o.add_argument("--accuracy", type=float, default=DEFAULT_ACCURACY,
                    help=f"relative accuracy of the certified grid (default {DEFAULT_ACCURACY})")
     o.add_argument("--progress", action="store_true", help="report progress on stderr (default: when a terminal)")
-    return p
 
 
 def build_parser():
@@ -70,11 +89,12 @@ def build_parser():
 
     p = add("epsilon", "epsilon(delta): the least epsilon with the mechanism (epsilon, delta)-DP (upper bound)",
             f"example:\n  {HEADLINE}")
-    p.add_argument("--delta", type=float, nargs="+", required=True, help="one or more delta in (0, 1)")
+    p.add_argument("--delta", "-d", type=float, nargs="+", required=True, help="one or more delta in (0, 1)")
     bounds_and_method(p)
     p = add("delta", "delta(epsilon): the least delta with the mechanism (epsilon, delta)-DP (upper bound)",
             "example:\n  dpaccount delta --mechanism gaussian --sigma 2 --steps 10 --eps 1 2")
-    p.add_argument("--eps", type=float, nargs="+", required=True, help="one or more epsilon >= 0")
+    p.add_argument("--eps", "-e", "--epsilon", dest="eps", type=float, nargs="+", required=True,
+                   help="one or more epsilon >= 0")
     bounds_and_method(p)
     p = add("rdp", "Renyi DP: epsilon(alpha) of the mechanism",
             "example:\n  dpaccount rdp --mechanism laplace --b 2 --alpha 2 8 32")
@@ -130,4 +150,19 @@ def build_parser():
     p.add_argument("--eps", type=float, help="answer delta at this epsilon")
     p.add_argument("--workers", type=int, help="worker processes (default: the CPU count; 1: this process)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
+    p = sub.add_parser("dpsgd", help=DPSGD_HELP, description=DPSGD_HELP, formatter_class=fmt_cls,
+                       epilog=f"example:\n  {DPSGD_EXAMPLE}\n\n{EXIT_CODES}")
+    g = p.add_argument_group("the training loop")
+    g.add_argument("--noise-multiplier", "-s", dest="sigma", type=float, required=True,
+                   help="Gaussian noise standard deviation over the clipping norm")
+    g.add_argument("--batch-size", "-b", type=int, required=True, help="(expected) batch size")
+    g.add_argument("--dataset-size", "-n", type=int, required=True, help="number of records")
+    g.add_argument("--epochs", "-E", type=float, required=True, help="passes over the data (may be fractional)")
+    g.add_argument("--sampling", choices=sorted(SAMPLINGS), default="poisson", help="the batch scheme (default poisson)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--delta", "-d", type=float, nargs="+", help="epsilon at each delta")
+    which.add_argument("--eps", "-e", "--epsilon", dest="eps", type=float, nargs="+", help="delta at each epsilon")
+    p.add_argument("--bounds", action="store_true", help="the certified interval [lower, upper]")
+    _output_flags(p)
+    p.set_defaults(mechanism=None, spec=None, method=None)
     return parser

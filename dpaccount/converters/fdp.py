@@ -27,9 +27,11 @@ The Gaussian trade-off (Dong, Roth & Su 2022, eq. 2.6; Bu, Dong, Long & Su
 import math
 
 import numpy as np
-from scipy import special
 
+from ..lazy import lazy
 from .gdp import delta_gdp
+
+special = lazy("scipy.special")
 
 _U = np.finfo(float).eps
 _MAX_EXP = 700.0  # e^ε beyond this overflows; such ε only matter at α = 0

@@ -22,7 +22,11 @@ result is inflated by several times both, so it is an upper bound.
 import math
 
 import numpy as np
-from scipy import optimize, special
+
+from ..lazy import lazy
+
+optimize = lazy("scipy.optimize")
+special = lazy("scipy.special")
 
 _U = np.finfo(float).eps
 _BIG = np.finfo(float).max

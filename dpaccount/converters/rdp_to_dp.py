@@ -13,7 +13,10 @@ around the best point. ε is reported as at least 0 and δ as at most 1.
 import math
 
 import numpy as np
-from scipy import optimize
+
+from ..lazy import lazy
+
+optimize = lazy("scipy.optimize")
 
 _ALPHAS = 1.0 + np.geomspace(1e-3, 1e5, 161)
 _U = np.finfo(float).eps

@@ -21,7 +21,8 @@ pair itself, which dominates both orders of every neighbouring pair.
   randomized response of KOV 2015; no finite RDP when δ > 0.
 * ``ExponentialMechanism(eps)`` — selection ∝ exp(ε u/2), sensitivity-1
   utility: ε-bounded range, dominated by the logistic pair (Dong, Durfee &
-  Rogers 2020; Zhu, Dong & Wang 2022) and RDP of that pair.
+  Rogers 2020; Zhu, Dong & Wang 2022); RDP: the tight bound of ε-BR
+  mechanisms (Cesar & Rogers 2021, ``rdp/zoo.py``).
 
 User-given pairs (``DiscreteMechanism``, ``ContinuousMechanism``) are in
 ``user_defined.py``; they share ``PairMechanism``.
@@ -33,7 +34,7 @@ from ..mechanism import Mechanism
 from ..pld.accountant import PairComposition
 from ..pld.pairs_zoo import LogisticPair, discrete_gaussian_pair, discrete_laplace_pair, leaky_rr_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp
-from ..rdp.zoo import logistic_rdp, max_rdp
+from ..rdp.zoo import bounded_range_rdp, max_rdp
 from ..relations import ADD_REMOVE, with_relation
 
 
@@ -138,7 +139,8 @@ class ExponentialMechanism(PairMechanism):
     dominated by ``LogisticPair(eps)`` (Dong, Durfee & Rogers 2020, Lemma
     3.2, maximised over their t; "dominated by two logistic distributions",
     Zhu, Dong & Wang 2022 talk), tight for one use and below the ε-DP
-    randomized-response pair. RDP: that pair's closed form (``rdp/zoo.py``).
+    randomized-response pair. RDP: the worst two-outcome ε-BR pair's, below
+    the logistic pair's (Cesar & Rogers 2021; ``rdp/zoo.bounded_range_rdp``).
     """
 
     _spec_type = "ExponentialMechanism"
@@ -154,4 +156,4 @@ class ExponentialMechanism(PairMechanism):
         return PairComposition.single(pair, pair)  # symmetric
 
     def _rdp(self):
-        return RDPCurve(((logistic_rdp(self.eps), 1),))
+        return RDPCurve(((bounded_range_rdp(self.eps), 1),))

@@ -166,8 +166,9 @@ class BinomialMechanism(Mechanism):
             # no finite symmetric pair (total variation within 1e-6 of 1, or losses beyond the
             # float range of e^loss): the fully revealing pair, δ(ε) = 1, dominates any pair;
             # it is loose by at most e^ε (1 − TV) ≤ 1e-6·e^ε where the total variation is the cause
+            # (not attained; its witnesses are the two shifts, as the hull's)
             hull = DiscretePair(np.array([0.0, -np.inf]), np.array([-np.inf, 0.0]), name="revealing",
-                                p_inf=1.0, q_ninf=1.0)
+                                p_inf=1.0, q_ninf=1.0, witnesses=(((pair, 1),), ((pair.reverse(), 1),)))
         return PairComposition.single(hull, hull)
 
     def _rdp(self):

@@ -63,7 +63,8 @@ class DiscreteMechanism(PairMechanism):
         return {**self.params, **({"name": self.name} if self.name != "Discrete" else {})}
 
     def _pair(self):
-        return DiscretePair(*self._logs, name=f"user:{self.name}")
+        # tight: the laws the user gives are the mechanism's outputs on neighbours
+        return DiscretePair(*self._logs, name=f"user:{self.name}", tight=True)
 
     def _rdp(self):
         return self._exact_rdp()

@@ -70,6 +70,13 @@ class PairComposition:
         return max(max(sums), 0.0)
 
     @property
+    def tight(self):
+        """Every pair attained (``DominatingPair.tight``): then lower bounds on this
+        composition's curves are lower bounds on the mechanism's (every step sees the
+        same neighbours); else see ``pld/attained.py``."""
+        return all(p.tight for side in (self.remove, self.add) for p, _ in side)
+
+    @property
     def gaussian_mu(self):
         """μ if every pair in both directions is Gaussian, else None."""
         mus = []

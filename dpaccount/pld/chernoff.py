@@ -35,9 +35,11 @@ import math
 import threading
 
 import numpy as np
-from scipy import optimize
 
+from ..lazy import lazy
 from .cache import GridCache
+
+optimize = lazy("scipy.optimize")
 
 _U = np.finfo(float).eps
 _BLOCK = 1 << 18  # points × λ values per pass (2 MB per work array; one λ at least)

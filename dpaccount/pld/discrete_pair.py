@@ -9,9 +9,12 @@ import hashlib
 import math
 
 import numpy as np
-from scipy import special, stats
 
+from ..lazy import lazy
 from .pairs import _U, DominatingPair, _at, check_atoms, underflow_slack
+
+special = lazy("scipy.special")
+stats = lazy("scipy.stats")
 
 
 class DiscretePair(DominatingPair):
@@ -22,10 +25,13 @@ class DiscretePair(DominatingPair):
     give them exactly where the logs would round them); outcomes with p_i = 0
     never matter for P. ``log_err``: bounds on the absolute errors of the
     given logs, (for log_p, for log_q), where they exceed the 4 ulp of one
-    libm call (``binomial_pair``'s sums of lgamma).
+    libm call (``binomial_pair``'s sums of lgamma). ``tight``, ``witnesses``:
+    whether the pair is attained, else which attained compositions it stands
+    for (``pairs.DominatingPair``); the reverse pair keeps them, reversed.
     """
 
-    def __init__(self, log_p, log_q, lattice=None, name="discrete", p_inf=None, q_ninf=None, log_err=None):
+    def __init__(self, log_p, log_q, lattice=None, name="discrete", p_inf=None, q_ninf=None, log_err=None,
+                 tight=False, witnesses=()):
         log_p = np.asarray(log_p, dtype=float)
         log_q = np.asarray(log_q, dtype=float)
         keep = np.isfinite(log_p) | np.isfinite(log_q)
@@ -36,6 +42,7 @@ class DiscretePair(DominatingPair):
         self._name = name
         self._key = None
         self.lattice = lattice
+        self.tight, self.witnesses = bool(tight), tuple(witnesses)
         with np.errstate(invalid="ignore"):
             self._loss = self._log_p - self._log_q  # +inf where q = 0, -inf where p = 0
         finite = np.isfinite(self._loss)
@@ -107,6 +114,12 @@ class DiscretePair(DominatingPair):
 
     def end_bounds(self):
         return self._end_bounds
+
+    @property
+    def log_masses(self):
+        """(log_p, log_q, err_p, err_q) of every outcome as given (−inf for a zero
+        mass; err: bounds on the logs' absolute errors, ``log_err``)."""
+        return self._log_p, self._log_q, self._log_err[0], self._log_err[1]
 
     @property
     def atoms(self):
@@ -190,7 +203,14 @@ class DiscretePair(DominatingPair):
 
     def reverse(self):
         return DiscretePair(self._log_q, self._log_p, self.lattice, self._name + "-reversed",
-                            p_inf=self._exact_ends[1], q_ninf=self._exact_ends[0], log_err=self._log_err[::-1])
+                            p_inf=self._exact_ends[1], q_ninf=self._exact_ends[0], log_err=self._log_err[::-1],
+                            tight=self.tight, witnesses=reverse_witnesses(self.witnesses))
+
+    def with_witnesses(self, witnesses, suffix):
+        """This pair, not tight, with other ``witnesses``; named apart by ``suffix`` so
+        that it never merges with this one in a composition (equal keys)."""
+        return DiscretePair(self._log_p, self._log_q, self.lattice, self._name + suffix, p_inf=self._exact_ends[0],
+                            q_ninf=self._exact_ends[1], log_err=self._log_err, witnesses=witnesses)
 
     def key(self):
         if self._key is None:  # a digest: hashing a million-atom pair once, not per lookup
@@ -202,21 +222,30 @@ class DiscretePair(DominatingPair):
         return f"DiscretePair({self._name}, {len(self._log_p)} outcomes)"
 
 
+def reverse_witnesses(witnesses):
+    """Each attained composition of ``witnesses`` with every pair reversed (the same
+    neighbours, swapped)."""
+    return tuple(tuple((p.reverse(), c) for p, c in alt) for alt in witnesses)
+
+
 def identical_pair():
-    """P = Q: the loss is 0 with probability 1 (a mechanism that ignores the record)."""
-    return DiscretePair(np.zeros(1), np.zeros(1), name="identical")
+    """P = Q: the loss is 0 with probability 1 (a mechanism that ignores the record;
+    tight: any neighbours attain it)."""
+    return DiscretePair(np.zeros(1), np.zeros(1), name="identical", tight=True)
 
 
 def randomized_response_pair(p):
     """Binary randomized response (true answer with prob. p > 1/2):
-    P = (p, 1−p), Q = (1−p, p); losses ±log(p/(1−p)) form a lattice."""
+    P = (p, 1−p), Q = (1−p, p); losses ±log(p/(1−p)) form a lattice. Tight: the
+    outputs on neighbours whose bit differs."""
     a = math.log(p) - math.log1p(-p)
     logs = np.array([math.log(p), math.log1p(-p)])
-    return DiscretePair(logs, logs[::-1], lattice=a, name=f"rr(p={p!r})")
+    return DiscretePair(logs, logs[::-1], lattice=a, name=f"rr(p={p!r})", tight=True)
 
 
 def binomial_pair(n, p, shift=1):
-    """Binomial mechanism (Agarwal et al. 2018): P = shift + Bin(n, p), Q = Bin(n, p)."""
+    """Binomial mechanism (Agarwal et al. 2018): P = shift + Bin(n, p), Q = Bin(n, p).
+    Tight: the outputs on neighbours where the query moves by exactly ``shift`` (a count)."""
     k = np.arange(check_atoms(f"the binomial pair (n={n}, shift={shift})", n + 1 + shift))
     log_q = stats.binom.logpmf(k, n, p)
     log_p = stats.binom.logpmf(k - shift, n, p)
@@ -225,4 +254,5 @@ def binomial_pair(n, p, shift=1):
         j = np.clip(j, 0, n)
         return 8 * _U * (special.gammaln(n + 1.0) + special.gammaln(j + 1.0) + special.gammaln(n - j + 1.0)
                          + j * abs(math.log(p)) + (n - j) * abs(math.log1p(-p)) + 1.0)
-    return DiscretePair(log_p, log_q, name=f"binomial(n={n},p={p!r},shift={shift})", log_err=(err(k - shift), err(k)))
+    return DiscretePair(log_p, log_q, name=f"binomial(n={n},p={p!r},shift={shift})", log_err=(err(k - shift), err(k)),
+                        tight=True)

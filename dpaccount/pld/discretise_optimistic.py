@@ -60,10 +60,12 @@ telescoping sums (dropping mass only lowers δ, also after composition).
 import math
 
 import numpy as np
-from scipy import optimize
 
+from ..lazy import lazy
 from .grid import PLDGrid
 from .pairs import stacked_masses
+
+optimize = lazy("scipy.optimize")
 
 _MARGIN = 1e-10
 _U = np.finfo(float).eps

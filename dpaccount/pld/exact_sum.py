@@ -31,13 +31,15 @@ import itertools
 import math
 
 import numpy as np
-from scipy import special
 
+from ..lazy import lazy
 from .discrete_pair import DiscretePair
 
 from .pairs import GaussianPair
 from .poisson_sampling import PoissonAddPair, PoissonRemovePair
 from .subset_sampling import SubsetSampledPair
+
+special = lazy("scipy.special")
 
 BUDGET = 1 << 16         # composed atoms of an all-finite direction (each δ(ε) sums over them)
 KERNEL_BUDGET = 1 << 10  # with a kernel (whose curve costs more per atom)

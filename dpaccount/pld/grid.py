@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-from scipy import signal
+
+from ..lazy import lazy
+
+signal = lazy("scipy.signal")
 
 _U = np.finfo(float).eps
 

@@ -25,7 +25,10 @@ by these bounds (``pld/discretise.py``, ``pld/discretise_optimistic.py``).
 import math
 
 import numpy as np
-from scipy import special
+
+from ..lazy import lazy
+
+special = lazy("scipy.special")
 
 _U = np.finfo(float).eps
 _SUBNORMAL = math.ulp(0.0)  # the subnormal spacing

@@ -23,12 +23,14 @@ Chernoff term grows), and a warning says so.
 import math
 
 import numpy as np
-from scipy import fft as sfft
 
+from ..lazy import lazy
 from .accountant import DIRECTIONS, _merge_gaussians, plan_step
 from .compose import MAX_GRID, chernoff_window
 from .discretise import loss_range, pair_to_grid
 from .grid import PLDGrid
+
+sfft = lazy("scipy.fft")
 
 _U = np.finfo(float).eps
 _LAMBDAS = np.geomspace(1e-2, 1e3, 31)

@@ -33,6 +33,17 @@ described through the privacy loss L = log(dP/dQ):
   pair that also has a continuous part), else None.
 * ``gaussian_mu`` — μ if the pair *is* (N(μ,1), N(0,1)); compositions of such
   pairs are again Gaussian (``converters/gdp.py``).
+* ``tight`` — True only where the pair is *attained*: P and Q are the output
+  laws of the mechanism (or of a member of the class it stands for) on some
+  neighbours D, D' of the direction the pair is used for (its ``reverse()``
+  on (D', D), the other direction). Then a lower bound on the pair's
+  hockey-stick curve bounds the mechanism's, and so do products of tight
+  pairs (every step sees the same D, D'). The default is the safe False: a
+  pair that merely dominates (a hull, an envelope, a pessimistic grid) says
+  nothing from below; each True states its reason. ``witnesses`` — for a pair
+  that is not tight, attained alternatives one of which the adversary may
+  pick at each use (``pld/attained.py``: where the lower end of a certified
+  interval comes from then).
 
 Hockey-stick identities used throughout (all exact):
   H_α(P||Q) = P(L > log α) − α Q(L > log α),
@@ -75,6 +86,8 @@ class DominatingPair(ABC):
     anchor = None
     gaussian_mu = None
     atomless = False  # True: no atom at a finite loss, so reverse()'s cells are these, mirrored
+    tight = False  # attained by some neighbours (module docstring); False unless a reason is stated
+    witnesses = ()  # compositions ((pair, count), ...) the adversary may pick per use (``pld/attained.py``)
 
     @property
     @abstractmethod
@@ -199,6 +212,7 @@ class GaussianPair(DominatingPair):
     gaussian_mu = property(lambda self: self._mu)
     p_inf = 0.0
     atomless = True
+    tight = True  # the outputs N(Δ, σ²), N(0, σ²) of a query that moves by its sensitivity Δ (μ = Δ/σ)
 
     def masses(self, edges):
         return self.masses_of([self], edges, [len(edges)])
@@ -235,6 +249,7 @@ class LaplacePair(DominatingPair):
         self.anchor = self._e0  # atoms at ±ε₀ sit on grids of step ε₀/m
 
     p_inf = 0.0
+    tight = True  # the outputs Lap(Δ, b), Lap(0, b) of a query that moves by its sensitivity Δ (ε₀ = Δ/b)
 
     def pure_epsilon(self):
         return self._e0  # L ≤ ε₀, the pair's own parameter (exact)

@@ -19,11 +19,13 @@ privacy loss L = log dP/dQ (``pld/pairs.py`` explains the protocol).
 import math
 
 import numpy as np
-from scipy import special
 
+from ..lazy import lazy
 from .log_cells import log_cells
 from .discrete_pair import DiscretePair
 from .pairs import DominatingPair, check_atoms, underflow_slack
+
+special = lazy("scipy.special")
 
 _U = np.finfo(float).eps
 # A law's logcdf and logsf (scipy.stats; scipy documents no bound) are taken to err by
@@ -51,6 +53,10 @@ def discrete_gaussian_pair(sigma, sensitivity=1):
     rounded up). The loss (Δ/σ²)(x − Δ/2) lies on the lattice Δ/σ² (Δ even)
     or Δ/(2σ²) (Δ odd); each log p is built as log q + (lattice index)·g so
     that the losses are exact multiples of g.
+
+    Tight: the outputs on neighbours where the query moves by Δ, up to the
+    tails T ≤ 1e-300 put at ±∞ (a total variation of T per use, far below the
+    downward rounding of every lower bound at any δ(ε) above ~1e-280).
     """
     sigma, delta_ = float(sigma), int(sensitivity)
     two_var = 2.0 * sigma * sigma
@@ -78,7 +84,7 @@ def discrete_gaussian_pair(sigma, sensitivity=1):
     log_p = np.concatenate((log_p, [log_tail, -np.inf]))
     log_q = np.concatenate((log_q, [-np.inf, log_tail]))
     return DiscretePair(log_p, log_q, lattice=g,
-                        name=f"discrete-gaussian(sigma={sigma!r},sensitivity={delta_})")
+                        name=f"discrete-gaussian(sigma={sigma!r},sensitivity={delta_})", tight=True)
 
 
 def discrete_laplace_pair(t, sensitivity=1):
@@ -88,7 +94,8 @@ def discrete_laplace_pair(t, sensitivity=1):
     The geometric tails are summed in closed form, so the pair is exact:
       x ≤ 0: P = ρ^Δ/(1+ρ), Q = 1/(1+ρ);  x ≥ Δ: P = 1/(1+ρ), Q = ρ^Δ/(1+ρ);
       0 < x < Δ: P = (1−ρ)/(1+ρ) ρ^{Δ−x}, Q = (1−ρ)/(1+ρ) ρ^x.
-    Every loss is a multiple of 1/t (the lattice).
+    Every loss is a multiple of 1/t (the lattice). Tight: the outputs on
+    neighbours where the query moves by Δ, exactly.
     """
     t, d = float(t), int(sensitivity)
     check_atoms(f"the discrete Laplace pair (t={t!r}, sensitivity={d})", d + 1)
@@ -98,7 +105,7 @@ def discrete_laplace_pair(t, sensitivity=1):
     x = np.arange(1, d, dtype=float)
     log_p = np.concatenate(([log_end - d * s], log_mid - (d - x) * s, [log_end]))
     log_q = np.concatenate(([log_end], log_mid - x * s, [log_end - d * s]))
-    return DiscretePair(log_p, log_q, lattice=s, name=f"discrete-laplace(t={t!r},sensitivity={d})")
+    return DiscretePair(log_p, log_q, lattice=s, name=f"discrete-laplace(t={t!r},sensitivity={d})", tight=True)
 
 
 def leaky_rr_pair(eps, delta=0.0):
@@ -111,6 +118,8 @@ def leaky_rr_pair(eps, delta=0.0):
     computing p first: log p = −log(1+e^{−ε}), log(1−p) = −ε − log(1+e^{−ε}),
     so the losses are ±ε to the last bit (the lattice is ε); the mass at
     L = +∞ is δ itself, not exp(log δ), so that ε(δ) is ε, not ∞.
+    Tight for the class it stands for: the pair is itself (ε, δ)-DP (both
+    orders), so the worst (ε, δ)-DP mechanism attains it.
     """
     eps, delta = float(eps), float(delta)
     log_d = math.log(delta) if delta > 0 else -math.inf
@@ -118,7 +127,7 @@ def leaky_rr_pair(eps, delta=0.0):
     log_lo = log_hi - eps
     log_p = np.array([log_d, log_hi, log_lo, -np.inf])
     return DiscretePair(log_p, log_p[::-1].copy(), lattice=eps or None, p_inf=delta, q_ninf=delta,
-                        name=f"leaky-rr(eps={eps!r},delta={delta!r})")
+                        name=f"leaky-rr(eps={eps!r},delta={delta!r})", tight=True)
 
 
 class LogisticPair(DominatingPair):
@@ -137,7 +146,10 @@ class LogisticPair(DominatingPair):
     (1 − e^{ε'} below −ε, 0 above ε) — the hockey-stick curve of this
     logistic pair ("the exponential mechanism is dominated by two logistic
     distributions", Zhu, Dong & Wang 2022, talk). So it dominates every
-    ε-BR mechanism and no smaller pair does (each ε' is attained).
+    ε-BR mechanism and no smaller pair does (each ε' is attained). Not
+    ``tight``: each ε' is attained by a different two-outcome pair (its own
+    t), none by this one, and a composition's worst case is not the product
+    of envelopes; no witness is given (a lower end is absent).
     The loss law is simple: e^{L/2} ~ Uniform(e^{−ε/2}, e^{ε/2}) under P and
     e^{−L/2} ~ Uniform(e^{−ε/2}, e^{ε/2}) under Q, so with c = e^{ε/2}
 
@@ -244,6 +256,8 @@ def _location(dist, fallback):
 
 
 def _dist_key(dist):
+    if hasattr(dist, "key"):  # a law of the library's own (``mixture_gaussian.GaussianMixtureLaw``)
+        return dist.key()
     if isinstance(dist, _Reflected):
         return ("reflected", _dist_key(dist.dist))
     inner = getattr(dist, "dist", None)
@@ -276,6 +290,7 @@ class MonotoneLossPair(DominatingPair):
     """
 
     p_inf = 0.0
+    tight = True  # the laws the user gives are the mechanism's outputs on neighbours (user_defined.py)
 
     def __init__(self, p_dist, q_dist):
         for name, d in (("p_dist", p_dist), ("q_dist", q_dist)):

@@ -83,6 +83,21 @@ class _PoissonPair(DominatingPair):
     q = property(lambda self: self._q, doc="The sampling probability.")
 
     @property
+    def tight(self):
+        """Attained where the base is: on a dataset whose other records leave the base's
+        laws unchanged (they add 0 to the query) the subsampled outputs are exactly this
+        mixture (ZDW 2022, Thm 11 and the remark on its tightness)."""
+        return self._base.tight
+
+    @property
+    def witnesses(self):
+        """The base's single-pair witnesses, subsampled alike (the adversary's choice of
+        the base's pair survives the sampling); a witness that is a product of pairs has
+        no subsampled pair and is left out."""
+        return tuple(((type(self)(alt[0][0], self._q), 1),) for alt in self._base.witnesses
+                     if len(alt) == 1 and alt[0][1] == 1)
+
+    @property
     def atomless(self):
         """No atom where the base has none, unless its mass at an infinite loss lands finite."""
         return self._base.atomless and (self._end_mass() == 0 or self._q == 1)

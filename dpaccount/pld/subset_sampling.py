@@ -162,6 +162,15 @@ class SubsetSampledPair(DominatingPair):
         out = np.minimum(np.where(eps >= 0, d, swapped), 1.0)
         return float(out) if out.ndim == 0 else out
 
+    @property
+    def witnesses(self):
+        """Not ``tight`` under composition (its curve is max(H(A), H(A reversed)) at each
+        ε, attained by the one or the other, like a symmetric hull): its witnesses are A
+        and A reversed — A is the batch with the record against the batch with its
+        replacement when the other records leave the base's laws unchanged (module
+        docstring), attained where the base pair is."""
+        return (((self._a, 1),), ((self._a.reverse(), 1),))
+
     def reverse(self):
         return self
 

@@ -76,7 +76,13 @@ def symmetric_hull_pair(first, second):
     P-mass X_k q_k; the hull's last value is the mass at +∞ (the float
     error of rebuilding the curve is covered as the code says); the mirror image gives
     ℓ < 0 and −∞, and the rest goes to L = 0 (ValueError if the masses
-    exceed 1: no symmetric pair lies above both curves)."""
+    exceed 1: no symmetric pair lies above both curves).
+
+    The hull is not ``tight``: at each ε its curve is one of the two pairs',
+    but a composition of hulls lies above every composition of the pairs
+    themselves. Its ``witnesses`` are ``first`` and ``second`` (the adversary
+    picks one per use: a query that moves up or down), whence the lower end of
+    a certified interval (``pld/attained.py``)."""
     kinks = np.unique(np.concatenate(([0.0], first.atoms[0], second.atoms[0])))
     kinks = kinks[kinks >= 0]
     if kinks[-1] > 700:
@@ -126,4 +132,5 @@ def symmetric_hull_pair(first, second):
     # no kink: every finite loss is 0, a multiple of any step (a grid planned from the
     # loss variance, which rounding makes ~1e-55 instead of 0, would be absurdly fine)
     return DiscretePair(log_p, log_q, lattice=None if len(p) else 1.0,
-                        name=f"replace-one-hull({first.key()!r}, {second.key()!r})", p_inf=top, q_ninf=top)
+                        name=f"replace-one-hull({first.key()!r}, {second.key()!r})", p_inf=top, q_ninf=top,
+                        witnesses=(((first, 1),), ((second, 1),)))

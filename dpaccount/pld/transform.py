@@ -15,7 +15,10 @@ outwards by it (~1e-9 of the bin for 10⁴ steps).
 import math
 
 import numpy as np
-from scipy import fft as sfft
+
+from ..lazy import lazy
+
+sfft = lazy("scipy.fft")
 
 _U = np.finfo(float).eps
 

@@ -13,7 +13,10 @@ curves concatenates their terms (Mironov 2017, Prop. 1).
 import math
 
 import numpy as np
-from scipy import special
+
+from ..lazy import lazy
+
+special = lazy("scipy.special")
 
 
 class RDPCurve:

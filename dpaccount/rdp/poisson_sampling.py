@@ -48,7 +48,10 @@ at α = 1) is still an upper bound.
 import math
 
 import numpy as np
-from scipy.special import gammaln
+
+from ..lazy import lazy
+
+special = lazy("scipy.special")
 
 __all__ = ["subsampled_gaussian_rdp", "subsampled_rdp_bound"]
 
@@ -77,7 +80,7 @@ def _log_expm1(x):
 
 def _log_binomial(n, k):
     """(log C(n,k), sum of |gammaln| magnitudes) elementwise."""
-    a, b, c = gammaln(n + 1.0), gammaln(k + 1.0), gammaln(n - k + 1.0)
+    a, b, c = special.gammaln(n + 1.0), special.gammaln(k + 1.0), special.gammaln(n - k + 1.0)
     return a - b - c, np.abs(a) + np.abs(b) + np.abs(c)
 
 
@@ -125,11 +128,8 @@ def _gauss_integer(alphas, q, sigma):
 def _log_phi(u, alpha, q, lq, l1q):
     """log φ(t(u)), φ(t) = (1+t)^α − 1 − αt, t = q·expm1(u) (elementwise in u
     and α), and an error magnitude; t is kept in logs where it would overflow."""
-    beta = alpha - 1.0
-    lb = np.log(beta)
     em1 = np.expm1(np.minimum(u, 700.0))
     t = q * em1
-    out = np.empty_like(u)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         labs_t = lq + np.log(np.abs(em1))
         L = np.log1p(t)
@@ -138,6 +138,17 @@ def _log_phi(u, alpha, q, lq, l1q):
             t[big] = np.inf
             labs_t[big] = lq + u[big]
             L[big] = np.logaddexp(l1q, lq + u[big])
+    return log_phi_of_t(t, labs_t, L, alpha)
+
+
+def log_phi_of_t(t, labs_t, L, alpha):
+    """log φ(t), φ(t) = (1+t)^α − 1 − αt ≥ 0 for t ≥ −1 and real α > 1, from t,
+    log|t| and L = log1p(t) (all elementwise; t = +inf allowed where log|t| and
+    L are finite), and an error magnitude (``_segment_lse``'s units)."""
+    beta = alpha - 1.0
+    lb = np.log(beta)
+    out = np.empty_like(t)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         at = np.abs(t)
         ser = np.flatnonzero((at <= 0.25) & (alpha * at <= 1.0))
         if len(ser):                       # φ = αβ t² Σ_j c_j t^{j-2}, term ratio ≤ r ≤ 1/3
@@ -150,14 +161,14 @@ def _log_phi(u, alpha, q, lq, l1q):
                 p *= ts
                 s += c * p
             out[ser] = np.log(a) + lb[ser] + 2 * labs_t[ser] + np.log(s)
-        rest = np.ones(len(u), bool)
+        rest = np.ones(len(t), bool)
         rest[ser] = False
-        pos = np.flatnonzero(rest & (u > 0))
+        pos = np.flatnonzero(rest & (t > 0))
         if len(pos):                       # (1+t)expm1(βL) − βt, leading term first
             y = beta[pos] * L[pos]
             P = L[pos] + y + np.log(-np.expm1(-y))
             out[pos] = P + np.log1p(-np.exp(lb[pos] + labs_t[pos] - P))
-        neg = np.flatnonzero(rest & (u <= 0))
+        neg = np.flatnonzero(rest & (t <= 0))
         if len(neg):                       # β|t| − (1+t)(1 − e^{βL})
             r = np.exp(L[neg] + np.log(-np.expm1(beta[neg] * L[neg])) - lb[neg] - labs_t[neg])
             out[neg] = lb[neg] + labs_t[neg] + np.log1p(-r)

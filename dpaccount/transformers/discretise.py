@@ -19,7 +19,10 @@ What it is for: freezing an expensive part (its grid is computed once and
 then composed like any discrete pair), and long compositions in stages:
 ``Composition()([Discretise()(Composition()([m], [10**4]))], [10**5])`` is 10⁹
 steps of m, each stage on a grid planned for its own spread. The rounding
-is pessimistic only: an optimistic grid is not a dominating pair.
+is pessimistic only: an optimistic grid is not a dominating pair. Nor is
+the grid attained: it lies above the mechanism's curve, so the lower end of
+a certified interval comes from the base's own pairs (the grid pair's
+``witnesses``, ``pld/attained.py``), never from the grid.
 The result keeps the mechanism's RDP (still valid: same mechanism).
 """
 import numpy as np
@@ -32,9 +35,12 @@ from ..pld.discrete_pair import DiscretePair
 from .base import Transformer, check_mechanism
 
 
-def grid_to_pair(grid, name):
+def grid_to_pair(grid, name, witnesses=()):
     """The discrete pair whose privacy-loss distribution is the pessimistic
-    ``grid`` (finite atoms at the grid points, p_∞ on an outcome Q never takes)."""
+    ``grid`` (finite atoms at the grid points, p_∞ on an outcome Q never takes).
+    Not tight (it lies above the mechanism's curve); ``witnesses``: the
+    mechanism's own pairs of that direction, where its certified lower ends
+    come from (``pld/attained.py``)."""
     if not grid.pessimistic:
         raise ValueError("only a pessimistic grid dominates its mechanism; got an optimistic one")
     live = grid.probs > 0
@@ -44,7 +50,7 @@ def grid_to_pair(grid, name):
         log_p, log_q = np.append(log_p, np.log(grid.p_inf)), np.append(log_q, -np.inf)
     # the grid's step is a lattice hint: the next stage keeps it where it is not far finer
     # than that stage needs (``pld/accountant.plan_step``)
-    return DiscretePair(log_p, log_q, lattice=grid.step, name=name)
+    return DiscretePair(log_p, log_q, lattice=grid.step, name=name, witnesses=witnesses)
 
 
 class DiscretisedMechanism(Mechanism):
@@ -68,7 +74,8 @@ class DiscretisedMechanism(Mechanism):
     def _pairs(self):
         if self.base.optional("pairs") is None:
             return None
-        made = {d: grid_to_pair(self.base.pld(d, self.accuracy), f"grid({self.base.name},{d})")
+        made = {d: grid_to_pair(self.base.pld(d, self.accuracy), f"grid({self.base.name},{d})",
+                                (self.base.pairs.direction(d),))
                 for d in DIRECTIONS}
         return PairComposition.single(made["remove"], made["add"])
 

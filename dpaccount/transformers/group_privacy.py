@@ -31,14 +31,20 @@ carries a pair dominating both orders (``relations.py``). Rule by rule:
 
 Anything else (subsampled mechanisms, say) raises ``RepresentationUnavailable``:
 group privacy of a subsampled mechanism is not the subsampling of the group
-mechanism, and a generic conversion would have to be derived.
+mechanism, and a generic conversion would have to be derived. The one
+exception is replace-one (below) of a Poisson-subsampled Gaussian.
 
 ``ToReplaceOne()(mechanism)`` — an add/remove mechanism as a replace-one
 one: replacing x by y is removing x then adding y, two add/remove steps, so
 this is group privacy with k = 2 and the relation set to replace-one
 (sound for the rules above; for counting queries, whose replace-one
 sensitivity is still 1, it is loose — build the mechanism with
-``relation="replace-one"`` instead). The converse has no sound general
+``relation="replace-one"`` instead). A Poisson-subsampled Gaussian (or GDP)
+mechanism is not two add/remove steps of itself: replacing x by y changes
+one record's slot, included with probability q on both sides, and its pair
+is the Gaussian mixture pair of Lebeda, Regehr, Kamath & Steinke 2024
+(``pld/poisson_replace.py``; no RDP curve is derived for it). Other
+Poisson-subsampled bases raise ``RepresentationUnavailable``. The converse has no sound general
 rule: a replace-one guarantee says nothing about a mechanism that reveals
 |D|, so no ``ToAddRemove`` is offered.
 """
@@ -53,12 +59,14 @@ from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMech
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
 from ..pld.accountant import PairComposition
-from ..pld.discrete_pair import DiscretePair
+from ..pld.discrete_pair import DiscretePair, binomial_pair
 from ..pld.pairs import check_atoms
+from ..pld.poisson_replace import PoissonReplaceGaussianPair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp
 from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relation, with_relation
 from .base import Transformer, check_mechanism
 from .composition import ComposedMechanism
+from .poisson_sampling import PoissonSampledMechanism
 
 _U = np.finfo(float).eps
 
@@ -76,7 +84,7 @@ def _log_odds_up(p):
     return (a - b) * (1 + _U) + 4 * _U * (abs(a) + abs(b))
 
 
-def pure_dp_group_pair(eps, k):
+def pure_dp_group_pair(eps, k, tight=False):
     """The tight pair of k-fold neighbours of an ε-DP mechanism (module docstring).
 
     With c = 1/(1 + e^ε) the CDF g^{∘k} of P on [0, 1] has slope e^{(k−2i)ε}
@@ -85,7 +93,10 @@ def pure_dp_group_pair(eps, k):
     once there. Outcome i (loss (k − 2i)ε) thus has Q-mass
         q_0 = c e^{−(k−1)ε},  q_i = c e^{−(k−i)ε}(e^ε − 1) (0 < i < k),  q_k = 1 − c,
     and P-mass p_i = e^{(k−2i)ε} q_i = q_{k−i} (the pair is symmetric); k = 1
-    is randomized response. Built in logs; callers round ε up."""
+    is randomized response. Built in logs; callers round ε up. ``tight``: the
+    caller's ε is the class's own (``PureDPMechanism``), so the chain above
+    attains the pair; not where ε was rounded up from randomized response, a
+    single mechanism that no k-step chain need attain."""
     eps = float(eps)
     i = np.arange(check_atoms(f"the pure-DP group pair (eps={eps!r}, k={k})", k + 1), dtype=float)
     log_c = -np.logaddexp(0.0, eps)
@@ -93,32 +104,67 @@ def pure_dp_group_pair(eps, k):
     log_q[0] = log_c - (k - 1) * eps
     log_q[k] = -np.logaddexp(0.0, -eps)
     log_p = log_q + (k - 2 * i) * eps
-    return DiscretePair(log_p, log_q, lattice=eps, name=f"pure-dp-group(eps={eps!r},k={k})")
+    return DiscretePair(log_p, log_q, lattice=eps, tight=tight,
+                        name=f"pure-dp-group(eps={eps!r},k={k}{'' if tight else ',bound'})")
 
 
-class _PurePairMechanism(Mechanism):
-    """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``."""
+class _SymmetricPairMechanism(Mechanism):
+    """A mechanism of one symmetric pair, ``pair``, in both directions."""
 
-    def __init__(self, eps, k):
-        super().__init__("PureDPGroup", {"eps": eps, "k": k})
-        object.__setattr__(self, "pair", pure_dp_group_pair(eps, k))
+    def __init__(self, name, params, pair):
+        super().__init__(name, params)
+        object.__setattr__(self, "pair", pair)
 
     def _pairs(self):
         return PairComposition.single(self.pair, self.pair)
+
+
+class _PurePairMechanism(_SymmetricPairMechanism):
+    """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``
+    (``tight`` where ε is the class's own, ``PureDPMechanism``)."""
+
+    def __init__(self, eps, k, tight=False):
+        super().__init__("PureDPGroup", {"eps": eps, "k": k, **({"tight": True} if tight else {})},
+                         pure_dp_group_pair(eps, k, tight))
 
     def _rdp(self):
         # symmetric pair: the one order's Rényi divergence is the other's
         return RDPCurve(((discrete_pair_rdp(self.pair._log_p, self.pair._log_q, self.pair.key()), 1),))
 
 
-def _equivalent(m, k, both):
+class _PoissonReplaceMechanism(_SymmetricPairMechanism):
+    """A Poisson-subsampled Gaussian seen through replace-one: ``PoissonReplaceGaussianPair``."""
+
+    def __init__(self, mu, q):
+        super().__init__("PoissonReplaceGaussian", {"mu": mu, "q": q}, PoissonReplaceGaussianPair(mu, q))
+
+
+def _poisson_replace(m):
+    """The replace-one equivalent of a Poisson-subsampled mechanism (module docstring)."""
+    pairs = m.base.optional("pairs")
+    mu = None if pairs is None else pairs.gaussian_mu
+    if mu is None:
+        raise RepresentationUnavailable(
+            f"replace-one neighbours of {m.name} are not supported: Poisson sampling under "
+            f"replace-one has a sound pair for Gaussian bases only (Lebeda, Regehr, Kamath & "
+            f"Steinke 2024); it is not two add/remove steps of the subsampled mechanism")
+    if m.q == 1.0:  # every record is used: the Gaussian of twice the sensitivity
+        return GDPMechanism(_up(2 * mu, 2))
+    return _PoissonReplaceMechanism(mu, m.q)
+
+
+def _equivalent(m, k, both, replace=False):
     """A mechanism whose pairs and RDP for one step are ``m``'s for ≤ k steps;
-    ``both``: the steps may go either way (each pair must cover both orders)."""
+    ``both``: the steps may go either way (each pair must cover both orders);
+    ``replace``: the k = 2 steps are a removal and an addition (``ToReplaceOne``), one
+    replacement: a Poisson-subsampled base keeps the replaced record's slot (module docstring)."""
     kind = type(m)
     if kind is GroupMechanism:
-        return _equivalent(m.equivalent, k, both)
+        return _equivalent(m.equivalent, k, both, replace)
+    if kind is PoissonSampledMechanism and replace:
+        return m if m.q == 0 else _poisson_replace(m)  # q = 0: the record is never used
     if kind is _PurePairMechanism:
-        return _PurePairMechanism(m.params["eps"], m.params["k"] * k)
+        return _PurePairMechanism(m.params["eps"], m.params["k"] * k, m.pair.tight)
     if kind is GDPMechanism:
         return GDPMechanism(_up(m.mu * k, 2))
     if kind is GaussianMechanism:
@@ -135,14 +181,16 @@ def _equivalent(m, k, both):
         # move a monotone count either way too: ``monotone`` only survives one-way steps)
         wide = (BinomialMechanism(m.n, m.p, m.sensitivity * k, relation=REPLACE_ONE) if both
                 else BinomialMechanism(m.n, m.p, m.sensitivity * k, monotone=m.monotone))
+        if both and replace and m.monotone:
+            return _MonotoneReplaced(m, wide)
         return _Delegate(wide.name, wide.params, ADD_REMOVE, wide) if both else wide
     if kind is RandomizedResponse:
         # ε = log(p/(1−p)) rounded up: a larger ε only weakens the bound
         return _PurePairMechanism(_log_odds_up(m.p), k)
     if kind is PureDPMechanism:
-        return _PurePairMechanism(m.eps, k)
+        return _PurePairMechanism(m.eps, k, tight=True)
     if kind is ComposedMechanism:
-        return ComposedMechanism([(_equivalent(part, k, both), c) for part, c in m.parts])
+        return ComposedMechanism([(_equivalent(part, k, both, replace), c) for part, c in m.parts])
     raise RepresentationUnavailable(
         f"group privacy of {m.name} ({kind.__name__}) is not supported: only additive-noise "
         f"mechanisms, pure-DP ones (randomized response, PureDP) and their compositions "
@@ -166,6 +214,25 @@ class _Delegate(Mechanism):
         return self.equivalent.optional("rdp")
 
 
+class _MonotoneReplaced(_Delegate):
+    """A monotone binomial under ``ToReplaceOne``: the hull of the shifts ±2Δ
+    dominates, but a count that never decreases when a record is added moves by
+    at most Δ when one is replaced (f(D ∪ y) − f(D ∪ x) ∈ [−Δ, Δ]): the hull's
+    attained witnesses are the shifts ±Δ, not ±2Δ."""
+
+    def __init__(self, base, wide):
+        super().__init__(wide.name, {**wide.params, "monotone": True}, ADD_REMOVE, wide)
+        object.__setattr__(self, "shift", base.sensitivity)
+
+    def _pairs(self):
+        hull = self.equivalent.pairs.remove[0][0]
+        if not hasattr(hull, "with_witnesses"):
+            return self.equivalent.pairs
+        one = binomial_pair(self.equivalent.n, self.equivalent.p, shift=self.shift)
+        pair = hull.with_witnesses((((one, 1),), ((one.reverse(), 1),)), f"-replaced-monotone({self.shift})")
+        return PairComposition.single(pair, pair)
+
+
 class GroupMechanism(_Delegate):
     """``base`` seen through ≤ k steps of its relation, reported under
     ``relation``; its representations are those of ``equivalent``.
@@ -176,7 +243,8 @@ class GroupMechanism(_Delegate):
 
     def __init__(self, base, k, relation):
         both = relation != ADD_REMOVE  # ≥ 2 add/remove steps, or a symmetric relation
-        equivalent = base if (k == 1 and relation == base.relation) else _equivalent(base, k, both)
+        replace = relation == REPLACE_ONE and base.relation == ADD_REMOVE  # ToReplaceOne
+        equivalent = base if (k == 1 and relation == base.relation) else _equivalent(base, k, both, replace)
         params = {**{f"{base.name}:{key}": val for key, val in base.params.items()}, f"{base.name}:Group": k}
         super().__init__(f"Group:{base.name}", *with_relation(params, relation), equivalent)
         object.__setattr__(self, "base", base)

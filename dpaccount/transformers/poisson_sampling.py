@@ -2,16 +2,23 @@
 
 Add/remove mechanisms only. Pairs per direction (Zhu, Dong & Wang 2022,
 Thm 11; ``pld/poisson_sampling.py``); RDP exactly for the Gaussian (Mironov,
-Talwar & Zhang 2019) and by the general bound of Zhu & Wang 2019 otherwise
-(``rdp/poisson_sampling.py``).
+Talwar & Zhang 2019), by exact sums over the outcomes for finite pairs and
+the discrete Gaussian (``rdp/poisson_sums.py``), and by the general bound of
+Zhu & Wang 2019 otherwise (``rdp/poisson_sampling.py``; also where a sum
+cannot be certified).
 """
+import numpy as np
+
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..pld.accountant import PairComposition
 from ..pld.discrete_pair import identical_pair
 from ..pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from ..rdp.curve import RDPCurve, RDPFunction
+from ..mechanisms.discrete import DiscreteGaussianMechanism
+from ..pld.discrete_pair import DiscretePair
 from ..rdp.poisson_sampling import subsampled_gaussian_rdp, subsampled_rdp_bound
+from ..rdp.poisson_sums import discrete_gaussian_poisson_rdp, poisson_finite_rdp
 from ..relations import ADD_REMOVE, require_relation
 from .base import Transformer, check_mechanism
 
@@ -53,18 +60,48 @@ class PoissonSampledMechanism(Mechanism):
 
     def _rdp(self):
         base_curve, base_pairs = self.base.optional("rdp"), self.base.optional("pairs")
-        if base_curve is None:
-            return None
         q = self.q
         mu = None if base_pairs is None else base_pairs.gaussian_mu
-        if mu is not None:
+        if mu is not None and base_curve is not None:
             sigma = 1.0 / mu
             fn = RDPFunction(("poisson-gaussian", q, sigma),
                              lambda a: subsampled_gaussian_rdp(q, sigma, a))
         else:
-            fn = RDPFunction(("poisson-general", q, base_curve.terms),
-                             lambda a: subsampled_rdp_bound(q, base_curve, a))
-        return RDPCurve(((fn, 1),))
+            fn = self._exact_sums(base_curve, base_pairs)
+        return None if fn is None else RDPCurve(((fn, 1),))
+
+    def _exact_sums(self, base_curve, base_pairs):
+        """The exact sums of a finite base (or the discrete Gaussian) where they apply,
+        else Zhu & Wang's bound (also per order where a sum is not certified or is
+        infinite for this pair, e.g. a frozen grid's mass at +∞; ∞ there if the base
+        has no RDP curve); None if neither applies."""
+        q = self.q
+        general = None if base_curve is None else RDPFunction(("poisson-general", q, base_curve.terms),
+                                                              lambda a: subsampled_rdp_bound(q, base_curve, a))
+        if not 0 < q < 1:
+            return general
+        base = self.base
+        if type(base) is DiscreteGaussianMechanism:
+            sigma, sens = base.sigma, base.sensitivity
+            exact, key = (lambda a: discrete_gaussian_poisson_rdp(sigma, sens, q, a)), (sigma, sens)
+        elif (base_pairs is not None and len(base_pairs.remove) == 1 and len(base_pairs.add) == 1
+              and all(isinstance(p, DiscretePair) and k == 1 for p, k in base_pairs.remove + base_pairs.add)):
+            remove, add = base_pairs.remove[0][0].log_masses, base_pairs.add[0][0].log_masses
+            if general is None and base_pairs.remove[0][0].p_inf > 0:
+                return None  # infinite for this pair; the base claims no RDP to compare with: absent
+            exact = lambda a: poisson_finite_rdp(remove, add, q, a)
+            key = (base_pairs.remove[0][0].key(), base_pairs.add[0][0].key())
+        else:
+            return general
+
+        def fn(alpha):
+            a = np.asarray(alpha, dtype=float)
+            out = np.asarray(exact(a.ravel()), dtype=float)
+            miss = ~np.isfinite(out)
+            if miss.any():  # not certified, or infinite for this pair: the general bound there (∞ without one)
+                out[miss] = np.inf if general is None else np.asarray(general(a.ravel()[miss]), dtype=float)
+            return out.reshape(a.shape)
+        return RDPFunction(("poisson-exact-sums", q, key), fn)
 
 
 class PoissonSampling(Transformer):

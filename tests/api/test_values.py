@@ -11,7 +11,8 @@ import dpaccount as dpa
 from dpaccount import (ApproxDPMechanism, BinomialMechanism, Composition, ContinuousMechanism,
                        DiscreteGaussianMechanism, DiscreteLaplaceMechanism, DiscreteMechanism, Discretise,
                        ExponentialMechanism, GaussianMechanism, GDPMechanism, GroupPrivacy, LaplaceMechanism,
-                       PoissonSampling, PureDPMechanism, RandomizedResponse, SubsetSampling, ToReplaceOne)
+                       MixtureOfGaussiansMechanism, PoissonSampling, PureDPMechanism, RandomizedResponse,
+                       RepeatAndSelect, SubsetSampling, ToReplaceOne, TreeAggregation, ZCDPMechanism)
 
 
 def zoo():
@@ -39,6 +40,10 @@ def zoo():
         "group": lambda: GroupPrivacy()(LaplaceMechanism(b=1.0), 2),
         "group-rr": lambda: GroupPrivacy()(RandomizedResponse(p=0.7), 3),
         "to-replace-one": lambda: ToReplaceOne()(BinomialMechanism(n=20, p=0.5)),
+        "mixture-of-gaussians": lambda: MixtureOfGaussiansMechanism(2.0, [0, 1, 2], [0.9, 0.07, 0.03]),
+        "zcdp": lambda: ZCDPMechanism(rho=0.1, xi=0.01),
+        "tree-aggregation": lambda: TreeAggregation(noise_multiplier=5.0, steps=100, epochs=2),
+        "repeat-and-select": lambda: RepeatAndSelect()(Composition()([PoissonSampling()(g(), 0.01)], [10]), 5, 1),
     }
 
 

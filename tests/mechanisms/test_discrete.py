@@ -276,7 +276,9 @@ def test_exponential_mechanism_rdp_and_dominance_over_pure_dp():
         f = lambda x: mp.e ** (alpha * _logistic_logpdf(e0)(x) + (1 - alpha) * _logistic_logpdf(0)(x))
         with mp.workdps(20):
             exact = mp.log(mp.quad(f, [-80, 0, e0, 80])) / (alpha - 1)
-        assert _close(mech.get_RDP(alpha), exact, rel=1e-10)
+        # the logistic pair dominates every ε-BR pair, but the ε-BR bound itself is
+        # below its Rényi divergence (tests/rdp/test_bounded_range.py checks it exactly)
+        assert mech.get_RDP(alpha) < exact
         assert mech.get_RDP(alpha) <= PureDPMechanism(e0).get_RDP(alpha)
     for eps in (0.0, 0.5, 1.0):
         assert mech.get_approx_delta(eps) <= PureDPMechanism(e0).get_approx_delta(eps)

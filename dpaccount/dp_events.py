@@ -1,0 +1,229 @@
+"""dp_accounting's ``DpEvent`` trees as mechanism specs, and back.
+
+``event_to_spec`` reads an event by its type's *name* and its fields, so
+``dpaccount.from_dp_event`` needs no import of dp_accounting (a user who has
+events has the package; the library does not). ``spec_to_event`` builds events
+from a spec (``Mechanism.to_spec``) with the ``dp_event`` module it is given.
+
+The neighbouring relation is the accountant's in dp_accounting and each
+mechanism's here. ``relation`` (``"add-remove"`` by default) goes on every
+mechanism that takes one, with dp_accounting's names accepted
+(``ADD_OR_REMOVE_ONE``, ``REPLACE_ONE``, the enum itself). Its
+``REPLACE_SPECIAL`` (a record replaced by a special, e.g. zero, record: Kairouz
+et al. 2021, Def. 1.1) moves a sum by one record's contribution, as adding or
+removing it does, and is read as add/remove. Sampling without replacement is a
+replace-one scheme in dp_accounting and here (``SubsetSampling``): its subtree
+is built replace-one whatever ``relation`` says, and a composition that mixes
+it with add/remove parts is refused (``Composition``'s relation check).
+
+Event → mechanism:
+
+==========================================  =========================================
+``NoOpDpEvent``                             ``NoOpMechanism()``
+``NonPrivateDpEvent``                       ``NonPrivateMechanism()``
+``GaussianDpEvent(z)``                      ``GaussianMechanism(z)`` (z = 0: non-private)
+``LaplaceDpEvent(z)``                       ``LaplaceMechanism(z)`` (z = 0: non-private)
+``DiscreteLaplaceDpEvent(a, Δ)``            ``DiscreteLaplaceMechanism(1/a, Δ)``
+``RandomizedResponseDpEvent(p, 2)``         ``RandomizedResponse(1 − p/2)`` (p = 1: no-op)
+``RandomizedResponseDpEvent(p, k > 2)``     ``DiscreteMechanism`` of two buckets' laws
+``SelfComposedDpEvent(e, k)``               ``Composition()([e], [k])``
+``ComposedDpEvent(events)``                 ``Composition()(events, [1, …])``
+``PoissonSampledDpEvent(q, e)``             ``PoissonSampling()(e, q)``
+``SampledWithoutReplacementDpEvent(n,b,e)`` ``SubsetSampling()(e, b/n)`` (replace-one)
+``SingleEpochTreeAggregationDpEvent(z, T)`` ``TreeAggregation(z, max T)``
+``RepeatAndSelectDpEvent(e, mean, shape)``  ``RepeatAndSelect()(e, mean, shape)``
+``MixtureOfGaussiansDpEvent(σ, c, p)``      ``MixtureOfGaussiansMechanism(σ, c, p)``
+``ZCDpEvent(ρ, ξ)``                         ``ZCDPMechanism(ρ, ξ)``
+``TruncatedSubsampledGaussianDpEvent``      ``TruncatedPoissonSampling()(GaussianMechanism(z), q, n, B)``
+``SampledWithReplacementDpEvent(n, b, e)``  ``SamplingWithReplacement()(e, n, b)`` (replace-one)
+==========================================  =========================================
+
+Anything else (``UnsupportedDpEvent``, an unknown type) raises
+``UnsupportedEvent`` naming it.
+"""
+import math
+import numbers
+from fractions import Fraction
+
+from .errors import DPAccountError
+from .relations import ADD_REMOVE, REPLACE_ONE, check_relation
+
+MAX_DENOMINATOR = 10 ** 12  # a sampling rate written as sample_size / dataset_size
+
+
+class UnsupportedEvent(DPAccountError, ValueError):
+    """A dp_accounting event (or a mechanism) with no counterpart on the other side."""
+
+
+def _relation(relation):
+    if relation is None:
+        return ADD_REMOVE
+    name = getattr(relation, "name", relation)  # dp_accounting's NeighboringRelation enum
+    if isinstance(name, str) and name.upper() in ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL"):
+        return ADD_REMOVE
+    return check_relation("relation", name)
+
+
+def _num(value, name, event):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{type(event).__name__}.{name} must be a number, got {value!r}")
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
+def event_to_spec(event, relation=None):
+    """The spec node (``{"type": ..., ...}``) of a dp_accounting event (module docstring)."""
+    return _node(event, _relation(relation), 0)
+
+
+def _node(event, relation, depth):
+    if depth > 64:
+        raise UnsupportedEvent("dp_event nested more than 64 deep")
+    kind = type(event).__name__
+    f = lambda name: getattr(event, name)
+    rel = {"relation": str(relation)}
+    inner = lambda e, r=relation: _node(e, r, depth + 1)
+    if kind == "NoOpDpEvent":
+        return {"type": "NoOpMechanism", **rel}
+    if kind == "NonPrivateDpEvent":
+        return {"type": "NonPrivateMechanism", **rel}
+    if kind in ("GaussianDpEvent", "LaplaceDpEvent"):
+        z = _num(f("noise_multiplier"), "noise_multiplier", event)
+        if z == 0:
+            return {"type": "NonPrivateMechanism", **rel}
+        return ({"type": "GaussianMechanism", "sigma": z, **rel} if kind == "GaussianDpEvent"
+                else {"type": "LaplaceMechanism", "b": z, **rel})
+    if kind == "DiscreteLaplaceDpEvent":
+        a = _num(f("noise_parameter"), "noise_parameter", event)
+        if a == 0:  # no noise
+            return {"type": "NonPrivateMechanism", **rel}
+        return {"type": "DiscreteLaplaceMechanism", "t": 1.0 / a,
+                "sensitivity": _num(f("sensitivity"), "sensitivity", event), **rel}
+    if kind == "RandomizedResponseDpEvent":
+        return _randomized_response(event, relation)
+    if kind == "SelfComposedDpEvent":
+        count = _num(f("count"), "count", event)
+        if count == 0:
+            return {"type": "NoOpMechanism", **rel}
+        return {"type": "Composition", "parts": [{"mechanism": inner(f("event")), "count": count}]}
+    if kind == "ComposedDpEvent":
+        events = list(f("events"))
+        if not events:
+            return {"type": "NoOpMechanism", **rel}
+        return {"type": "Composition", "parts": [{"mechanism": inner(e), "count": 1} for e in events]}
+    if kind == "PoissonSampledDpEvent":
+        return {"type": "PoissonSampling", "q": _num(f("sampling_probability"), "sampling_probability", event),
+                "mechanism": inner(f("event"))}
+    if kind == "SampledWithoutReplacementDpEvent":
+        n = _num(f("source_dataset_size"), "source_dataset_size", event)
+        b = _num(f("sample_size"), "sample_size", event)
+        return {"type": "SubsetSampling", "gamma": b / n if n > 0 else math.nan,
+                "mechanism": inner(f("event"), REPLACE_ONE)}
+    if kind == "SingleEpochTreeAggregationDpEvent":
+        steps = f("step_counts")
+        steps = [steps] if isinstance(steps, numbers.Real) else list(steps)
+        if not steps:
+            raise UnsupportedEvent(f"{kind}: step_counts is empty")
+        return {"type": "TreeAggregation", "noise_multiplier": _num(f("noise_multiplier"), "noise_multiplier", event),
+                "steps": max(_num(s, "step_counts", event) for s in steps), **rel}
+    if kind == "RepeatAndSelectDpEvent":
+        shape = _num(f("shape"), "shape", event)
+        node = {"type": "RepeatAndSelect", "mechanism": inner(f("event")), "mean": _num(f("mean"), "mean", event)}
+        return {**node, "poisson": True} if shape == math.inf else {**node, "shape": shape}
+    if kind == "MixtureOfGaussiansDpEvent":
+        return {"type": "MixtureOfGaussiansMechanism", "sigma": _num(f("standard_deviation"), "standard_deviation", event),
+                "sensitivities": [_num(c, "sensitivities", event) for c in f("sensitivities")],
+                "probs": [_num(p, "sampling_probs", event) for p in f("sampling_probs")], **rel}
+    if kind == "ZCDpEvent":
+        return {"type": "ZCDPMechanism", "rho": _num(f("rho"), "rho", event), "xi": _num(f("xi"), "xi", event), **rel}
+    if kind == "TruncatedSubsampledGaussianDpEvent":  # dp_accounting's degenerate cases, as its accountant reads them
+        n, q, cap, z = (_num(f(k), k, event) for k in ("dataset_size", "sampling_probability",
+                                                         "truncated_batch_size", "noise_multiplier"))
+        if q == 0 or cap == 0 or n == 0:
+            return {"type": "NoOpMechanism", **rel}
+        if z == 0:
+            return {"type": "NonPrivateMechanism", **rel}
+        return {"type": "TruncatedPoissonSampling", "q": q, "dataset_size": n, "max_batch_size": cap,
+                "mechanism": {"type": "GaussianMechanism", "sigma": z, **rel}}
+    if kind == "SampledWithReplacementDpEvent":
+        return {"type": "SamplingWithReplacement",
+                "dataset_size": _num(f("source_dataset_size"), "source_dataset_size", event),
+                "batch_size": _num(f("sample_size"), "sample_size", event), "mechanism": inner(f("event"), REPLACE_ONE)}
+    raise UnsupportedEvent(f"no dpaccount mechanism for the dp_accounting event {event!r} "
+                           f"({kind}: {'unsupported by design' if kind == 'UnsupportedDpEvent' else 'unknown type'})")
+
+
+def _randomized_response(event, relation):
+    """dp_accounting's k-ary randomized response: the input bucket with probability
+    1 − p, else a uniform bucket. Two inputs' laws are the worst pair: bucket a has
+    1 − p + p/k under one, p/k under the other, and the rest p/k under both (merged:
+    the loss is 0 there, so one atom of their total mass is the same pair)."""
+    p = _num(event.noise_parameter, "noise_parameter", event)
+    k = _num(event.num_buckets, "num_buckets", event)
+    if not (0 <= p <= 1) or k < 1:
+        raise ValueError(f"RandomizedResponseDpEvent: noise_parameter must lie in [0, 1] and num_buckets be "
+                         f"at least 1, got {p!r} and {k!r}")
+    rel = {"relation": str(relation)}
+    if k == 1 or p == 1:
+        return {"type": "NoOpMechanism", **rel}
+    if p == 0:
+        return {"type": "NonPrivateMechanism", **rel}
+    if k == 2:
+        return {"type": "RandomizedResponse", "p": 1 - p / 2, **rel}
+    if relation != ADD_REMOVE:
+        raise UnsupportedEvent(f"RandomizedResponseDpEvent with {k} buckets becomes a DiscreteMechanism, which "
+                               f"takes no relation: ask with relation='add-remove' (the pair is the same)")
+    keep, other = 1 - p + p / k, p / k  # the k − 2 buckets equal under both laws merge into one atom
+    rest = 1 - keep - other
+    return {"type": "DiscreteMechanism", "p_probs": [keep, other, rest], "q_probs": [other, keep, rest],
+            "name": f"RR{k}"}
+
+
+def spec_to_event(node, dp_event):
+    """The dp_accounting event of a spec node (``Mechanism.to_spec``), built with the
+    ``dp_event`` module; ``UnsupportedEvent`` where dp_accounting has none."""
+    kind, e = node["type"], dp_event
+    inner = lambda key="mechanism": spec_to_event(node[key], dp_event)
+    if kind == "NoOpMechanism":
+        return e.NoOpDpEvent()
+    if kind == "NonPrivateMechanism":
+        return e.NonPrivateDpEvent()
+    if kind == "GaussianMechanism":
+        return e.GaussianDpEvent(node["sigma"] / node.get("sensitivity", 1.0))
+    if kind == "GDPMechanism":
+        return e.GaussianDpEvent(1.0 / node["mu"])
+    if kind == "LaplaceMechanism":
+        return e.LaplaceDpEvent(node["b"] / node.get("sensitivity", 1.0))
+    if kind == "DiscreteLaplaceMechanism":
+        return e.DiscreteLaplaceDpEvent(1.0 / node["t"], node.get("sensitivity", 1))
+    if kind == "RandomizedResponse":
+        return e.RandomizedResponseDpEvent(2 * (1 - node["p"]), 2)
+    if kind == "Composition":
+        events = [spec_to_event(part["mechanism"], dp_event) for part in node["parts"]]
+        events = [ev if part["count"] == 1 else e.SelfComposedDpEvent(ev, part["count"])
+                  for ev, part in zip(events, node["parts"])]
+        return events[0] if len(events) == 1 else e.ComposedDpEvent(events)
+    if kind == "PoissonSampling":
+        return e.PoissonSampledDpEvent(node["q"], inner())
+    if kind == "SubsetSampling":
+        rate = Fraction(node["gamma"]).limit_denominator(MAX_DENOMINATOR)
+        if rate.numerator / rate.denominator != node["gamma"]:
+            raise UnsupportedEvent(f"SubsetSampling at rate {node['gamma']!r} is no sample_size / dataset_size "
+                                   f"with dataset_size ≤ {MAX_DENOMINATOR}")
+        return e.SampledWithoutReplacementDpEvent(rate.denominator, rate.numerator, inner())
+    if kind == "TreeAggregation":
+        tree = e.SingleEpochTreeAggregationDpEvent(node["noise_multiplier"], node["steps"])
+        epochs = node.get("epochs", 1)
+        return tree if epochs == 1 else e.SelfComposedDpEvent(tree, epochs)
+    if kind == "RepeatAndSelect":
+        return e.RepeatAndSelectDpEvent(inner(), node["mean"], math.inf if node.get("poisson") else node["shape"])
+    if kind == "MixtureOfGaussiansMechanism":
+        return e.MixtureOfGaussiansDpEvent(node["sigma"], list(node["sensitivities"]), list(node["probs"]))
+    if kind == "ZCDPMechanism":
+        return e.ZCDpEvent(node["rho"], node.get("xi", 0.0))
+    if kind == "TruncatedPoissonSampling" and node["mechanism"]["type"] == "GaussianMechanism":
+        base = node["mechanism"]
+        return e.TruncatedSubsampledGaussianDpEvent(node["dataset_size"], node["q"], node["max_batch_size"],
+                                                    base["sigma"] / base.get("sensitivity", 1.0))
+    if kind == "SamplingWithReplacement":
+        return e.SampledWithReplacementDpEvent(node["dataset_size"], node["batch_size"], inner())
+    raise UnsupportedEvent(f"{kind} has no dp_accounting event")

@@ -1,0 +1,58 @@
+"""DP-SGD in its users' words: ``dpsgd(noise_multiplier, batch_size, dataset_size, epochs)``.
+
+The rate and the step count of a training loop, as Opacus counts them
+(``opacus.data_loader.DPDataLoader``): a pass over the data is
+⌈dataset_size / batch_size⌉ optimizer steps (a loader that keeps its last,
+short batch), the sampling rate is batch_size / dataset_size (the expected
+batch), and ``epochs`` passes (a real number: a partial pass too) are
+⌈epochs · ⌈dataset_size / batch_size⌉⌉ steps, rounded *up* — one step more
+never under-reports.
+
+``sampling`` names the batch scheme the loop uses (``SAMPLINGS``):
+
+* ``"poisson"`` — each record joins each batch independently with
+  probability q (Opacus' DPDataLoader): ``PoissonSampling``, add/remove;
+* ``"without-replacement"`` — each batch a uniformly random subset of
+  exactly ``batch_size`` records, drawn afresh every step: ``SubsetSampling``,
+  replace-one (Balle, Barthe & Gaboardi 2018). A *shuffled* epoch (each record
+  exactly once per pass) is another scheme, which neither accounts tightly.
+"""
+import math
+
+from . import validation as v
+from .mechanisms.standard import GaussianMechanism
+from .transformers.composition import Composition
+from .transformers.poisson_sampling import PoissonSampling
+from .transformers.subset_sampling import SubsetSampling
+
+
+def _poisson(sigma, q):
+    return PoissonSampling()(GaussianMechanism(sigma), q)
+
+
+def _without_replacement(sigma, q):
+    return SubsetSampling()(GaussianMechanism(sigma, relation="replace-one"), q)
+
+
+SAMPLINGS = {"poisson": _poisson, "without-replacement": _without_replacement}
+
+
+def dpsgd_steps(batch_size, dataset_size, epochs):
+    """(sampling rate, steps): batch_size / dataset_size and ⌈epochs·⌈n / B⌉⌉ (module docstring)."""
+    batch_size, dataset_size = v.count("batch_size", batch_size), v.count("dataset_size", dataset_size)
+    if batch_size > dataset_size:
+        raise ValueError(f"batch_size must be at most dataset_size = {dataset_size}, got {batch_size}")
+    epochs = v.positive("epochs", epochs)
+    per_epoch = -(-dataset_size // batch_size)  # ⌈n / B⌉, in integers
+    return batch_size / dataset_size, v.count("steps (epochs × steps per epoch)", math.ceil(epochs * per_epoch))
+
+
+def dpsgd(noise_multiplier, batch_size, dataset_size, epochs, sampling="poisson"):
+    """The mechanism of DP-SGD trained for ``epochs`` passes with batches of ``batch_size``
+    (expected, for Poisson sampling) out of ``dataset_size`` records and Gaussian noise of
+    ``noise_multiplier`` times the clipping norm (module docstring: the step count)."""
+    sigma = v.positive("noise_multiplier", noise_multiplier)
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {sorted(SAMPLINGS)}, got {sampling!r}")
+    q, steps = dpsgd_steps(batch_size, dataset_size, epochs)
+    return Composition()([SAMPLINGS[sampling](sigma, q)], [steps])

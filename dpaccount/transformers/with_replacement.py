@@ -1,0 +1,73 @@
+"""``SamplingWithReplacement()(mechanism, dataset_size, batch_size)``: a batch
+of ``batch_size`` independent uniform draws from ``dataset_size`` records (a
+record may appear several times), under replace-one neighbours.
+
+The pair and why it dominates: ``pld/with_replacement.py`` (the count K of
+the differing record's copies is Bin(b, 1/n); each K = k is a k-fold
+replace-one neighbour, the base's ``GroupPrivacy`` pair; the result is the
+subset-sampling construction at rate γ = P(K ≥ 1) on their mixture). The
+assumption, stated: the base is a replace-one mechanism on the *list* of b
+draws (a record drawn twice counts twice: a sum of clipped gradients moves
+by ≤ kΔ for k copies). With ``batch_size=1`` this is ``SubsetSampling`` at
+rate 1/n. No RDP rule; no add/remove version (the batch has a fixed size, and
+the relation between batches of datasets of different sizes is not analysed).
+"""
+from .. import validation as v
+from ..errors import RepresentationUnavailable
+from ..mechanism import Mechanism
+from ..pld.accountant import PairComposition
+from ..pld.subset_sampling import replace_one_pair
+from ..pld.with_replacement import with_replacement_pair
+from ..relations import REPLACE_ONE, require_relation
+from .base import Transformer, check_mechanism
+from .group_privacy import GroupPrivacy
+from .poisson_sampling import sampled_params
+
+
+class WithReplacementSampledMechanism(Mechanism):
+    """``base`` run on ``batch_size`` uniform draws, with replacement, from ``dataset_size`` records."""
+
+    _spec_type = "SamplingWithReplacement"
+
+    def __init__(self, base, dataset_size, batch_size):
+        params = sampled_params(base.params, "dataset_size", dataset_size)
+        params["batch_size"] = batch_size
+        super().__init__(f"WithReplacementSample:{base.name}", params, relation=REPLACE_ONE)
+        for key, val in (("base", base), ("dataset_size", dataset_size), ("batch_size", batch_size)):
+            object.__setattr__(self, key, val)
+
+    def _identity(self):
+        return (self.base, self.dataset_size, self.batch_size)
+
+    def _spec_args(self):
+        return {"mechanism": self.base, "dataset_size": self.dataset_size, "batch_size": self.batch_size}
+
+    def _group_pair(self, k):
+        """G_k: one pair dominating both orders of k-fold replace-one neighbours of the base."""
+        base = self.base if k == 1 else GroupPrivacy()(self.base, k)
+        return replace_one_pair(base.pairs)
+
+    def _pairs(self):
+        if self.base.optional("pairs") is None:
+            return None
+        try:
+            pair = with_replacement_pair(self._group_pair, self.dataset_size, self.batch_size)
+        except RepresentationUnavailable as exc:
+            raise RepresentationUnavailable(
+                f"sampling with replacement needs the base's k-fold replace-one pairs (a record drawn k "
+                f"times), and {self.base.name} has none: {exc}") from exc
+        return PairComposition.single(pair, pair)
+
+
+class SamplingWithReplacement(Transformer):
+    """``SamplingWithReplacement()(mechanism, dataset_size, batch_size)`` (replace-one)."""
+
+    name = "WithReplacementSample"
+
+    def __call__(self, mechanism, dataset_size, batch_size):
+        mechanism = require_relation("mechanism", check_mechanism("mechanism", mechanism), REPLACE_ONE,
+                                     "sampling with replacement is analysed for replace-one neighbours; "
+                                     "use ToReplaceOne() first for an add/remove mechanism")
+        n = v.count("dataset_size", dataset_size)
+        b = v.count("batch_size", batch_size)
+        return WithReplacementSampledMechanism(mechanism, n, b)
