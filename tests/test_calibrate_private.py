@@ -47,35 +47,36 @@ def over_or_refused(mechanism, eps):
         return "GB" in str(err) and "method='rdp'" in str(err)
 
 
-def check_steps(sigma, q, eps, reference):
+def calibrated(solve, *args):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dpa.AccuracyWarning)  # a boundary placed by another route: checked below
-        steps = dpsgd_max_steps(sigma, q, eps, DELTA, tol=TOL)
-    assert certified_epsilon(dpsgd(sigma, q, steps), DELTA)[0] <= eps
+        warnings.simplefilter("ignore", dpa.AccuracyWarning)  # a boundary placed by another route: checked here
+        return solve(*args, DELTA, tol=TOL)
+
+
+def check(build, x, eps, beyond):
+    """x meets eps by our certified bound; ``beyond`` (a tolerance step further) does not."""
+    assert certified_epsilon(build(x), DELTA)[0] <= eps
+    assert beyond is None or over_or_refused(build(beyond), eps)
+
+
+def check_steps(sigma, q, eps, reference):
+    steps = calibrated(dpsgd_max_steps, sigma, q, eps)
     assert steps >= reference
-    if steps < MAX_STEPS:
-        assert over_or_refused(dpsgd(sigma, q, steps + max(1, math.ceil(TOL * steps))), eps)
+    beyond = steps + max(1, math.ceil(TOL * steps)) if steps < MAX_STEPS else None
+    check(lambda t: dpsgd(sigma, q, t), steps, eps, beyond)
     return steps
 
 
 def check_sigma(q, steps, eps, reference):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dpa.AccuracyWarning)
-        sigma = dpsgd_noise_multiplier(q, steps, eps, DELTA, tol=TOL)
-    assert certified_epsilon(dpsgd(sigma, q, steps), DELTA)[0] <= eps
+    sigma = calibrated(dpsgd_noise_multiplier, q, steps, eps)
     assert sigma <= reference
-    assert over_or_refused(dpsgd(sigma * (1 - TOL), q, steps), eps)
-    return sigma
+    check(lambda s: dpsgd(s, q, steps), sigma, eps, sigma * (1 - TOL))
 
 
 def check_rate(sigma, steps, eps, reference):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dpa.AccuracyWarning)
-        q = dpsgd_max_sample_rate(sigma, steps, eps, DELTA, tol=TOL)
-    assert certified_epsilon(dpsgd(sigma, q, steps), DELTA)[0] <= eps
+    q = calibrated(dpsgd_max_sample_rate, sigma, steps, eps)
     assert q >= reference
-    assert over_or_refused(dpsgd(sigma, q * (1 + TOL), steps), eps)
-    return q
+    check(lambda r: dpsgd(sigma, r, steps), q, eps, q * (1 + TOL))
 
 
 def test_the_whole_range_meets_a_loose_budget_even_where_no_grid_fits():

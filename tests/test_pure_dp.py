@@ -30,9 +30,10 @@ def assert_upper(got, exact, rel=REL):
     (RandomizedResponse(0.75), mp.log(3)),
     (Composition()([RandomizedResponse(0.75), LaplaceMechanism(b=3.0), PureDPMechanism(0.25)], [10, 3, 4]),
      10 * mp.log(3) + 1 + 1),
-    # Poisson sampling: remove L' = log(1 + q(e^L − 1)), add L' = −log(1 − q(1 − e^{−L})), both ≤ the remove one
+    # Poisson sampling: remove L' = log(1 + q(e^L − 1)) ≥ add L' = −log(1 − q(1 − e^{−L}))
     (PoissonSampling()(LaplaceMechanism(b=1.0), 0.1), mp.log(1 + mp.mpf("0.1") * mp.expm1(1))),
-    (Composition()([PoissonSampling()(PureDPMechanism(2.0), 0.01)], [50]), 50 * mp.log(1 + mp.mpf("0.01") * mp.expm1(2))),
+    (Composition()([PoissonSampling()(PureDPMechanism(2.0), 0.01)], [50]),
+     50 * mp.log(1 + mp.mpf("0.01") * mp.expm1(2))),
 ])
 def test_epsilon_at_delta_zero_is_the_supremum_of_the_loss(mechanism, exact):
     assert_upper(mechanism.get_approxDP(0), exact)
