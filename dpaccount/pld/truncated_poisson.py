@@ -56,10 +56,12 @@ the roundings, as ``spill`` at ±∞ (``pld/mixture.py``); η is taken at its up
 end (each Poisson pair's curve grows with its rate).
 """
 import numpy as np
-from scipy import stats
 
+from ..lazy import lazy
 from .mixture import MixturePair
 from .poisson_sampling import PoissonAddPair, PoissonRemovePair
+
+stats = lazy("scipy.stats")
 
 _U = np.finfo(float).eps
 _REL = 1e-11      # the relative error allowed to scipy's binomial tails

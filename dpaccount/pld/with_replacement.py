@@ -46,10 +46,12 @@ Numerics. γ = −expm1(b·log1p(−1/n)) rounded up (the pair's curve grows wit
 import math
 
 import numpy as np
-from scipy import stats
 
+from ..lazy import lazy
 from .mixture import MixturePair
 from .subset_sampling import subset_sampled_pair
+
+stats = lazy("scipy.stats")
 
 _U = np.finfo(float).eps
 _REL = 1e-11     # the relative error allowed to scipy's binomial pmf and tails

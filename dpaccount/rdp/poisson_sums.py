@@ -39,9 +39,11 @@ binomial sum (``subsampled_gaussian_rdp`` with σ/Δ). Fractional α above
 import math
 
 import numpy as np
-from scipy import special
 
+from ..lazy import lazy
 from .poisson_sampling import _eps_from_log_excess, log_phi_of_t, subsampled_gaussian_rdp
+
+special = lazy("scipy.special")
 
 _U = np.finfo(float).eps
 _CELLS = 1 << 21        # terms evaluated at once (memory ~ 10 arrays of this size)

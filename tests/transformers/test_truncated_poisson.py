@@ -19,8 +19,8 @@ import pytest
 from oracles import float_sum_slack, subsampled_gaussian_add_delta, subsampled_gaussian_remove_delta
 from scipy import stats
 
-from dpaccount import (Composition, GaussianMechanism, PoissonSampling, RandomizedResponse, SubsetSampling,
-                       TruncatedPoissonSampling, dump, load)
+from dpaccount import (Composition, GaussianMechanism, LaplaceMechanism, PoissonSampling, RandomizedResponse,
+                       SubsetSampling, TruncatedPoissonSampling, dump, load)
 from dpaccount.errors import RepresentationUnavailable
 from dpaccount.mechanisms.standard import BinomialMechanism
 from dpaccount.pld.truncated_poisson import _REL, inclusion_probability, truncation_weights
@@ -244,8 +244,9 @@ def test_bad_input_is_refused_by_name():
 
 
 def test_a_base_without_a_replace_one_rule_has_no_pairs():
-    """Poisson sampling of a Poisson-sampled mechanism: no group-privacy rule, so no pairs."""
-    inner = PoissonSampling()(GaussianMechanism(sigma=1.0), 0.5)
+    """Poisson sampling of a Poisson-sampled Laplace mechanism: no replace-one rule (only the
+    Poisson-sampled Gaussian has one, ``pld/poisson_replace.py``), so no pairs."""
+    inner = PoissonSampling()(LaplaceMechanism(b=1.0), 0.5)
     m = TruncatedPoissonSampling()(inner, 0.1, 100, 5)
     with pytest.raises(RepresentationUnavailable, match="replace-one pair"):
         m.pairs
