@@ -23,7 +23,11 @@ evaluated at the kinks of the δ_d: the points of the PLD grids (method
 "pld": the pessimistic grids give a lower bound on β for every α, the
 optimistic ones an upper bound), or the atoms of finite pairs and G_μ in
 closed form for Gaussian compositions (method "analytic", exact up to
-rounding, which errs low).
+rounding, which errs low). The analytic upper bound of finite pairs is
+taken from the pairs a symmetric hull was built to dominate (the hull's
+curve lies below theirs by its rounding pad) and minimises over mixtures
+Σ λ_d δ_d of the curves, which is exact where two curves cross (minimax;
+``converters/fdp.max_profile_to_tradeoff_upper``).
 
 μ-GDP (``mu_gdp``): the smallest μ with δ(ε) ≤ δ_μ(ε) + tail for every ε ≥ 0
 and both orders, certified on the whole half-line from the pessimistic
@@ -42,7 +46,7 @@ import math
 import numpy as np
 
 from .converters.clt import clt_mu_parts
-from .converters.fdp import gdp_mu_from_profile, gdp_tradeoff, profile_to_tradeoff
+from .converters.fdp import gdp_mu_from_profile, gdp_tradeoff, max_profile_to_tradeoff_upper, profile_to_tradeoff
 from .errors import RepresentationUnavailable
 from .pld.accountant import DIRECTIONS
 from .pld.discrete_pair import DiscretePair
@@ -143,12 +147,65 @@ def _crossings(points, vals):
 
 def _finite_pairs(mechanism, alphas, lower):
     """Exact Neyman–Pearson curve of one finite pair per direction: δ_d is
-    linear in e^ε between its atoms' losses, so those are all the kinks."""
+    linear in e^ε between its atoms' losses, so those are all the kinks.
+
+    The upper bound is taken from the tight pairs a hull's witnesses are
+    (``witness_pairs``: a hull lies below their curve by its rounding pad, so its own
+    curve, however well rounded, can fall below the mechanism's: 3e-13 at α = ½ for
+    the binomial (30, 0.3, Δ = 2)), and from all the curves at once (``converters.fdp.max_profile_to_tradeoff_upper``: exact where two
+    curves cross, not the smallest single curve)."""
     pairs = list(mechanism._single_pairs())
+    if not lower:
+        return _finite_upper(pairs, symmetric(mechanism), alphas)
     if symmetric(mechanism):  # the reversed pairs exactly, not through the swap identity
         pairs += [p.reverse() for p in pairs]
     items = [(p.delta, np.append(p.atoms[0], 0.0)) for p in pairs]
     out = _evaluate(items, np.ravel(alphas), lower)
+    return np.reshape(out, np.shape(alphas))
+
+
+def witness_pairs(pair):
+    """The tight pairs a pair that is not tight stands for, where each of its witnesses
+    (``pld/attained.py``) is one use of one tight pair — a symmetric hull's two shifts or
+    orders, one of which the adversary picks (``pld/symmetric_hull.py``): for one use the
+    mechanism's curve is theirs, its δ the largest of theirs. Else (pair,)."""
+    alternatives = getattr(pair, "witnesses", ())
+    if pair.tight or not alternatives or any(len(a) != 1 or a[0][1] != 1 or not a[0][0].tight
+                                             for a in alternatives):
+        return (pair,)
+    return tuple(a[0][0] for a in alternatives)
+
+
+def finite_upper_attained(mechanism):
+    """Whether the analytic upper curve of one finite pair per direction bounds the mechanism's:
+    every curve it takes (``witness_pairs``) is of a tight pair."""
+    return all(q.tight for p in mechanism._single_pairs() for q in witness_pairs(p))
+
+
+def _dominated_curves(pairs, symmetric_):
+    """The pairs, each hull replaced by the pairs it dominates and their reverses (the hull is
+    symmetric: both orders of its sources are the mechanism's), each reversed too where the
+    relation is symmetric; one of each curve."""
+    curves = {}
+    for pair in pairs:
+        sources = witness_pairs(pair)
+        for p in sources + tuple(q.reverse() for q in sources if symmetric_ or len(sources) > 1):
+            curves.setdefault(p.key()[1:], p)  # (size, digest of the logs): one curve each
+    return list(curves.values())
+
+
+def _finite_upper(pairs, symmetric_, alphas):
+    """Upper bound on β of the curves of ``pairs`` (hulls replaced by the pairs they dominate,
+    with the reverses where the hull, or the relation, is symmetric)."""
+    curves = _dominated_curves(pairs, symmetric_)
+    loss = np.concatenate([p.atoms[0] for p in curves])
+    tau = np.concatenate([p.loss_errors for p in curves])
+    eps, where = np.unique(loss, return_inverse=True)
+    kink_tau = np.zeros(len(eps))
+    np.maximum.at(kink_tau, where, tau)  # each kink within the largest τ of the atoms computed there
+    deltas = [p.delta(eps, upper=False) for p in curves]
+    p_inf = [p.end_bounds()[0][0] for p in curves]
+    out = max_profile_to_tradeoff_upper(eps, kink_tau, deltas, p_inf, np.ravel(alphas))
     return np.reshape(out, np.shape(alphas))
 
 
@@ -169,10 +226,12 @@ def mu_gdp(mechanism, method, accuracy, tail):
     """Certified μ (see the module docstring)."""
     mu = mechanism.pairs.gaussian_mu
     if method == "analytic":
-        if mu is None:
-            raise RepresentationUnavailable(f"{mechanism.name} is not a Gaussian composition: "
-                                            f"its μ-GDP needs method='pld'")
-        return float(mu)
+        if mu is not None:
+            return float(mu)
+        if not analytic_applies(mechanism):
+            raise RepresentationUnavailable(f"{mechanism.name} is neither a Gaussian composition nor one "
+                                            f"finite pair: its μ-GDP needs method='pld'")
+        return _finite_mu(mechanism._single_pairs(), tail)
     profile = mechanism.privacy_profile(accuracy)
     window = max([t for t in TIERS if t <= 0.1 * tail], default=TIERS[-1])
     grids = [profile.grid(d, window, pessimistic=True) for d in DIRECTIONS]
@@ -183,6 +242,41 @@ def mu_gdp(mechanism, method, accuracy, tail):
     eps = np.union1d(lattice, np.linspace(0.0, lattice[-1], int(lattice[-1] / 2e-3) + 2))
     delta = np.max([g.delta(eps) for g in grids], axis=0)
     return gdp_mu_from_profile(eps, delta, tail)
+
+
+_MU_POINTS = 1 << 14  # points of a finite pair's δ(ε) in the μ search (at most)
+_MU_CELLS = 1 << 22   # points × atoms of one evaluation of δ (memory)
+
+
+def _finite_mu(pairs, tail):
+    """Certified μ of one finite pair per direction from their curves δ(ε) rounded up (no grid).
+
+    The tight pairs a hull's witnesses are stand in for it (``witness_pairs``: for one use the
+    mechanism's δ is the largest of theirs, and the hull's rounding pad of ~1e-13 at +∞ would
+    exceed any small tail). δ is evaluated at 0, at the atoms' losses and beyond the
+    largest loss plus its rounding τ, where it is P(L = ∞) rounded up and nothing else (a grid
+    there sends a rounding sliver of the top atom to +∞: pure ε-DP at ε = 1 had μ = ∞). δ is
+    convex in t = e^ε, so the chord between upper bounds at two points lies above it: a fine
+    subdivision (which makes ``gdp_mu_from_profile``'s tangent test tight) takes its values on
+    the chords, padded by 8u of the larger end and 16u·t of the slope (the rounding of e^ε at
+    the three points)."""
+    pairs = _dominated_curves(pairs, False)  # (the reverses of a hull's sources: only more δ, safe)
+    atoms = np.concatenate([p.atoms[0] for p in pairs])
+    top = max(float(np.max(p.atoms[0] + p.loss_errors, initial=0.0)) for p in pairs)
+    top = max(top, 0.0) * (1 + 1e-9) + 1e-300  # δ is P(L = ∞) from here on
+    at = np.union1d([0.0, top], atoms[(atoms >= 0) & (atoms < top)])
+    chunk = max(1, _MU_CELLS // max(max(len(p.atoms[0]) for p in pairs), 1))
+    d_at = np.max([np.concatenate([p.delta(at[i:i + chunk]) for i in range(0, len(at), chunk)])
+                   for p in pairs], axis=0)
+    eps = np.union1d(at, np.linspace(0.0, top, min(int(top / 2e-3) + 2, _MU_POINTS)))
+    t_at, t = np.exp(np.minimum(at, 700.0)), np.exp(np.minimum(eps, 700.0))
+    cell = np.clip(np.searchsorted(at, eps, side="right") - 1, 0, max(len(at) - 2, 0))
+    right = np.minimum(cell + 1, len(at) - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = np.nan_to_num((d_at[cell] - d_at[right]) / (t_at[right] - t_at[cell]), nan=0.0, posinf=0.0)
+    delta = np.interp(t, t_at, d_at) + 8 * _U * np.maximum(d_at[cell], d_at[right]) + 16 * _U * t * slope
+    delta[np.isin(eps, at)] = d_at  # the evaluated points as they are
+    return gdp_mu_from_profile(eps, np.minimum(delta, 1.0), tail)
 
 
 def clt_mu_of(mechanism):

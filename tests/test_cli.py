@@ -192,6 +192,22 @@ def test_fdp_bounds_method_and_gdp(capsys):
     assert "certified lower bound, pld" in capsys.readouterr().out  # no closed form: the grids
 
 
+def test_fdp_gdp_tail_is_a_flag_and_the_output_says_what_it_does(capsys):
+    """``--tail`` (issue 27 §3): the certified μ up to that additive slack, as ``mu_GDP(tail=)``;
+    a larger tail never gives a larger μ, and the text says why the default can be large."""
+    argv = ["fdp", "--mechanism", "laplace", "--b", "1", "--steps", "3", "--alpha", "0.1", "--gdp"]
+    assert main(argv + ["--json"]) == 0
+    small = json.loads(capsys.readouterr().out)
+    assert main(argv + ["--tail", "1e-6", "--json"]) == 0
+    large = json.loads(capsys.readouterr().out)
+    m = Composition()([LaplaceMechanism(1.0)], [3])
+    assert small["mu_gdp"] == m.mu_GDP() and small["mu_gdp_tail"] == 1e-30
+    assert large["mu_gdp"] == m.mu_GDP(tail=1e-6) <= small["mu_gdp"] and large["mu_gdp_tail"] == 1e-6
+    assert main(argv + ["--tail", "1e-6"]) == 0
+    text = capsys.readouterr().out
+    assert "above G_mu - 1e-06" in text and "heavier far tail" in text
+
+
 def test_fdp_clt_is_labelled_and_warns_in_one_line():
     out = run("fdp", "--mechanism", "subsampled-gaussian", "--sigma", "1.1", "--q", "0.0042667", "--steps",
               "14063", "--alpha", "0.1", "--method", "clt")
@@ -208,6 +224,8 @@ def test_fdp_clt_is_labelled_and_warns_in_one_line():
     (["plot", "--mechanism", "gaussian", "--sigma", "1", "--output", "x.png", "--kind", "rdp", "--gdp-mu", "1"],
      2, "--kind fdp only"),
     (["plot", "--mechanism", "gaussian", "--sigma", "1"], 2, "--output"),
+    (["fdp", "--mechanism", "gaussian", "--sigma", "1", "--alpha", "0.1", "--tail", "1e-6"], 2, "--gdp only"),
+    (["fdp", "--mechanism", "gaussian", "--sigma", "1", "--alpha", "0.1", "--gdp", "--tail", "0.5"], 2, "tail"),
 ])
 def test_fdp_and_plot_bad_input(argv, code, words, capsys):
     assert main(argv) == code

@@ -17,6 +17,7 @@ PLOTS = {"fdp": (plot_fDP, "trade-off curve", "certified β(α)"),
          "profile": (plot_privacy_profile, "privacy profile", "certified ε(δ)"),
          "rdp": (plot_rdp, "Renyi-DP curve", "RDP ε(α)")}
 MAX_POINTS = 100_000
+DEFAULT_TAIL = 1e-30  # mu_GDP's default slack
 
 
 def _alphas(args):
@@ -49,6 +50,9 @@ def _curve(m, alphas, args):
 def cmd_fdp(args, progress):
     m = mechanism_from(args)
     alphas = _alphas(args)
+    if args.tail is not None and not args.gdp:
+        raise UsageError("--tail applies to --gdp only")
+    tail = DEFAULT_TAIL if args.tail is None else args.tail
     lower, upper, method, uncertified = _curve(m, alphas, args)
     rows = [{"alpha": float(a), "beta": float(lo)} for a, lo in zip(alphas, lower)]
     if upper is not None:
@@ -56,7 +60,8 @@ def cmd_fdp(args, progress):
             row.update(lower=row["beta"], upper=float(hi))
     extra = {"method": method, **({"upper_certified": uncertified is None} if upper is not None else {})}
     if args.gdp:
-        extra["mu_gdp"] = m.mu_GDP(method=args.method, accuracy=args.accuracy)
+        extra["mu_gdp"] = m.mu_GDP(method=args.method, accuracy=args.accuracy, tail=tail)
+        extra["mu_gdp_tail"] = tail
     if args.json:
         return print_json(result_document(m, "fdp", rows, **extra))
     approximate = method == "clt"
@@ -73,8 +78,13 @@ def cmd_fdp(args, progress):
               "error below beta; printed rounded down" + (", the upper end up." if upper is not None else ".")
                    + (f" Upper: {uncertified}." if uncertified else ""))
     if args.gdp:
-        kind = "CLT, approximate" if approximate else "certified: the curve lies above G_mu, up to 1e-30"
+        kind = "CLT, approximate" if approximate else f"certified: the curve lies above G_mu - {tail:g}"
         print(f"mu-GDP: mu = {fmt(extra['mu_gdp'])}  ({kind})")
+        if not approximate and getattr(m.optional("pairs"), "gaussian_mu", None) is None:  # G_μ: no tail
+            print_note("mu: delta_mu(eps) falls like a Gaussian tail; a composition of subsampled or finite "
+                       "mechanisms has a heavier far tail, so a tiny --tail can need a mu far above the "
+                       "bulk's (and the CLT's). A larger --tail (e.g. 1e-6) adds that delta to every "
+                       "guarantee drawn from mu and gives a smaller mu.")
 
 
 def _check_output(path):

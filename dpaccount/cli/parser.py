@@ -116,6 +116,9 @@ def build_parser():
     which.add_argument("--points", type=int, help="this many alpha evenly spaced over [0, 1] (default 11)")
     bounds_and_method(p, FDP_METHODS, "analytic where it applies, else pld; clt is an approximation")
     p.add_argument("--gdp", action="store_true", help="also the certified mu of mu-GDP")
+    p.add_argument("--tail", type=float,
+                   help="with --gdp: the additive slack of the certified mu, delta(eps) <= delta_mu(eps) + "
+                        "tail for every eps (default 1e-30, at most 1e-6; a larger tail gives a smaller mu)")
     p = add("plot", "draw the mechanism's trade-off curve (or privacy profile, RDP curve) to an image file "
                     "(needs matplotlib: pip install 'dpaccount[plot]')",
             "example:\n  dpaccount plot --mechanism subsampled-gaussian --sigma 1.1 --q 0.0042667 --steps 14063 "

@@ -99,7 +99,9 @@ def profile_to_tradeoff(eps, delta, alpha, lower=True):
             j = np.clip(k + shift, 0, len(e) - 1)
             val = cc[j] - s[j] * flat
             pad = 8 * _U * (1.0 + dd[j] + s[j] * flat * (2.0 + np.abs(e[j])))
-            best = np.maximum(best, val - pad if lower else val + pad)
+            # upper: the curve's true kink sits within u|ε| of the float ε, which moves the line's
+            # value by ≤ u|ε|(1 + e^ε α) (``max_profile_to_tradeoff_upper``): 8u|ε| more
+            best = np.maximum(best, val - pad if lower else val + pad + 8 * _U * np.abs(e[j]))
         out = best
         zero = flat <= 0  # α = 0: every line counts, e^ε α = 0 however large ε is
         if zero.any():
@@ -185,3 +187,86 @@ def gdp_mu_from_profile(eps, delta, tail=0.0, mu_max=1e3):
         if hi - lo <= 1e-10 * hi:
             break
     return float(hi)
+
+
+_MIX_STEPS = 60          # bisection steps on λ (to 1e-18)
+_MIX_CELLS = 1 << 22     # α × kinks per block of the search (memory)
+
+
+def max_profile_to_tradeoff_upper(eps, tau, deltas, p_inf, alpha):
+    """An upper bound on β(α) = max(0, sup_{ε ∈ ℝ} (1 − max_d δ_d(ε) − e^ε α)), the greatest convex
+    minorant of the minimum of the trade-off curves whose hockey-stick curves are δ_d (the module
+    docstring), vectorised over α ∈ [0, 1]. Given: every true kink of every δ_d within ``tau[k]``
+    of a computed one ``eps[k]`` (ascending); ``deltas[d, k]`` lower bounds on δ_d(eps[k]); ``p_inf[d]``
+    lower bounds on δ_d(+∞) = P_d(L = +∞).
+
+    Minimax (Sion: G(t, λ) = 1 − Σ_d λ_d δ_d(t) − tα is concave in t = e^ε, each δ_d being convex in t,
+    and linear in λ on the simplex): β(α) = min_λ sup_t G(t, λ), and every λ gives an upper bound, the
+    conjugate of the one curve Σ λ_d δ_d (the smallest conjugate of a single curve is the λ at a
+    vertex, loose where the curves cross). Some optimal λ mixes two curves (at the optimal t, α lies in
+    the subdifferential of −Σ λ_d δ_d; the curves of the least and the largest slope there suffice), so
+    for each pair of curves λ is bisected on the sign of ∂/∂λ (δ_2 − δ_1 at the maximising kink) and
+    the least value found is kept: the search costs tightness only.
+
+    sup_t G(t, λ) sits at a true kink t* (G is linear between kinks; as t → 0 it tends to 0, the
+    floor), within t_k·expm1(τ_k) of the computed t_k = e^{ε_k}, and ∂G/∂t = Q_λ(L > ε) − α with
+    Q(L > ε) = E_P[e^{−L}; L > ε] ≤ e^{−ε} = 1/t: so |G(t*) − G(t_k)| ≤ α|t* − t_k| + |log(t*/t_k)|
+    ≤ α t_k expm1(τ_k) + τ_k.
+    G(t_k) is rounded up: the mixture of lower bounds taken down by 4u (its products and sum, and
+    weights λ, fl(1 − λ) summing to at most 1 + u), then 8u(1 + δ + tα) (exp, product, differences).
+    β(0) = 1 − max_d p_inf[d] (t → ∞), rounded up; β(α) ≤ β(0) for every α (kinks beyond ε = 700,
+    where e^ε overflows, are dropped: they only matter where α < e^{-690}, and there β(0) bounds);
+    β(1) = 0."""
+    eps = np.asarray(eps, dtype=float).ravel()
+    tau = np.asarray(tau, dtype=float).ravel()
+    deltas = np.atleast_2d(np.asarray(deltas, dtype=float))
+    alpha = np.asarray(alpha, dtype=float)
+    flat = alpha.ravel()
+    at_zero = min(1.0 - float(np.max(p_inf)) + _U, 1.0)  # one rounding of 1 − p (≤ u/2), up
+    ok = eps <= _MAX_EXP
+    eps, tau, deltas = eps[ok], tau[ok], deltas[:, ok]
+    t = np.exp(eps) * (1 + 4 * _U)  # rounded up (exp: 4 ulp)
+    slack = (t * np.expm1(tau) * (1 + 8 * _U), tau * (1 + 4 * _U))  # the kinks' rounding: × α, + 1
+    out = np.full(flat.shape, at_zero)
+    inner = (flat > 0) & (flat < 1) & (flat >= math.exp(-690.0))
+    if deltas.shape[1] and inner.any():
+        a_all = flat[inner]
+        block = max(1, _MIX_CELLS // deltas.shape[1])
+        out[inner] = np.minimum(np.concatenate([_mixture_search(t, slack, deltas, a_all[i:i + block])
+                                                for i in range(0, len(a_all), block)]), at_zero)
+    out = np.where(flat >= 1.0, 0.0, np.clip(out, 0.0, 1.0)).reshape(alpha.shape)
+    return float(out) if out.ndim == 0 else out
+
+
+def _mixture_search(t, slack, deltas, a):
+    """min over the λ tried of max_k G_up(t_k, λ) for each α in ``a`` (``max_profile_to_tradeoff_upper``).
+
+    The vertices λ = e_d first; the max of the curves (λ-free) at the kinks bounds every
+    mixture's value from below (Σ λ_d δ_d ≤ max_d δ_d), so where a vertex is within 4u of it
+    the search cannot gain more and stops there; elsewhere (α near where two curves cross)
+    λ is bisected for each pair of curves."""
+    m = len(deltas)
+    ta = t[None, :] * a[:, None]
+    extra = 8 * _U * (1.0 + ta) + a[:, None] * slack[0][None, :] + slack[1][None, :]  # the pads but 8u·δ
+
+    def value(d, rows):  # d: (rows, kinks) mixture of lower bounds, taken down by 4u
+        d = d * (1 - 4 * _U)
+        v = 1.0 - d - ta[rows] + 8 * _U * d + extra[rows]
+        k = np.argmax(v, axis=1)
+        return v[np.arange(len(k)), k], k
+
+    everything = np.arange(len(a))
+    best = np.min([value(np.broadcast_to(deltas[d], ta.shape), everything)[0] for d in range(m)], axis=0)
+    floor = value(np.broadcast_to(np.max(deltas, axis=0), ta.shape), everything)[0]
+    rows = np.flatnonzero(best > floor + 4 * _U)
+    for i, j in ((i, j) for i in range(m) for j in range(i + 1, m)):
+        if not len(rows):
+            break
+        lo, hi = np.zeros(len(rows)), np.ones(len(rows))
+        for _ in range(_MIX_STEPS):
+            mid = 0.5 * (lo + hi)
+            v, k = value(mid[:, None] * deltas[i] + (1.0 - mid)[:, None] * deltas[j], rows)
+            best[rows] = np.minimum(best[rows], v)
+            rising = deltas[j][k] > deltas[i][k]  # ∂G/∂λ at the maximising kink
+            hi, lo = np.where(rising, mid, hi), np.where(rising, lo, mid)
+    return best

@@ -177,6 +177,11 @@ def _atoms_to_grid(pair, step, lo, hi, pessimistic):
         share = np.zeros(len(p))
     up = p * share
     down = p - up
+    if pessimistic and np.any((below == hi) & (up > 0)):
+        # an atom on (or just below) the top point sends its rounding sliver one point up: a
+        # point more, not +∞ (at +∞ it would sit under every δ(ε), ~1e-14 for pure ε-DP at
+        # any ε, and a certified μ-GDP up to a smaller tail would be ∞)
+        hi += 1
     probs = np.zeros(hi - lo + 1)
     p_inf = pair.p_inf if pessimistic else pair.end_bounds()[0][0]
     for idx, mass in ((below, down), (below + 1, up)):

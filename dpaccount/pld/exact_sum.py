@@ -40,6 +40,7 @@ from .poisson_sampling import PoissonAddPair, PoissonRemovePair
 from .subset_sampling import SubsetSampledPair
 
 special = lazy("scipy.special")
+mp = lazy("mpmath")  # composed_p_inf only
 
 BUDGET = 1 << 16         # composed atoms of an all-finite direction (each δ(ε) sums over them)
 KERNEL_BUDGET = 1 << 10  # with a kernel (whose curve costs more per atom)
@@ -151,8 +152,10 @@ def _product(a, b):
 class ExactDirection:
     """δ(ε) bounds of one direction from its atoms and kernel (module docstring)."""
 
-    def __init__(self, loss, log_mass, err, rel, p_inf, kernel):
+    def __init__(self, loss, log_mass, err, rel, p_inf, kernel, p_inf_above_low=False):
         self.kernel, self.p_inf = kernel, p_inf
+        # P(L = ∞) > p_inf[1] exactly (not only ≥): a δ equal to that float is below P(L = ∞)
+        self.p_inf_above_low = p_inf_above_low
         self.pad = (len(loss) + 8) * _U
         self._sides = {}
         for upper in (True, False):
@@ -203,19 +206,52 @@ def exact_direction(parts):
         kernel = GaussianPair(math.sqrt(gauss))
     budget = BUDGET if kernel is None else KERNEL_BUDGET
     total = (np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1))
-    keep_up, keep_low = 0.0, 0.0  # log Π (1 − p_∞)^k, with each pair's p_∞ rounded up / down
     for atoms, k in finite:
         used = _uses(atoms, k, budget)
         if used is None or len(total[0]) * len(used[0]) > budget:
             return None
         total = _product(total, used)
-        up, low = atoms[4]
-        keep_up += k * math.log1p(-up) if up < 1 else -math.inf
-        keep_low += k * math.log1p(-low) if low < 1 else -math.inf
-    # log1p, the sum and expm1: 64u covers them; 1e-11 below also covers a pair's own p_∞
-    # rounded up from its logs (8 ulp per unit of |log p_∞| ≤ 745)
-    p_inf_bounds = (min(-math.expm1(keep_up) * (1 + 64 * _U), 1.0), -math.expm1(keep_low) * (1 - 1e-11))
-    return ExactDirection(*total, p_inf_bounds, kernel)
+    ends = [(atoms[4], k) for atoms, k in finite]
+    (up, _), (low, strict) = composed_p_inf(ends, True), composed_p_inf(ends, False)
+    return ExactDirection(*total, (up, low), kernel, strict)
+
+
+_PREC = 320  # bits of the exact P(L = ∞) below
+
+
+def composed_p_inf(ends, upper):
+    """P(L = ∞) = 1 − Π_i (1 − p_∞,i)^{k_i} of [((p_∞ rounded up, rounded down), k_i)], from
+    each pair's end rounded its way (``upper``: up), as a float within one of the exact value on
+    that side (the largest float below it, or the smallest above, or the exact value's own
+    float moved by the pad); and whether that float is strictly on its side (a lower bound
+    equal to δ then still certifies P(L = ∞) > δ).
+
+    In floats (log1p, the sum, expm1) it would err by some ulps, and δ(ε) jumps to P(L = ∞)
+    at the largest finite loss: ε(δ) there is finite exactly when P(L = ∞) < δ, which a
+    δ within those ulps (a user's δ = 0.28 for 1 − 0.9·0.8) cannot tell. At ``_PREC`` bits
+    (mpmath, rounding to nearest) each operation errs by at most 2^-320 of its result: the
+    ≤ 2·bits(k) + 2 of a power by squaring, the products and the differences, all on values
+    in [0, 1], so the value is within (ops + 1)·2^-319 of the exact one; that pad, and then
+    rounding to the float on the safe side, make it a bound."""
+    side = [(end[0 if upper else 1], k) for end, k in ends]
+    if any(m >= 1.0 for m, _ in side):
+        return 1.0, False
+    if all(m == 0.0 or k == 0 for m, k in side):
+        return 0.0, False  # exactly (the pad below would make it 1e-96)
+    ops = sum(2 * int(k).bit_length() + 4 for _, k in ends) + 1
+    with mp.workprec(_PREC):
+        keep = mp.mpf(1)
+        for m, k in side:
+            keep *= (1 - mp.mpf(m)) ** int(k)
+        pad = ops * mp.mpf(2) ** (1 - _PREC)
+        value = 1 - keep + (pad if upper else -pad)
+        out = float(value)  # to nearest, then one float further where that fell on the unsafe side
+        if upper and mp.mpf(out) < value:
+            out = float(np.nextafter(out, np.inf))
+        if not upper and mp.mpf(out) > value:
+            out = float(np.nextafter(out, -np.inf))
+        strict = bool(mp.mpf(out) > value if upper else mp.mpf(out) < value)
+    return min(max(out, 0.0), 1.0), strict
 
 
 def exact_profile(pairs):
@@ -261,5 +297,6 @@ def _crossing(directions, target, upper):
     out = hi if upper else lo
     out = np.where(far, np.inf if upper else lo, out)
     if not upper:  # δ ≥ P(L = ∞) everywhere: below its lower bound ε(δ) is +inf
-        out = np.where(max(d.p_inf[1] for d in directions) > target, np.inf, out)
+        beyond = [(d.p_inf[1] > target) | ((d.p_inf[1] == target) & d.p_inf_above_low) for d in directions]
+        out = np.where(np.any(beyond, axis=0), np.inf, out)
     return np.where(zero, 0.0, out)

@@ -376,7 +376,12 @@ class StepProfile:
     def _check_resolved(self, direction, delta, eps):
         bad = ~np.isfinite(eps) & (self._true_inf[direction] < delta)
         if bad.any():
+            # the grids count at +∞ P(L = ∞) rounded up and the tails beyond their window: a δ
+            # between that and P(L = ∞) as computed (near a jump of δ(ε) at the largest loss, or
+            # in a tail the window left out) gets ε = ∞ from them, whatever the exact ε is
             raise AccuracyNotReached(
-                f"delta={float(delta[bad][0])!r} is below what the privacy-loss grid resolves (its "
-                f"window stops where probabilities leave the float range, ~1e-280); the exact ε is "
-                f"finite. Use a larger delta or method='analytic'/'rdp' where available.")
+                f"delta={float(delta[bad][0])!r} is above P(L = inf) = {self._true_inf[direction]:.17g} "
+                f"(as computed) but not above the mass the privacy-loss grids count at +inf "
+                f"({self.grid(direction).p_inf:.17g}: P(L = inf) rounded up, and the tails beyond their "
+                f"window); the grids give no finite ε there, and the exact ε may be finite. Use a "
+                f"larger delta or method='analytic'/'rdp' where available.")

@@ -126,3 +126,23 @@ def test_gdp_mu_holds_on_the_chords_between_the_points(mu0, points):
         for e in np.linspace(left, right, 101):
             chord = d_left + (d_right - d_left) * (mp.exp(e) - t0) / (t1 - t0)
             assert chord <= gdp_delta(e, mu) + mp.mpf(1e-15), e
+
+
+def test_upper_curve_of_kinks_known_within_tau_holds_the_exact_curve():
+    """``max_profile_to_tradeoff_upper`` given computed kinks each within τ of a true one: a pair
+    whose top log is off by 1e-6 (within its stated ``log_err``) puts its kink 1e-6 too high,
+    where the conjugate is 2.5e-7 below the true curve's at α = 0.1 (the supremum sits at the
+    true kink); the kinks' rounding slack covers it. Exact: the true laws' vertices, in Fractions."""
+    from dpaccount.converters.fdp import max_profile_to_tradeoff_upper
+    from dpaccount.pld.discrete_pair import DiscretePair
+    p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
+    err = (np.full(3, 1e-6), np.full(3, 1e-6))
+    for shift in (1e-6, -1e-6):
+        pair = DiscretePair(np.log(p) + [shift, 0, 0], np.log(q), log_err=err)
+        eps = pair.atoms[0]
+        beta = max_profile_to_tradeoff_upper(eps, pair.loss_errors, [pair.delta(eps, upper=False)],
+                                             [pair.end_bounds()[0][0]], ALPHAS)
+        exact = np_vertices([Fraction(x) for x in p], [Fraction(x) for x in q])
+        for a, b in zip(ALPHAS, beta):
+            assert piecewise_linear(exact, a) <= Fraction(float(b)), (a, b)
+            assert float(b) - float(piecewise_linear(exact, a)) <= 1e-5

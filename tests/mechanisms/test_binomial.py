@@ -138,3 +138,24 @@ def test_monotone_is_checked():
         dpa.BinomialMechanism(10, 0.3, monotone=1)
     with pytest.raises(ValueError, match="monotone"):
         dpa.BinomialMechanism(10, 0.3, relation="replace-one", monotone=True)
+
+
+@pytest.mark.parametrize("n, p, sens", [(30, 0.3, 2), (8, 0.25, 2), (50, 0.1, 2), (6, 0.3, 1)])
+def test_certified_intervals_of_the_two_sided_binomial_hold_the_exact_value(n, p, sens):
+    """Issue 27 §2: the lower end of δ(ε) came from the symmetric hull, which lies above the two
+    shifted pairs by its rounding pad, up to 3e-10 relative above the exact δ (n = 100). It
+    comes from the shifted pairs themselves now, each rounded down; ε(δ) likewise. Exact:
+    the worst shift, enumerated in mpmath; ε(δ) bisected on it."""
+    from zoo_exact_oracles import epsilon_of
+    m = dpa.BinomialMechanism(n, p, sensitivity=sens)
+    laws = [(_pmf(n, p, d), _pmf(n, p)) for d in range(-sens, sens + 1) if d]
+    worst = lambda e: max(max(_hockey(e, w, wo), _hockey(e, wo, w)) for w, wo in laws)  # as ``_worst``, k = 1
+    for e in EPS + [3.0, 6.0]:
+        exact = worst(e)
+        b = m.get_approx_delta_bounds(e)
+        assert b.lower <= exact <= b.upper, (e, b, float(exact))
+        assert b.upper - b.lower <= 1e-9 * b.upper
+    for delta in (1e-2, 1e-4):
+        lo, hi = epsilon_of(worst, delta, rel=mp.mpf(10) ** -20)
+        b = m.get_approxDP_bounds(delta)
+        assert b.lower <= lo and hi <= b.upper, (delta, b, float(lo))

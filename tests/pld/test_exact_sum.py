@@ -81,3 +81,39 @@ def test_the_pads_are_what_keep_it_certified():
     eps = np.array([0.0, 0.5, 1.5, 5.0])
     lower, upper = exact_sum.delta_bounds(dirs, eps)
     assert np.all(lower < upper) and np.all(upper - lower <= 1e-10 * upper)
+
+
+def test_epsilon_at_the_jump_of_delta_to_the_mass_at_infinity():
+    """(1, 0.1)- and (2, 0.2)-DP composed (issue 27 §3): δ(ε) falls to P(L = ∞) = 1 − 0.9·0.8
+    at ε = 3, the largest finite loss. The float δ = 0.28 is 1.2e-17 above the exact P(L = ∞)
+    of the float parameters, so ε(0.28) is 3 (up to 1e-16); the float below it is under
+    P(L = ∞), so ε is infinite there. Floats (log1p, expm1: ulps of 0.28) cannot tell
+    either; the exact composed P(L = ∞) rounded its way can. Oracle: exact enumeration."""
+    m = C([dpa.ApproxDPMechanism(1, 0.1), dpa.ApproxDPMechanism(2, 0.2)], [1, 1])
+    law = Loss.of_outcomes(*leaky_rr_outcomes(1, 0.1)) * Loss.of_outcomes(*leaky_rr_outcomes(2, 0.2))
+    lo, hi = epsilon_of(law.delta, 0.28)
+    assert law.p_inf < 0.28 and 3 - 1e-15 < lo <= hi <= 3
+    b = m.get_approxDP_bounds(0.28)
+    # the bounds: the top atom's loss known within τ ≈ 1e-14 (ulps of its logs), each way
+    assert b.lower <= lo and hi <= b.upper == m.get_approxDP(0.28) <= hi + 1e-12
+    below = float(np.nextafter(0.28, 0.0))
+    assert law.p_inf > below and epsilon_of(law.delta, below)[0] == mp.inf
+    assert m.get_approxDP(below) == np.inf
+    assert m.get_approxDP_bounds(below)[:2] == (np.inf, np.inf)
+
+
+def test_composed_mass_at_infinity_is_the_float_next_to_the_exact_value():
+    """``composed_p_inf``: each end within one float of the exact 1 − Π(1 − p_∞,i)^{k_i}, on its
+    side (exact rational arithmetic here), and said to be strictly so where it is."""
+    from fractions import Fraction
+    for ends in ([((0.1, 0.1), 1), ((0.2, 0.2), 1)], [((1e-10, 1e-10), 3)], [((0.3, 0.25), 7), ((1e-5, 0.0), 2)],
+                 [((0.0, 0.0), 5)]):
+        for upper, side in ((True, 0), (False, 1)):
+            exact = 1 - np.prod([(1 - Fraction(e[side])) ** k for e, k in ends])
+            value, strict = exact_sum.composed_p_inf(ends, upper)
+            further = float(np.nextafter(value, -np.inf if upper else np.inf))
+            if upper:
+                assert Fraction(value) >= exact and (further < 0 or Fraction(further) <= exact)
+            else:
+                assert Fraction(value) <= exact <= Fraction(further)
+            assert strict == (Fraction(value) != exact)

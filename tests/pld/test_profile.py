@@ -178,3 +178,15 @@ def test_tiny_delta_of_a_subsampled_composition_is_certified_tight(delta):
     assert b.upper - b.lower <= 1e-3 * b.upper
     assert b.lower <= m.get_approxDP(delta) <= b.upper * (1 + 1e-3)
     assert m.get_approxDP(delta) < m.get_approxDP(delta, method="rdp")
+
+
+def test_delta_at_the_jump_to_the_mass_at_infinity_is_refused_truthfully():
+    """A composition the exact sum does not cover (two continuous pairs) asked ε at δ = 0.28,
+    within the rounding of its P(L = ∞) = 1 − 0.9·0.8 (issue 27 §3): the grids count
+    P(L = ∞) rounded up at +∞ and cannot certify a finite ε. The refusal says so, with both
+    masses, not that the window stopped at 1e-280; a δ clear of the jump is answered."""
+    m = dpa.Composition()([dpa.ApproxDPMechanism(1, 0.1), dpa.ApproxDPMechanism(2, 0.2),
+                           dpa.LaplaceMechanism(1.0), dpa.ExponentialMechanism(1.0)], [1, 1, 1, 1])
+    with pytest.raises(dpa.AccuracyNotReached, match=r"above P\(L = inf\) = 0\.27999.* count at \+inf"):
+        m.get_approxDP(0.28)
+    assert np.isfinite(m.get_approxDP(0.2801))
