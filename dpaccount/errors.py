@@ -27,7 +27,12 @@ class AccuracyNotReached(DPAccountError, RuntimeError):
 
 
 class GridTooLarge(DPAccountError, MemoryError):
-    """A privacy-loss grid would exceed the library's size cap."""
+    """A privacy-loss grid would exceed the library's size cap. Where a coarser
+    accuracy would fit, ``accuracy`` holds it (else None)."""
+
+    def __init__(self, message, accuracy=None):
+        super().__init__(message)
+        self.accuracy = accuracy
 
 
 class ApproximationWarning(UserWarning):

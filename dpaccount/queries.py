@@ -202,15 +202,31 @@ class QueryDispatch:
         return apriori_plan(self.pairs.direction(direction), eps, eta)
 
     # -- queries -------------------------------------------------------------
+    def pure_epsilon(self):
+        """The pure ε (ε(0): the supremum of the privacy loss), a certified upper
+        bound from the dominating pairs (``PairComposition.pure_epsilon``); +∞
+        where a loss is unbounded, has mass at +∞, or the mechanism has no pairs."""
+        if self.optional("pairs") is None:
+            return np.inf
+        return self._cached("pure-epsilon", self.pairs.pure_epsilon)
+
     @reports("epsilon(delta)", steps=1)  # the upper bound
     def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """ε(δ): the smallest ε ≥ 0 such that the mechanism is (ε, δ)-DP
-        (an upper bound; vectorised over δ ∈ (0, 1))."""
-        deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
+        (an upper bound; vectorised over δ ∈ [0, 1)). At δ = 0: the pure ε
+        (``pure_epsilon``), +∞ where there is none; every answer is at most it."""
+        deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0, lo_open=False))
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         method = self._choose(method)
         if deltas.size == 0:
             return np.empty(deltas.shape)
+        pure = self.pure_epsilon()
+        if np.any(deltas == 0):  # the other methods answer δ > 0 only
+            out = np.full(deltas.shape, pure)
+            some = deltas > 0
+            if np.any(some):
+                out[some] = np.minimum(self.get_approxDP(deltas[some], method, accuracy), pure)
+            return float(out.ravel()[0]) if scalar else out
         if method == "analytic":
             out = np.array([self._analytic_epsilon(float(d)) for d in deltas.ravel()])
         elif method == "pld" and self._exact_sum() is not None:
@@ -226,7 +242,7 @@ class QueryDispatch:
                                  f"ε(δ) of the CLT (μ = {mu:.6g})", "below")
         else:
             out = np.array([rdp_to_epsilon(self.rdp, d) for d in deltas.ravel()])
-        out = np.maximum(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0)
+        out = np.clip(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0, pure)
         return float(out.ravel()[0]) if scalar else out
 
     @reports("delta(epsilon)", steps=1)  # the upper bound

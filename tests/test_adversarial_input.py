@@ -116,7 +116,7 @@ BAD_INPUT = [
     ("discretise-accuracy-zero", lambda: dpa.Discretise()(G1, 0.0), ValueError, "accuracy", 0.0),
     ("odometer-horizon-str", lambda: dpa.PrivacyOdometer("G"), TypeError, "horizon", "G"),
     ("odometer-accuracy-nan", lambda: dpa.PrivacyOdometer(G1, accuracy=NAN), ValueError, "accuracy", NAN),
-    ("query-delta-zero", lambda: G1.get_approxDP(0.0), ValueError, "delta", 0.0),
+    ("query-delta-neg-zero-point", lambda: G1.get_approxDP(-1e-300), ValueError, "delta", -1e-300),
     ("query-delta-one", lambda: G1.get_approxDP(1.0), ValueError, "delta", 1.0),
     ("query-delta-subnormal-neg", lambda: G1.get_approxDP(-TINY), ValueError, "delta", -TINY),
     ("query-delta-bool", lambda: G1.get_approxDP(True), TypeError, "delta", True),

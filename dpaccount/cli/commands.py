@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from .. import progress as report
-from ..calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
+from ..calibrate import calibrate, certified_epsilon, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
 from ..recipes import dpsgd, dpsgd_steps
 from ..errors import ApproximationWarning, DPAccountError, RepresentationUnavailable
 from ..sweep import SerialExecutor, sweep
@@ -169,14 +169,15 @@ def cmd_calibrate(args, progress):
         x = calibrate(lambda val: mechanism_from(args, **{args.solve: val}), eps=args.eps,
                       delta=args.delta, increasing=increasing, integer=integer, **kw)
     m = mechanism_from(args, **{args.solve: x})
-    eps = m.get_approxDP(args.delta)
+    eps, route = certified_epsilon(m, args.delta)  # by the route calibration used where the default refuses
     if args.json:
         return print_json(result_document(m, "calibrate", solve=args.solve, value=x, epsilon=args.eps,
                                           delta=args.delta, certified_epsilon=eps))
     side = "largest" if increasing else "smallest"
     shown = str(x) if integer else fmt(x, up=not increasing)  # rounded to the safe side
     print(f"{args.solve} = {shown}  ({side} value meeting epsilon <= {args.eps:g} at delta = {args.delta:g}, "
-          f"within tol {args.tol:g}; certified epsilon there: {fmt(eps)})")
+          f"within tol {args.tol:g}; certified epsilon there: {fmt(eps)}"
+          f"{f' by {route}' if route else ''})")
 
 
 def cmd_sweep(args, progress):

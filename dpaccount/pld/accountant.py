@@ -35,7 +35,7 @@ from .compose import MAX_GRID, compose, saddle_tilt
 from .cache import GRIDS
 from .discrete_pair import DiscretePair
 from .discretise import loss_moments, loss_ranges, pairs_to_grids
-from .pairs import GaussianPair
+from .pairs import _U, GaussianPair
 
 DIRECTIONS = ("remove", "add")
 
@@ -63,6 +63,13 @@ class PairComposition:
             for pair, c in rep.add:
                 add[pair] = add.get(pair, 0) + c * k
         return PairComposition(_absorbed(rem), _absorbed(add))
+
+    def pure_epsilon(self):
+        """The pure ε: per direction Σ k·(each pair's ``pure_epsilon``), the larger
+        direction; rounded up (the n-term sum: (1 + n·u)); +∞ where a pair's is."""
+        sums = [math.fsum(k * p.pure_epsilon() for p, k in pairs) * (1 + (len(pairs) + 2) * _U)
+                for pairs in (self.remove, self.add)]
+        return max(max(sums), 0.0)
 
     @property
     def tight(self):

@@ -148,6 +148,12 @@ class DiscretePair(DominatingPair):
     def atom_masses(self, points):
         return _at(points, self._sorted_loss, self._sorted_p, self._sorted_q)
 
+    def pure_epsilon(self):
+        """The largest finite loss plus its error bound τ, rounded up; +∞ where P(L = +∞) > 0."""
+        if self._p_inf > 0 or not len(self._sorted_loss):
+            return math.inf if self._p_inf > 0 else 0.0
+        return float(np.nextafter(np.max(self._sorted_loss + self._tau), np.inf))
+
     def masses(self, edges):
         return self._masses(edges, False)
 

@@ -134,6 +134,12 @@ class DominatingPair(ABC):
         return ((max((p - e_p) * (1 - 2 * _U), 0.0), p),
                 (max((q - e_q) * (1 - 2 * _U), 0.0), min((q + e_q) * (1 + 2 * _U), 1.0) if q > 0 else 0.0))
 
+    def pure_epsilon(self):
+        """A certified upper bound on the essential supremum of L under P: the
+        pure ε (δ(ε) = 0 for every ε at least it); +∞ (the default) where L is
+        unbounded above or P(L = +∞) > 0."""
+        return math.inf
+
     def atom_masses(self, points):
         """(P(L = ℓ), Q(L = ℓ)) for each ℓ in ``points`` (default: no atoms)."""
         zeros = np.zeros(len(points))
@@ -244,6 +250,9 @@ class LaplacePair(DominatingPair):
 
     p_inf = 0.0
     tight = True  # the outputs Lap(Δ, b), Lap(0, b) of a query that moves by its sensitivity Δ (ε₀ = Δ/b)
+
+    def pure_epsilon(self):
+        return self._e0  # L ≤ ε₀, the pair's own parameter (exact)
 
     def atom_masses(self, points):
         e0, half = self._e0, 0.5

@@ -126,7 +126,7 @@ def leaky_rr_pair(eps, delta=0.0):
     log_hi = math.log1p(-delta) - math.log1p(math.exp(-eps))
     log_lo = log_hi - eps
     log_p = np.array([log_d, log_hi, log_lo, -np.inf])
-    return DiscretePair(log_p, log_p[::-1].copy(), lattice=eps, p_inf=delta, q_ninf=delta,
+    return DiscretePair(log_p, log_p[::-1].copy(), lattice=eps or None, p_inf=delta, q_ninf=delta,
                         name=f"leaky-rr(eps={eps!r},delta={delta!r})", tight=True)
 
 
@@ -161,6 +161,9 @@ class LogisticPair(DominatingPair):
 
     def __init__(self, eps):
         self._eps = float(eps)
+
+    def pure_epsilon(self):
+        return self._eps  # L ∈ [−ε, ε], the pair's own parameter (exact)
 
     def masses(self, edges):
         e = self._eps

@@ -401,4 +401,19 @@ BUGS = (
         ("tests/test_odometer_replanning.py::test_past_the_horizon_the_grid_is_replanned",),
         "the odometer forgets how often each pair was composed: one step at a time it never sees that "
         "it went past the horizon it planned for, and the mass beyond the window turns ε into inf"),
+    # ---------------------------------------------------------------- calibration, pure DP (issue 28)
+    Bug("calibrate-uncomputable-as-over-budget", "dpaccount/calibrate.py",
+        "    except DPAccountError as err:\n        failure = err\n    best = (math.inf, failure)",
+        "    except DPAccountError as err:\n        return math.inf, None\n    best = (math.inf, None)",
+        ("tests/test_calibrate_private.py::test_the_whole_range_meets_a_loose_budget_even_where_no_grid_fits",),
+        "a point whose grid is too large read as over budget: the answer falls short of the boundary"),
+    Bug("pure-eps-discrete-drops-p-inf", PLD + "discrete_pair.py",
+        "if self._p_inf > 0 or not len(self._sorted_loss):", "if not len(self._sorted_loss):",
+        ("tests/test_pure_dp.py::test_epsilon_at_delta_zero_is_infinite_without_a_pure_epsilon",),
+        "a finite pair's pure ε forgets its mass at L = +∞: (ε, δ)-DP reported as ε-DP"),
+    Bug("pure-eps-poisson-remove-as-add", PLD + "poisson_sampling.py",
+        "return math.log1p(self._q * math.expm1(eps)) * (1 + 16 * _U)",
+        "return -math.log1p(self._q * math.expm1(-eps)) * (1 + 16 * _U)",
+        ("tests/test_pure_dp.py::test_epsilon_at_delta_zero_is_the_supremum_of_the_loss",),
+        "the remove pair's pure ε by the add direction's formula (smaller)"),
 )
