@@ -29,14 +29,18 @@ has r + l = b − 1 exactly, so a max over r alone is exact), plus c² when the
 parent is completed. Demands beyond b − 1 never arise, and a node of s < b
 steps needs them only below s, so its table has min(b, s)² cells per c. The
 full subtrees of one level are equal, so the work is one join per level plus
-the partial nodes on the path to T: O(log T · k² · min(b, T)³).
+the partial nodes on the path to T. A node of s steps holds at most
+⌊(s − 1)/b⌋ + 1 participations, so the splits are joined only where both
+halves fit them: below size b nothing is joined but single steps, and the
+work is Σ_j (feasible splits)·min(b, 2ʲ)³ additions (``_join_work``; 2.3·10⁹
+for T = 2052, k = 6, b = 342, ~13 s here).
 """
 import math
 
 import numpy as np
 
-_WORK_CAP = 5e9  # ~ seconds of numpy work; beyond it the call refuses (a clear cap, not a slow hang)
-_ROWS = 16  # rows per block of the max-plus product
+_WORK_CAP = 3e9  # ~15 s of numpy work; beyond it the call refuses (a clear cap, not a slow hang)
+_BLOCK = 2 ** 22  # floats per block of the max-plus product (32 MB)
 
 
 def _shift(table, demand):
@@ -65,17 +69,23 @@ def _join(left, right, size, b, counted):
     lt = _shift(left, idx)[:, :, :len(r)]                             # (c, a, r)
     rt = _shift(right.transpose(0, 2, 1), idx).transpose(0, 2, 1)     # (c, l, a′)
     rt = _shift(rt, b - 1 - r)                                        # (c, r, a′)
-    for c in range(2, kmax + 1):
-        for c1 in range(1, c):
-            a_r, r_b = lt[c1], rt[c - c1]
-            if not (np.isfinite(a_r).any() and np.isfinite(r_b).any()):
-                continue
-            for lo in range(0, g, _ROWS):  # rows of a in blocks: memory _ROWS·b² floats
-                best = np.max(a_r[lo:lo + _ROWS, :, None] + r_b[None, :, :], axis=1)
-                out[c, lo:lo + _ROWS] = np.maximum(out[c, lo:lo + _ROWS], best)
+    fit = (size - 1) // b + 1  # the most participations a half holds (others are −∞ rows)
+    for c in range(2, min(kmax, 2 * fit) + 1):  # the splits c1 + c2 = c at once: (c1, a, r) + (c1, r, a′)
+        c1 = np.arange(max(1, c - fit), min(c - 1, fit) + 1)
+        a_r, r_b = lt[c1], rt[c - c1]
+        rows = max(1, _BLOCK // (len(c1) * len(r) * g))  # rows of a per block: memory ≤ _BLOCK floats
+        for lo in range(0, g, rows):
+            best = np.max(a_r[:, lo:lo + rows, :, None] + r_b[:, None, :, :], axis=(0, 2))
+            out[c, lo:lo + rows] = np.maximum(out[c, lo:lo + rows], best)
     if counted:
         out += (np.arange(kmax + 1, dtype=float) ** 2)[:, None, None]
     return out
+
+
+def _join_work(size, kmax, b):
+    """The additions of ``_join`` of two halves of ``size`` steps (its loops' sizes)."""
+    fit, g, r = (size - 1) // b + 1, min(b, 2 * size), min(b, size)
+    return sum(min(c - 1, fit) - max(1, c - fit) + 1 for c in range(2, min(kmax, 2 * fit) + 1)) * g * g * r
 
 
 def tree_sensitivity_squared(steps, participations, min_separation=1):
@@ -84,7 +94,7 @@ def tree_sensitivity_squared(steps, participations, min_separation=1):
     T, b = int(steps), int(min_separation)
     k = min(int(participations), (T - 1) // b + 1)  # more than this many never fit
     levels = max(T - 1, 0).bit_length()
-    work = 2 * k * k * sum(min(b, 2 ** j) ** 3 for j in range(levels + 1))  # joins of full and partial nodes
+    work = 2 * sum(_join_work(2 ** j, k, b) for j in range(levels))  # the full and the partial joins
     if work > _WORK_CAP:
         raise ValueError(f"the tree's sensitivity for steps={steps!r}, participations={participations!r}, "
                          f"min_separation={min_separation!r} needs ~{work:.1e} operations (cap {_WORK_CAP:.0e}): "

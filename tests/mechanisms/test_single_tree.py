@@ -80,5 +80,5 @@ def test_refuses_bad_input_and_work_beyond_its_cap():
         SingleTreeAggregation(1.0, 10, 2, 0)
     with pytest.raises(ValueError, match="noise_multiplier"):
         SingleTreeAggregation(-1.0, 10, 2)
-    with pytest.raises(ValueError, match="min_separation=342"):
-        SingleTreeAggregation(1.0, 2052, 6, 342)
+    with pytest.raises(ValueError, match="min_separation=2000"):
+        SingleTreeAggregation(1.0, 20000, 10, 2000)

@@ -357,6 +357,10 @@ BUGS = (
         "k = min(int(participations), (T - 1) // b + 1)", "k = min(int(participations), T // b)",
         ("tests/mechanisms/test_single_tree.py::test_the_programme_is_the_brute_force_maximum",),
         "at most T // b participations fit (1, b + 1, 2b + 1, … fit ⌊(T − 1)/b⌋ + 1): Δ too small"),
+    Bug("single-tree-half-holds-one-fewer", "dpaccount/mechanisms/tree_sensitivity.py",
+        "fit = (size - 1) // b + 1  # the most", "fit = max((size - 1) // b, 1)  # the most",
+        ("tests/mechanisms/test_single_tree.py::test_the_programme_is_the_brute_force_maximum",),
+        "the splits pruned as if a half of s steps held ⌊(s − 1)/b⌋ participations: Δ too small"),
     # ---------------------------------------------------------------- RDP of the zoo (issue 27 §5)
     Bug("bounded-range-rdp-e-alpha-eps-by-cancellation", "dpaccount/rdp/zoo.py",
         "b, mb = np.exp(-a_ * eps), -np.expm1(-a_ * eps)",
