@@ -82,3 +82,10 @@ def test_refuses_bad_input_and_work_beyond_its_cap():
         SingleTreeAggregation(-1.0, 10, 2)
     with pytest.raises(ValueError, match="min_separation=2000"):
         SingleTreeAggregation(1.0, 20000, 10, 2000)
+
+
+def test_deeper_trees_against_brute_force():
+    """Six levels, partial nodes on the right: pairs and triples of participations."""
+    for steps, k, bs in [(33, 2, (1, 3, 10, 17)), (45, 2, (1, 8, 22)), (24, 3, (1, 5, 8))]:
+        for b in bs:
+            assert tree_sensitivity_squared(steps, k, b) == _brute_force(steps, k, b), (steps, k, b)
