@@ -18,20 +18,24 @@ The assumptions (printed below):
   of C only, rows j..j+b−1: a shift of norm ≤ ‖C[:, j]‖ on those rows.
 * add/remove neighbours; the gradients may be chosen adaptively.
 
-Why it is a composition of mixtures of Gaussians (our argument; the paper's
-§4 proves the same reduction for the largest column norm, its amplification
-theorem for b-banded C under this sampling). The record's eligible steps
+Why it is a composition of mixtures of Gaussians. The paper's amplification
+theorem for b-banded C under cyclic Poisson sampling proves the reduction at
+the largest column norm; we did not have its text at hand to quote the
+theorem's number, so the argument is given here in full and rests only on
+Zhu, Dong & Wang 2022 (Thm 10: dominating pairs compose adaptively; Thm 11:
+the Poisson-subsampled pair). The record's eligible steps
 j₁ < j₂ < … are b or more apart, so the row blocks [jᵢ, jᵢ + b) are disjoint,
 and a row outside every block does not depend on the record. Within block i,
 row t is C[t, jᵢ]·Bᵢ·g + (the other records' terms, functions of rows < t)
 + z_t, where Bᵢ ~ Bernoulli(p) and g (norm ≤ 1) is chosen from the rows
-before jᵢ. Subtracting the known terms, the block is the Gaussian vector
+before jᵢ. Subtracting the known terms row by row (a map of the block
+that is invertible given the past), the block is the Gaussian vector
 N(Bᵢ·C[block, jᵢ]g, σ²I), whose privacy loss is one-dimensional along
 C[block, jᵢ]g: the pair (N(0, σ²), (1 − p)N(0, σ²) + pN(cᵢ, σ²)) with
 cᵢ = ‖C[:, jᵢ]‖ worst — ``MixtureOfGaussiansMechanism(σ, [0, cᵢ], [1 − p, p])``,
-which *is* the Poisson-subsampled Gaussian (Zhu, Dong & Wang 2022, Thm 11).
-Adaptive composition of these dominating pairs over the blocks bounds the
-whole release (ZDW22, Thm 10). A smaller cᵢ is a post-processing of a larger
+which *is* the Poisson-subsampled Gaussian (ZDW22, Thm 11). Adaptive
+composition of these dominating pairs over the blocks bounds the whole
+release (ZDW22, Thm 10). A smaller cᵢ is a post-processing of a larger
 one, so every group is dominated by ⌈T/b⌉ uses at max_j ‖C[:, j]‖: the
 paper's DP-SGD-like reduction. Per column is tighter where the last columns
 are cut short by the end of training.
