@@ -18,7 +18,7 @@ from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, 
                                   ExponentialMechanism, PureDPMechanism)
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                   RandomizedResponse)
-from .mechanisms.training import MixtureOfGaussiansMechanism, TreeAggregation, ZCDPMechanism
+from .mechanisms.training import MixtureOfGaussiansMechanism, SingleTreeAggregation, TreeAggregation, ZCDPMechanism
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
 from .plots import plot_fDP, plot_privacy_profile, plot_rdp
@@ -52,6 +52,7 @@ __all__ = [
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",
     "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
     "MixtureOfGaussiansMechanism", "ZCDPMechanism", "TreeAggregation", "RepeatAndSelect",
+    "SingleTreeAggregation",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning", "AccuracyWarning",
     "RDPFallbackWarning",
     "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",

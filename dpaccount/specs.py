@@ -41,7 +41,7 @@ from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, 
                                   ExponentialMechanism, PureDPMechanism)
 from .dp_events import event_to_spec
 from .mechanisms.trivial import NoOpMechanism, NonPrivateMechanism
-from .mechanisms.training import MixtureOfGaussiansMechanism, TreeAggregation, ZCDPMechanism
+from .mechanisms.training import MixtureOfGaussiansMechanism, SingleTreeAggregation, TreeAggregation, ZCDPMechanism
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                   RandomizedResponse)
 from .mechanisms.user_defined import SPEC_LAWS, ContinuousMechanism, DiscreteMechanism
@@ -114,6 +114,9 @@ REGISTRY = {
     "ZCDPMechanism": (ZCDPMechanism, *_fields([("rho", REAL)], [("xi", REAL), *_REL])),
     "TreeAggregation": (TreeAggregation, *_fields([("noise_multiplier", REAL), ("steps", COUNT)],
                                                   [("epochs", COUNT), *_REL])),
+    "SingleTreeAggregation": (SingleTreeAggregation, *_fields(
+        [("noise_multiplier", REAL), ("steps", COUNT), ("participations", COUNT)],
+        [("min_separation", COUNT), *_REL])),
     "RepeatAndSelect": (lambda mechanism, mean, shape=None, poisson=False:
                         RepeatAndSelect()(mechanism, mean, math.inf if poisson else shape),
                         *_fields([("mechanism", MECHANISM), ("mean", REAL)], [("shape", REAL), ("poisson", BOOL)])),

@@ -19,6 +19,7 @@ EXPECT = {  # example -> words its output must contain
     "subset_sampling": ["the least sigma for epsilon <= 3 (replace-one)"],
     "online_odometer": ["budget epsilon = 2.0 spent", "restored from the last checkpoint"],
     "fdp_figure3": ["σ = 0.5, 100 epochs: β(0.01) = 0.10", "wrote "],
+    "banded_mf": ["cyclic Poisson sampling, 8 groups of 7500", "(worst group) : 1.68", "(the reduction)    : 1.68"],
 }
 
 
