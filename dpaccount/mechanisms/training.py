@@ -47,7 +47,7 @@ from ..rdp.curve import RDPCurve, RDPFunction, gaussian_rdp
 from ..rdp.mixture_gaussian import mixture_gaussian_rdp
 from ..relations import with_relation
 from .standard import GaussianMechanism
-from .tree_sensitivity import tree_sensitivity
+from .tree_sensitivity import sqrt_up, tree_sensitivity
 
 _SUM_SLACK = 1e-9  # probabilities must sum to 1 within this (they are renormalised to exactly 1)
 
@@ -164,7 +164,7 @@ class TreeAggregation(_TreeGaussian):
         nodes = epochs * tree_depth(steps)
         Mechanism.__init__(self, "TreeAggregation", *with_relation(
             {"noise_multiplier": z, "steps": steps, "epochs": epochs}, relation))
-        self._set_gaussian(z, math.sqrt(nodes))
+        self._set_gaussian(z, sqrt_up(nodes))
 
 
 class SingleTreeAggregation(_TreeGaussian):

@@ -125,4 +125,11 @@ def tree_sensitivity_squared(steps, participations, min_separation=1):
 
 def tree_sensitivity(steps, participations, min_separation=1):
     """Δ = √Δ² (``tree_sensitivity_squared``), rounded up."""
-    return math.nextafter(math.sqrt(tree_sensitivity_squared(steps, participations, min_separation)), math.inf)
+    return sqrt_up(tree_sensitivity_squared(steps, participations, min_separation))
+
+
+def sqrt_up(n):
+    """√n for a whole number n, rounded up: exact where n is a square, else one ulp above the
+    nearest float (a sensitivity must not round down)."""
+    root = math.isqrt(n)
+    return float(root) if root * root == n else math.nextafter(math.sqrt(n), math.inf)
