@@ -138,8 +138,9 @@ class PrivacyOdometer:
                           AccuracyWarning, stacklevel=stacklevel)
         for d in DIRECTIONS:
             if dirs[d].outside_after(taken.direction(d)) == math.inf:
-                raise ValueError(f"a step of the odometer's composition is wider than the window planned "
-                                 f"for it ({dirs[d].size} points); the step is refused")
+                raise ValueError(f"this step's privacy loss reaches beyond anything the odometer can plan for "
+                                 f"({dirs[d].size} grid points); the step is refused and nothing changed: "
+                                 f"account such a run offline, Composition()(mechanisms, counts).get_approxDP(delta)")
             for pair, k in taken.direction(d):
                 dirs[d].add(pair, k)
         return dirs

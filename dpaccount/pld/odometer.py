@@ -281,7 +281,8 @@ def plan_directions(pairs, accuracy, tail, step=None):
         step *= 1.25 * widest / MAX_GRID  # the window in fewer points
     else:
         raise GridTooLarge(f"the odometer's composition needs a window of more than {MAX_GRID} grid points "
-                           f"even at step {step:.3g}")
+                           f"even at step {step:.3g}: ask for a coarser accuracy=, or account the run offline "
+                           f"(Composition()(mechanisms, counts).get_approxDP(delta))")
     dirs = {}
     for d, (ja, size, total_k, known, tilts) in windows.items():
         dirs[d] = OnlineDirection(step, ja, size, tail / total_k, tilts)
