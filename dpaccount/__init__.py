@@ -28,6 +28,7 @@ from .transformers.discretise import Discretise
 from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
 from .transformers.poisson_sampling import PoissonSampling
 from .transformers.subset_sampling import SubsetSampling
+from .transformers.random_allocation import RandomAllocation
 
 __version__ = "0.1.0"
 
@@ -42,6 +43,7 @@ __all__ = [
     "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning", "AccuracyWarning",
     "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
+    "RandomAllocation",
 ]
 
 

@@ -46,6 +46,7 @@ from .transformers.discretise import Discretise
 from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
 from .transformers.poisson_sampling import PoissonSampling
 from .transformers.subset_sampling import SubsetSampling
+from .transformers.random_allocation import RandomAllocation
 
 MAX_DEPTH = 64          # mechanisms nested in one another
 MAX_LIST = 100_000      # entries of one list (parts, probabilities)
@@ -92,6 +93,8 @@ REGISTRY = {
     "GroupPrivacy": (lambda mechanism, k: GroupPrivacy()(mechanism, k),
                      *_fields([("mechanism", MECHANISM), ("k", COUNT)])),
     "ToReplaceOne": (lambda mechanism: ToReplaceOne()(mechanism), *_fields([("mechanism", MECHANISM)])),
+    "RandomAllocation": (lambda mechanism, steps, **kw: RandomAllocation()(mechanism, steps, **kw),
+                         *_fields([("mechanism", MECHANISM), ("steps", COUNT)], [("selected", COUNT)])),
 }
 
 

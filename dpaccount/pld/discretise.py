@@ -54,6 +54,7 @@ def pairs_to_grids(pairs, step, ranges, pessimistic=True):
     ``ranges[i]`` = (lo, hi): the pessimistic grids of continuous pairs in one
     pass (their cells from one ``stacked_masses`` call), the others one by one."""
     ranges = [(int(lo), int(hi) if hi > lo else int(lo) + 1) for lo, hi in ranges]
+    pairs = [p.bound(pessimistic) for p in pairs]
     out = [None] * len(pairs)
     dots = [i for i, p in enumerate(pairs) if pessimistic and not hasattr(p, "atoms")]
     for i, grid in zip(dots, _connect_the_dots([pairs[i] for i in dots], step, [ranges[i] for i in dots])):
