@@ -11,7 +11,8 @@ import dpaccount as dpa
 from dpaccount import (ApproxDPMechanism, BinomialMechanism, Composition, ContinuousMechanism,
                        DiscreteGaussianMechanism, DiscreteLaplaceMechanism, DiscreteMechanism, Discretise,
                        ExponentialMechanism, GaussianMechanism, GDPMechanism, GroupPrivacy, LaplaceMechanism,
-                       PoissonSampling, PureDPMechanism, RandomizedResponse, SubsetSampling, ToReplaceOne)
+                       PoissonSampling, PureDPMechanism, RandomAllocation, RandomizedResponse, SubsetSampling,
+                       ToReplaceOne)
 
 
 def zoo():
@@ -39,6 +40,7 @@ def zoo():
         "group": lambda: GroupPrivacy()(LaplaceMechanism(b=1.0), 2),
         "group-rr": lambda: GroupPrivacy()(RandomizedResponse(p=0.7), 3),
         "to-replace-one": lambda: ToReplaceOne()(BinomialMechanism(n=20, p=0.5)),
+        "allocation": lambda: RandomAllocation()(g(), 20),
     }
 
 
