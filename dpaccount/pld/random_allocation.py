@@ -71,6 +71,7 @@ _SLIVER = 1e-12  # relative mass dropped from the lower law against the hull's r
 TAIL = 1e-14     # tail of the base's loss beyond the lattice, and of S beyond its window
 _GROUP = 3e-4
 _POINTS = 2 ** 21    # lattice points of S's window planned for (an FFT of 2^21 reals: ~0.2 s)
+_WINDOW = 2 ** 22    # the largest window of S (beyond: its Chernoff tail at the cap)
 _CELLS = 2 ** 19     # lattice points of Y (each cell's masses with error bounds: ~3 µs)
 _LOOSE_TAIL = 1e-10  # the P-tail of the loss a heavy-tailed base may leave off its lattice    # width in log s of the groups an epoch's atoms are merged into (``coarsen``)
 
@@ -182,10 +183,14 @@ def minorant_law(pair, h, n, cells):
 
 def _lower_hull(x, y):
     """Indices of the lower convex hull of the points (x_j, y_j) (x increasing, both ends
-    kept): reflex points are dropped, never two neighbours in one pass (each dropped point
-    lies above the chord of its kept neighbours, so the polyline only moves down)."""
+    kept): a few vectorised passes drop reflex points, never two neighbours in one pass (each
+    dropped point lies above the chord of its kept neighbours, so the polyline only moves
+    down), then Andrew's monotone chain finishes on what is left (long runs of near-collinear
+    points in a far tail need one pass per point otherwise)."""
     keep = np.arange(len(x))
-    while len(keep) > 2:
+    for _ in range(16):
+        if len(keep) <= 2:
+            return keep
         xs, ys = x[keep], y[keep]
         s = np.diff(ys) / np.diff(xs)
         reflex = np.flatnonzero(s[:-1] > s[1:]) + 1
@@ -194,9 +199,14 @@ def _lower_hull(x, y):
         first = np.ones(len(reflex), bool)
         first[1:] = np.diff(reflex) > 1           # of a run of reflex points, every other one
         run_start = np.maximum.accumulate(np.where(first, np.arange(len(reflex)), 0))
-        drop = reflex[(np.arange(len(reflex)) - run_start) % 2 == 0]
-        keep = np.delete(keep, drop)
-    return keep
+        keep = np.delete(keep, reflex[(np.arange(len(reflex)) - run_start) % 2 == 0])
+    xs, ys, hull = x[keep].tolist(), y[keep].tolist(), []
+    for i in range(len(xs)):
+        while len(hull) >= 2 and ((ys[hull[-1]] - ys[hull[-2]]) * (xs[i] - xs[hull[-2]])
+                                  >= (ys[i] - ys[hull[-2]]) * (xs[hull[-1]] - xs[hull[-2]])):
+            hull.pop()  # the last kept point lies on or above the chord to this one
+        hull.append(i)
+    return keep[np.array(hull)]
 
 
 def sum_law(w, t, h, pessimistic):
@@ -208,11 +218,13 @@ def sum_law(w, t, h, pessimistic):
     items = [(grid, t)]
     top = (len(w) - 1) * t
     level, _ = quantile(log_mgf(items), math.log(TAIL), 1.0)
-    big_w = min(top, max(int(math.ceil(level / h)), 1))
-    tail = TAIL * scale ** t * (1 + (t + 4) * _U) if big_w < top else 0.0
-    if big_w + 1 > MAX_ATOMS:
-        raise GridTooLarge(f"random allocation over {t} steps needs {big_w + 1} lattice points; "
-                           f"the cap is {MAX_ATOMS}")
+    big_w = min(top, max(int(math.ceil(level / h)), 1), _WINDOW)
+    if big_w >= top:
+        tail = 0.0
+    elif big_w * h >= level:
+        tail = TAIL * scale ** t * (1 + (t + 4) * _U)
+    else:  # a heavy tail whose 1 − TAIL quantile lies beyond the cap: the bound at the cap
+        tail = _chernoff_tail(items, big_w * h, scale ** t)
     values, err, _, _ = fft(items, 0, big_w + 1)
     if pessimistic:  # the aliased tail only adds; the division by ``scale`` undone, rounded up
         q = np.maximum(values + err, 0.0) * (scale ** t * (1 + (t + 4) * _U) if scale > 1 else 1.0)
@@ -229,8 +241,30 @@ def size_biased_tail(w, t, h, level):
     scale = max(float(w.sum()) * (1 + (len(w) + 2) * _U), float((j * h * w).sum()) * (1 + (len(w) + 2) * _U), 1.0)
     items = [(PLDGrid(step=h, offset=0, probs=(j * h) * w / scale, p_inf=0.0), 1),
              (PLDGrid(step=h, offset=0, probs=w / scale, p_inf=0.0), t - 1)]
-    value = descend(exponent(log_mgf(items), level), 1.0 / max(level, 1.0), tol=1e-3)[0]
-    return min(1.0, math.exp(min(value, 0.0)) * scale ** t * (1 + (t + 16) * _U))
+    return _chernoff_tail(items, level, scale ** t)
+
+
+def _chernoff_tail(items, level, factor):
+    """P(S > level) of the sum of the items' laws (lattice masses, counts), times ``factor``
+    (a normalisation undone), rounded up: the least over cuts x of
+
+        Σ_i k_i·P_i(Y > x) + min_λ exp(K_x(λ) − λ·level),
+
+    K_x the log-MGF of the laws cut at x (sub-probabilities: the event that no term exceeds
+    x; ``chernoff.exponent``). Without a cut (x = ∞) this is Chernoff's bound, useless for a
+    heavy tail (a log-normal likelihood ratio), where one large term carries the tail."""
+    step = items[0][0].step
+    size = max(len(g.probs) for g, _ in items)
+    cuts = {size} | {int(c) for c in np.geomspace(8, size, 12) if c < size}
+    best = 1.0
+    for cut in sorted(cuts):
+        above = sum(k * float(g.probs[cut:].sum()) * (1 + (len(g.probs) + 2) * _U) for g, k in items)
+        if above >= best:
+            continue
+        cut_items = [(PLDGrid(step=step, offset=0, probs=g.probs[:cut], p_inf=0.0), k) for g, k in items]
+        value = descend(exponent(log_mgf(cut_items), level), 1.0 / max(level, 1.0), tol=1e-3)[0]
+        best = min(best, (above + math.exp(min(value, 0.0))) * (1 + 4 * _U))
+    return min(1.0, best * factor * (1 + 16 * _U))
 
 
 def epoch_pair(pair, t, h, n, cells, pessimistic):
