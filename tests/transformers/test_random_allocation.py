@@ -10,7 +10,6 @@ import pickle
 from fractions import Fraction
 
 import mpmath as mp
-import numpy as np
 import pytest
 
 from dpaccount import (Composition, GaussianMechanism, LaplaceMechanism, PoissonSampling, RandomAllocation,
