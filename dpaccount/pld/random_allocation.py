@@ -272,16 +272,25 @@ def epoch_pair(pair, t, h, n, cells, pessimistic):
     and P-mass q_i·s/t, plus P(L = ∞); the upper (spread) or lower (minorant) version."""
     w, p_inf = (spread_law if pessimistic else minorant_law)(pair, h, n, cells)
     q, tail, big_w = sum_law(w, t, h, pessimistic)
-    if pessimistic:
-        q[-1] += tail  # the Q-mass above the window, down to its top (the add loss only rises)
-        if tail:
-            p_inf = min(1.0, (p_inf + size_biased_tail(w, t, h, big_w * h)) * (1 + 4 * _U))
-    index, q, rel = coarsen(q, pessimistic)
+    if pessimistic and tail:  # the P-mass above the window to +∞
+        p_inf = min(1.0, (p_inf + size_biased_tail(w, t, h, big_w * h)) * (1 + 4 * _U))
+    # groups narrow against the spread of the loss (sd of S/S̄: the loss's, to first order),
+    # whose second-order error they otherwise set
+    i = np.arange(len(q), dtype=float)
+    m1, m2 = float(q @ i), float(q @ (i * i))
+    spread = math.sqrt(max(m2 * float(q.sum()) / (m1 * m1) - 1.0, 0.0)) if m1 > 0 else 1.0
+    index, q, rel = coarsen(q, pessimistic, min(_GROUP, 0.02 * spread))
     live = q > 0
     index, q, rel = index[live], q[live], rel[live]
+    if pessimistic and tail:
+        # the Q-mass above the window as an outcome P_t never takes (loss −∞ here, +∞ in the
+        # add direction, where its true loss is below that of the top atom): no P-mass added
+        index, q, rel = np.append(index, 0.0), np.append(q, tail), np.append(rel, 0.0)
     with np.errstate(divide="ignore"):
         log_q = np.log(q)
         log_ratio = np.log(index * (h / t))  # i·h exact (an integer i, or a group's mean); /t ½ ulp
+    if pessimistic and tail:
+        log_ratio[-1] = -np.inf
     # log p = log q + log(s/t): both logs ≤ 4 ulp, s/t ½ ulp (and a mean's ``rel``), the sum ½ ulp
     finite = np.isfinite(log_ratio)
     err_q = 4 * _U * np.abs(log_q)
