@@ -50,6 +50,13 @@ upper bins take the noise bound up, the lower ones down (and the aliased
 tail off). An epoch is then a finite pair (``DiscretePair``): atoms s with
 Q-mass q(s) and P-mass q(s)·s/t; it composes with everything else.
 
+**Limits.** The lattice is linear in Y, so a heavy-tailed Y (a Gaussian with σ ≲ 0.7:
+its ratio reaches e^{12}) either leaves its 1 − 10⁻¹⁰ P-tail off the lattice (to +∞)
+or coarsens h (``_CELLS``); and with few steps (t ≲ 5) the spread's mass at Y' = 0,
+(Q(Y' = 0))^t, is an add-direction atom at +∞ (a δ floor near 1e-6 for σ = 0.8,
+t = 2). Both only loosen the bounds. A geometric lattice of the loss (PLD_accounting's
+route) would not have them.
+
 ``AllocationPair`` carries both: the upper pair for every pessimistic use
 (grids, δ upper bounds) and the lower one for optimistic grids and lower
 bounds (``bound(pessimistic)``).
