@@ -38,6 +38,7 @@ from .transformers.repeat_and_select import RepeatAndSelect
 from .transformers.subset_sampling import SubsetSampling
 from .transformers.truncated_poisson import TruncatedPoissonSampling
 from .transformers.with_replacement import SamplingWithReplacement
+from .transformers.random_allocation import RandomAllocation
 
 __version__ = "0.1.0"
 
@@ -58,6 +59,7 @@ __all__ = [
     "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
     "TruncatedPoissonSampling", "SamplingWithReplacement", "Progress",
     "SpecError", "SpecTypeError", "CostWarning",
+    "RandomAllocation",
 ]
 
 

@@ -53,6 +53,7 @@ from .transformers.repeat_and_select import RepeatAndSelect
 from .transformers.subset_sampling import SubsetSampling
 from .transformers.truncated_poisson import TruncatedPoissonSampling
 from .transformers.with_replacement import SamplingWithReplacement
+from .transformers.random_allocation import RandomAllocation
 
 stats = lazy("scipy.stats")
 
@@ -120,6 +121,8 @@ REGISTRY = {
     "RepeatAndSelect": (lambda mechanism, mean, shape=None, poisson=False:
                         RepeatAndSelect()(mechanism, mean, math.inf if poisson else shape),
                         *_fields([("mechanism", MECHANISM), ("mean", REAL)], [("shape", REAL), ("poisson", BOOL)])),
+    "RandomAllocation": (lambda mechanism, steps, **kw: RandomAllocation()(mechanism, steps, **kw),
+                         *_fields([("mechanism", MECHANISM), ("steps", COUNT)], [("selected", COUNT)])),
 }
 
 

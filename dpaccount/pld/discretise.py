@@ -56,6 +56,7 @@ def pairs_to_grids(pairs, step, ranges, pessimistic=True):
     ``ranges[i]`` = (lo, hi): the pessimistic grids of continuous pairs in one
     pass (their cells from one ``stacked_masses`` call), the others one by one."""
     ranges = [(int(lo), int(hi) if hi > lo else int(lo) + 1) for lo, hi in ranges]
+    pairs = [p.bound(pessimistic) for p in pairs]
     out = [None] * len(pairs)
     progress.expect(len(pairs), f"discretising {len(pairs)} pairs at step {step:.3g}")
     dots = [i for i, p in enumerate(pairs) if pessimistic and not hasattr(p, "atoms")]

@@ -11,9 +11,9 @@ import dpaccount as dpa
 from dpaccount import (ApproxDPMechanism, BinomialMechanism, Composition, ContinuousMechanism,
                        DiscreteGaussianMechanism, DiscreteLaplaceMechanism, DiscreteMechanism, Discretise,
                        ExponentialMechanism, GaussianMechanism, GDPMechanism, GroupPrivacy, LaplaceMechanism,
-                       MixtureOfGaussiansMechanism, PoissonSampling, PureDPMechanism, RandomizedResponse,
-                       RepeatAndSelect, SingleTreeAggregation, SubsetSampling, ToReplaceOne, TreeAggregation,
-                       ZCDPMechanism)
+                       MixtureOfGaussiansMechanism, PoissonSampling, PureDPMechanism, RandomAllocation,
+                       RandomizedResponse, RepeatAndSelect, SingleTreeAggregation, SubsetSampling, ToReplaceOne,
+                       TreeAggregation, ZCDPMechanism)
 
 
 def zoo():
@@ -46,6 +46,7 @@ def zoo():
         "tree-aggregation": lambda: TreeAggregation(noise_multiplier=5.0, steps=100, epochs=2),
         "single-tree-aggregation": lambda: SingleTreeAggregation(5.0, steps=100, participations=3, min_separation=10),
         "repeat-and-select": lambda: RepeatAndSelect()(Composition()([PoissonSampling()(g(), 0.01)], [10]), 5, 1),
+        "allocation": lambda: RandomAllocation()(g(), 20),
     }
 
 

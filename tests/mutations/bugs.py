@@ -438,4 +438,18 @@ BUGS = (
         "return -math.log1p(self._q * math.expm1(-eps)) * (1 + 16 * _U)",
         ("tests/test_pure_dp.py::test_epsilon_at_delta_zero_is_the_supremum_of_the_loss",),
         "the remove pair's pure ε by the add direction's formula (smaller)"),
+    # ---------------------------------------------------------------- random allocation
+    Bug("allocation-minorant-not-lowered", "dpaccount/pld/random_allocation.py",
+        "g = base - d - 4 * _U * c_low", "g = base - 4 * _U * c_low",
+        ("tests/transformers/test_random_allocation.py::test_randomized_response_against_exact_enumeration",),
+        "the lower law's points not lowered below the chords: its hull is the spread's, above the exact curve"),
+    Bug("allocation-spread-ends-swapped", "dpaccount/pld/random_allocation.py",
+        "w[:n] += np.maximum(down, 0.0) / h", "w[:n] += np.maximum(up, 0.0) / h",
+        ("tests/transformers/test_random_allocation.py::test_randomized_response_against_exact_enumeration",),
+        "a cell's upward share of the spread sent to its lower end too (the mean not kept)"),
+    Bug("allocation-group-at-its-first-atom", "dpaccount/pld/random_allocation.py",
+        "mean = np.clip(mean, starts, ends)", "mean = starts.astype(float)",
+        ("tests/transformers/test_random_allocation.py::test_randomized_response_against_exact_enumeration",
+         "tests/transformers/test_random_allocation.py::test_gaussian_against_mpmath_integration"),
+        "the lower pair's grouped atoms put at each group's first index, not its mean (the add loss rises)"),
 )
