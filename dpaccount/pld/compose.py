@@ -29,6 +29,16 @@ from .transform import direct, fft, untilt
 
 _U = np.finfo(float).eps
 MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
+# a certified interval (both roundings, tilted grids, cache) peaks at ~320 bytes a grid point
+# (measured: the README's DP-SGD at accuracy 1e-6, 2.1M points, 0.8 GB)
+BYTES_PER_POINT = 320
+
+
+def _too_large(what, n, step):
+    """GridTooLarge for a window of ``n`` points: the points, the memory, the cap, and what answers."""
+    return GridTooLarge(f"{what} needs {n:,} grid points (step {step:.3g}), ~{n * BYTES_PER_POINT / 2 ** 30:.2g} GB, "
+                        f"beyond the cap of {MAX_GRID:,} points: ask for a coarser accuracy=, or method='rdp' "
+                        f"(a looser upper bound, at once)")
 _DIRECT_LIMIT = 4096
 
 
@@ -113,8 +123,7 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
     ja, jb, below, above = chernoff_window(items, tail, hints, proxy)
     n = jb - ja + 1
     if n > MAX_GRID:
-        raise GridTooLarge(f"the composed privacy-loss window needs {n} grid points "
-                           f"(step {step:.3g}); the cap is {MAX_GRID}. Use a coarser accuracy.")
+        raise _too_large("the composed privacy-loss window", n, step)
     support = sum(k * (len(g.probs) - 1) for g, k in items) + 1
     noise = 0.0
     if support <= _DIRECT_LIMIT:
@@ -187,7 +196,7 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     new_a, new_b = max(lo, bottom), min(hi, max(jb, int(math.ceil(b / step))))
     n = new_b - new_a + 1
     if n > MAX_GRID:
-        raise GridTooLarge(f"the tilted privacy-loss window needs {n} grid points (cap {MAX_GRID})")
+        raise _too_large("the tilted privacy-loss window", n, step)
     values, bin_err, log_scale, log_pad = fft(items, new_a, n, tilt)
     outside = (tilted_tail if new_a > lo else 0.0) + (tilted_tail if new_b < hi else 0.0)
     probs, err = untilt(values, bin_err, log_scale, log_pad, tilt, step, new_a, pessimistic, outside)

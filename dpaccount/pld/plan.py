@@ -43,7 +43,7 @@ import numpy as np
 from ..errors import GridTooLarge
 from .accountant import DIRECTIONS, _merge_gaussians, snap_to_lattice, step_grids
 from .chernoff import log_mgf
-from .compose import MAX_GRID, chernoff_lambdas, chernoff_window
+from .compose import BYTES_PER_POINT, MAX_GRID, chernoff_lambdas, chernoff_window
 from .discretise import _is_multiple, loss_ranges
 
 SHARE = 0.5                       # c: the share of the accuracy the step may spend
@@ -54,9 +54,8 @@ _TAILS = (math.log(1e-30), math.log(1e-2))  # where ε(δ) queries are planned f
 MAX_LEVEL = 40
 DELTA_LEVELS = 3                  # δ(ε) queries: at most 2³× finer than ε(δ) queries
 # a base window's points: a certified interval (both roundings, tilted grids, cache) peaks at
-# ~320 bytes a point (measured: the README's DP-SGD at accuracy 1e-6, 2.1M points, 0.8 GB), so ~1 GB
+# ~BYTES_PER_POINT bytes a point (compose.py), so ~1 GB
 MAX_BASE = 3 << 20
-BYTES_PER_POINT = 320
 
 
 class Tilts(NamedTuple):
