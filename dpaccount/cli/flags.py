@@ -103,25 +103,26 @@ def _fraction(b, n):
 
 def _batch_scheme(scheme, values, m):
     """``m`` sampled by the batch scheme the flags name (``--q`` alone: Poisson sampling)."""
+    named = f"--batch-scheme {scheme}"
     if scheme is None:
         if values["q"] is None:
             stray = [_flag(k) for k in SCHEME_FLAGS if values[k] is not None]
             if stray:
                 raise UsageError(f"{', '.join(stray)} needs --batch-scheme (one of {', '.join(BATCH_SCHEMES)})")
             return m
-        scheme = "poisson"
+        scheme, named = "poisson", "--q (Poisson sampling)"
     required, relation, factory = BATCH_SCHEMES[scheme]
     missing = [_flag(k) for k in required if values[k] is None]
     if missing:
-        raise UsageError(f"--batch-scheme {scheme} needs {' and '.join(missing)}")
+        raise UsageError(f"{named} needs {' and '.join(missing)}")
     stray = [_flag(k) for k in ("q",) + SCHEME_FLAGS if values[k] is not None and k not in required]
     if stray:
-        raise UsageError(f"{', '.join(stray)} does not apply to --batch-scheme {scheme} "
+        raise UsageError(f"{', '.join(stray)} does not apply to {named} "
                          f"(it takes {', '.join(_flag(k) for k in required)})")
     if m.relation != relation:
         hint = ("--relation replace-one" if relation == REPLACE_ONE else
                 "for replace-one, --batch-scheme without-replacement or with-replacement")
-        raise UsageError(f"--batch-scheme {scheme} amplifies {relation} guarantees; the mechanism is about "
+        raise UsageError(f"{named} amplifies {relation} guarantees; the mechanism is about "
                          f"{m.relation} neighbours ({hint})")
     return factory(values, m)
 
