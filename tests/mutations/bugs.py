@@ -389,4 +389,9 @@ BUGS = (
         "hi += 1", "hi += 0",
         ("tests/api/test_fdp.py::test_mu_gdp_of_composed_pure_dp_is_finite_and_tight",),
         "the top atom's rounding sliver sent to +inf, under every δ(ε): μ-GDP of pure DP infinite"),
+    Bug("cli-with-replacement-sizes-swapped", "dpaccount/cli/flags.py",
+        'SamplingWithReplacement()(m, a["dataset_size"], a["batch_size"])',
+        'SamplingWithReplacement()(m, a["batch_size"], a["dataset_size"])',
+        ("tests/test_cli_batch_schemes.py::test_each_scheme_is_the_python_construction",),
+        "--batch-scheme with-replacement passes the batch size as the dataset size: 1000 draws from 50 records"),
 )
