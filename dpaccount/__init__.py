@@ -9,6 +9,7 @@ from .calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_
 from .converters.clt import clt_mu
 from .errors import (AccuracyNotReached, AccuracyWarning, ApproximationWarning, DPAccountError, GridTooLarge,
                      RDPFallbackWarning, RepresentationUnavailable)
+from .errors import CostWarning, SpecError, SpecTypeError
 from .mechanism import Mechanism
 from .pld.cache import clear_cache, set_cache_limit
 from .pld.profile import PrivacyProfile
@@ -17,10 +18,11 @@ from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, 
                                   ExponentialMechanism, PureDPMechanism)
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                   RandomizedResponse)
-from .mechanisms.training import MixtureOfGaussiansMechanism, TreeAggregation, ZCDPMechanism
+from .mechanisms.training import MixtureOfGaussiansMechanism, SingleTreeAggregation, TreeAggregation, ZCDPMechanism
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
 from .plots import plot_fDP, plot_privacy_profile, plot_rdp
+from .progress import Progress
 from .recipes import dpsgd
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
 from .dp_events import UnsupportedEvent
@@ -36,6 +38,7 @@ from .transformers.repeat_and_select import RepeatAndSelect
 from .transformers.subset_sampling import SubsetSampling
 from .transformers.truncated_poisson import TruncatedPoissonSampling
 from .transformers.with_replacement import SamplingWithReplacement
+from .transformers.random_allocation import RandomAllocation
 
 __version__ = "0.1.0"
 
@@ -50,10 +53,13 @@ __all__ = [
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "PureDPMechanism", "ApproxDPMechanism",
     "ExponentialMechanism", "DiscreteMechanism", "ContinuousMechanism",
     "MixtureOfGaussiansMechanism", "ZCDPMechanism", "TreeAggregation", "RepeatAndSelect",
+    "SingleTreeAggregation",
     "DPAccountError", "RepresentationUnavailable", "AccuracyNotReached", "GridTooLarge", "ApproximationWarning", "AccuracyWarning",
     "RDPFallbackWarning",
     "clt_mu", "plot_fDP", "plot_privacy_profile", "plot_rdp",
-    "TruncatedPoissonSampling", "SamplingWithReplacement",
+    "TruncatedPoissonSampling", "SamplingWithReplacement", "Progress",
+    "SpecError", "SpecTypeError", "CostWarning",
+    "RandomAllocation",
 ]
 
 

@@ -5,14 +5,27 @@ that the **certified upper bound** of ``make(x)`` (the default query, as
 ``get_approxDP`` answers it) meets the budget, and x lies within ``tol``
 (relative) of the boundary x* on the safe side: the least noise, the most
 steps, the largest sampling rate. Every x returned has itself been evaluated
-and found to meet the budget; a point that cannot be evaluated (its grid too
-large, say) counts as not meeting it, which only moves the answer to the
-safe side.
+and found to meet the budget.
+
+"Could not compute" is never read as "over budget". Where the query asked
+cannot answer at a point (``DPAccountError``: its grid too large, say: a
+very private point's tiny ε needs a tiny step at a relative accuracy), the
+point is decided by the least of the other certified upper bounds that fit
+(``_other_routes``): the RDP conversion (default method only), and the same
+method at the finest accuracy whose grid fits (or a coarser one,
+``_FALLBACKS``). Where such a point places the boundary, an ``AccuracyWarning``
+says so: the answer meets the budget, but the boundary of the bound asked for
+may lie further. A point where nothing answers stays *undecided*: it bounds
+the search like a point over budget, but if the answer's bracket ends at one
+(the boundary may lie beyond it), ``calibrate`` raises that point's error,
+with the point and the reason, instead of returning an answer short of the
+boundary.
 
 Targets (exactly one):
 
 * ``eps`` and ``delta`` — (ε, δ)-DP: ε(δ) ≤ eps (by the profile's consistency
   this also gives δ(eps) ≤ delta); ``query="delta"`` checks δ(eps) ≤ delta instead;
+  ``delta=0`` asks for pure ε-DP (``Mechanism.pure_epsilon``);
 * ``mu`` — μ-GDP by the certified ``Mechanism.mu_GDP``;
 * ``fpr`` and ``fnr`` — the point (α, β) of the trade-off curve: the certified
   lower bound ``Mechanism.get_fDP(fpr)`` is at least fnr.
@@ -30,12 +43,14 @@ to tol = 1e-3 takes ~5–8 certified evaluations.
 """
 import math
 import numbers
+import warnings
 
 from .lazy import lazy
 
+from . import progress as report
 from . import validation as v
 from .converters.gdp import delta_gdp
-from .errors import DPAccountError
+from .errors import AccuracyNotReached, AccuracyWarning, DPAccountError
 from .mechanism import Mechanism
 from .mechanisms.standard import GaussianMechanism
 from .queries import DEFAULT_ACCURACY
@@ -51,8 +66,8 @@ class _Budget:
     def __init__(self, eps, delta, mu, fpr, fnr, query, accuracy, method=None):
         given = {k for k, val in dict(eps=eps, delta=delta, mu=mu, fpr=fpr, fnr=fnr).items() if val is not None}
         if given == {"eps", "delta"}:
-            self.eps = v.in_interval("eps", eps, 0.0, math.inf)
-            self.delta = v.in_interval("delta", delta, 0.0, 1.0)
+            self.eps = v.in_interval("eps", eps, 0.0, math.inf, lo_open=False)  # ε = 0: (0, δ)-DP
+            self.delta = v.in_interval("delta", delta, 0.0, 1.0, lo_open=False)  # δ = 0: pure ε-DP
             if query not in ("epsilon", "delta"):
                 raise ValueError(f"query must be 'epsilon' or 'delta', got {query!r}")
             self.kind = query
@@ -65,17 +80,24 @@ class _Budget:
             raise ValueError(f"give one target: eps and delta, mu, or fpr and fnr; got {sorted(given)}")
         self.accuracy, self.method = accuracy, method
 
-    def gap(self, m):
-        """log(certified value / limit): ≤ 0 where the budget is met."""
+    def gap(self, m, method=None, accuracy=None):
+        """log(certified value / limit) by one route (default: the one asked for):
+        ≤ 0 where the budget is met; raises ``DPAccountError`` where it cannot answer."""
+        method, accuracy = (self.method, self.accuracy) if accuracy is None else (method, accuracy)
         if self.kind == "epsilon":
-            return _log_ratio(m.get_approxDP(self.delta, method=self.method, accuracy=self.accuracy), self.eps)
+            return _log_ratio(m.get_approxDP(self.delta, method=method, accuracy=accuracy), self.eps)
         if self.kind == "delta":
-            return _log_ratio(m.get_approx_delta(self.eps, method=self.method, accuracy=self.accuracy),
-                              self.delta)
+            return _log_ratio(m.get_approx_delta(self.eps, method=method, accuracy=accuracy), self.delta)
         if self.kind == "mu":
-            return _log_ratio(m.mu_GDP(method=self.method, accuracy=self.accuracy), self.mu)
+            return _log_ratio(m.mu_GDP(method=method, accuracy=accuracy), self.mu)
         # β(α) ≥ fnr ⇔ fnr/β ≤ 1 (get_fDP errs low: a certified lower bound on β)
-        return _log_ratio(self.fnr, m.get_fDP(self.fpr, method=self.method, accuracy=self.accuracy))
+        return _log_ratio(self.fnr, m.get_fDP(self.fpr, method=method, accuracy=accuracy))
+
+    def decide(self, m):
+        """(gap, how) by ``_certified``: the asked route, else the best of the others."""
+        rdp = self.kind == "epsilon" and self.delta > 0 or self.kind == "delta"
+        return _certified(lambda method, accuracy: self.gap(m, method, accuracy), self.method, self.accuracy,
+                          rdp, enough=lambda gap: gap <= 0)
 
     def describe(self, gap):
         if self.kind == "epsilon":
@@ -99,13 +121,65 @@ def _log_ratio(value, limit):
     return math.log(value) - math.log(limit)
 
 
-class _Search:
-    """Evaluations of g(make(x)), counted, reported, failures as +∞ (not met)."""
+_FALLBACKS = (1e-2, 1e-1)  # coarser accuracies tried where the asked one cannot answer
 
-    def __init__(self, make, budget, integer, progress):
-        self.make, self.budget, self.integer, self.progress = make, budget, integer, progress
+
+def _other_routes(method, accuracy, rdp, fits=None):
+    """The other certified routes, in the order tried where (method, accuracy)
+    cannot answer: RDP (for the default method, where ``rdp`` says it answers
+    the target; fast), then ``method`` at ``fits`` (the finest accuracy whose
+    grid fits, ``GridTooLarge.accuracy``) and each coarser one of ``_FALLBACKS``."""
+    if method is None and rdp:
+        yield "rdp", accuracy
+    for coarser in sorted({fits or accuracy, *_FALLBACKS}):
+        if coarser > accuracy:
+            yield method, coarser
+
+
+def _certified(ask, method, accuracy, rdp, enough=lambda value: False):
+    """(value, how): ``ask(method, accuracy)`` (how None); where that raises
+    ``DPAccountError``, the least value of the ``_other_routes`` that answer:
+    RDP, then the first grid that answers (coarser ones are looser), or RDP's
+    alone where it is ``enough`` (how: "method='rdp'", "accuracy=0.004"). Each
+    is a certified upper bound, so the least is. (+∞, the first error) where
+    none answers."""
+    try:
+        return ask(method, accuracy), None
+    except DPAccountError as err:
+        failure = err
+    best = (math.inf, failure)
+    for other, coarser in _other_routes(method, accuracy, rdp, getattr(failure, "accuracy", None)):
+        try:
+            value = ask(other, coarser)
+        except (DPAccountError, ValueError):  # this route cannot answer either (e.g. no RDP curve)
+            continue
+        if value <= best[0]:
+            best = (value, f"method={other!r}" if other == "rdp" else f"accuracy={coarser:g}")
+        if other != "rdp" or enough(best[0]):
+            break
+    return best
+
+
+def certified_epsilon(mechanism, delta, accuracy=DEFAULT_ACCURACY):
+    """(ε(δ), route) as calibration decides points (``_certified``): the default
+    query at ``accuracy`` (route None), else the best other certified bound (route
+    e.g. "method='rdp'"); the default's error where nothing answers."""
+    value, how = _certified(lambda method, acc: mechanism.get_approxDP(delta, method=method, accuracy=acc),
+                            None, accuracy, delta > 0)
+    if isinstance(how, DPAccountError):
+        raise how
+    return value, how
+
+
+class _Search:
+    """Evaluations of g(make(x)), counted and reported; an undecided point
+    (``_Budget.decide``) as +∞ for the bracket, its error kept in ``undecided``,
+    the route of a point the asked one could not answer in ``via``."""
+
+    def __init__(self, make, budget, integer):
+        self.make, self.budget, self.integer = make, budget, integer
         self.evaluations = 0
-        self.memo = {}
+        self.memo, self.undecided, self.via = {}, {}, {}
 
     def __call__(self, x):
         x = int(round(x)) if self.integer else float(x)
@@ -114,17 +188,24 @@ class _Search:
         m = self.make(x)
         if not isinstance(m, Mechanism):
             raise TypeError(f"make_mechanism({x!r}) must return a dpaccount Mechanism, got {m!r}")
-        try:
-            gap = self.budget.gap(m)
-        except DPAccountError:
-            gap = math.inf  # cannot be certified: treated as over budget (the safe side)
+        gap, how = self.budget.decide(m)
+        if isinstance(how, DPAccountError):
+            self.undecided[x] = how
+        elif how is not None:
+            self.via[x] = how
         self.evaluations += 1
         self.memo[x] = gap
-        if self.progress is not None:
-            self.progress(self.evaluations, x, gap)
+        report.expect(name=f"calibrate: evaluation {self.evaluations}: x = {x:.6g} {'meets' if gap <= 0 else 'misses'} the budget")
         return gap
 
+    def refuse(self, x, what):
+        """Raise the error of the undecided point ``x``, saying what it left open."""
+        err = self.undecided[x]
+        raise type(err)(f"calibrate: {what}: at x={x!r} no certified route could decide the budget "
+                        f"({err})") from err
 
+
+@report.reports("calibrate")
 def calibrate(make_mechanism, *, eps=None, delta=None, mu=None, fpr=None, fnr=None, bounds, tol=1e-3,
               increasing=None, integer=False, query="epsilon", method=None, accuracy=DEFAULT_ACCURACY,
               guess=None, progress=None, max_evaluations=64):
@@ -137,11 +218,16 @@ def calibrate(make_mechanism, *, eps=None, delta=None, mu=None, fpr=None, fnr=No
     within ``tol``·x of it (``integer=True``: within max(1, tol·x)). ``guess``,
     optional: points to try first (each is checked; with ``increasing`` given
     and a guess on each side, the ends of ``bounds`` are never evaluated).
-    ``progress(i, x, gap)`` is called after each evaluation (gap =
-    log(value/limit), ≤ 0 where the budget is met).
+    ``progress``: True draws a bar on stderr, a callable receives a
+    ``progress.Progress`` as each evaluation (a nested query) goes, its stage
+    naming the last x evaluated and whether it met the budget; the expected
+    count is that of a bisection (regula falsi usually needs fewer).
 
     Raises ValueError, saying what the best end of ``bounds`` achieves, when
-    no x in ``bounds`` meets the budget."""
+    no x in ``bounds`` meets the budget; the ``DPAccountError`` of an undecided
+    point (module docstring) where the answer would hinge on it; and
+    ``AccuracyNotReached`` where ``max_evaluations`` leave the bracket wider
+    than ``tol``."""
     if not callable(make_mechanism):
         raise TypeError(f"make_mechanism must be callable, got {make_mechanism!r}")
     lo, hi = _bounds(bounds, integer)
@@ -149,9 +235,14 @@ def calibrate(make_mechanism, *, eps=None, delta=None, mu=None, fpr=None, fnr=No
     if increasing is not None and not isinstance(increasing, bool):
         raise TypeError(f"increasing must be True, False or None, got {increasing!r}")
     accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
-    g = _Search(make_mechanism, _Budget(eps, delta, mu, fpr, fnr, query, accuracy, method), integer, progress)
+    g = _Search(make_mechanism, _Budget(eps, delta, mu, fpr, fnr, query, accuracy, method), integer)
+    report.expect(min(max_evaluations, 2 * (increasing is None) + len(guess or ()) + 2 + math.ceil(math.log2(
+        max(math.log(hi / lo) if lo > 0 else (hi - lo) / max(abs(hi), 1e-300), tol) / tol))))
     if increasing is None:
         at_lo, at_hi = g(lo), g(hi)
+        for x in (lo, hi):
+            if x in g.undecided:
+                g.refuse(x, f"which way the privacy changes on bounds={bounds!r} is unknown (declare increasing=)")
         if at_lo == at_hi:
             raise ValueError(f"the privacy of make_mechanism does not change between bounds={bounds!r} "
                              f"(or cannot be certified at either end); declare increasing= or widen them")
@@ -162,6 +253,8 @@ def calibrate(make_mechanism, *, eps=None, delta=None, mu=None, fpr=None, fnr=No
     not_met = [x for x in points if g(x) > 0]
     if not met:
         x = _certifiable(g, best, min(not_met, key=lambda y: abs(y - best)) if not_met else worst, integer)
+        if x in g.undecided:
+            g.refuse(x, f"no value in bounds={bounds!r} was found to meet the budget")
         if g(x) > 0:
             raise ValueError(f"no value in bounds={bounds!r} meets the budget: at the best end "
                              f"x={x!r}, {g.budget.describe(g(x))}")
@@ -177,16 +270,27 @@ def calibrate(make_mechanism, *, eps=None, delta=None, mu=None, fpr=None, fnr=No
         raise ValueError(f"make_mechanism is not monotone in x on bounds={bounds!r}: the budget is met "
                          f"at {a!r} and missed at {sorted(not_met)!r} on the side it should hold")
     b = min(beyond) if increasing else max(beyond)
-    return _secant(g, a, b, tol, integer, max_evaluations)
+    met, not_met = _secant(g, a, b, tol, integer, max_evaluations)
+    if not_met in g.undecided:  # the boundary may lie beyond it: no answer short of it
+        g.refuse(not_met, f"the budget is met at x={met!r}, and the boundary may lie beyond")
+    if not_met in g.via and g(not_met) > 0:
+        warnings.warn(f"calibrate: the boundary beyond x={met!r} was placed by another certified bound than the one "
+                      f"asked for (at x={not_met!r}, by {g.via[not_met]}: the grid asked for is too large "
+                      f"there): {met!r} meets the budget, but a finer grid might place the boundary further",
+                      AccuracyWarning, stacklevel=2)
+    if not _closed(met, not_met, tol, integer):
+        raise AccuracyNotReached(f"calibrate: max_evaluations={max_evaluations} left the bracket "
+                                 f"[{met!r}, {not_met!r}] wider than tol={tol!r}; the budget is met at {met!r}")
+    return met
 
 
 def _certifiable(g, best, other, integer, tries=12):
-    """``best``, or where the best end cannot be certified at all (its grid too
-    large, say: g = ∞), the first point from it towards ``other`` (halving the
-    distance, in log x where x > 0) that can."""
+    """``best``, or where the best end is undecided (no certified route answers
+    there, ``_Budget.decide``), the first point from it towards ``other``
+    (halving the distance, in log x where x > 0) that is decided."""
     x = best
     for _ in range(tries):
-        if math.isfinite(g(x)):
+        if g(x) <= 0 or x not in g.undecided:
             return x
         x = math.sqrt(x * other) if x > 0 and other > 0 else 0.5 * (x + other)
         x = int(round(x)) if integer else x
@@ -206,9 +310,14 @@ def _bounds(bounds, integer):
     return lo, hi
 
 
+def _closed(met, not_met, tol, integer):
+    """|not_met − met| ≤ tol·|met| (integers: ≤ max(1, tol·met))."""
+    return abs(not_met - met) <= (max(1.0, tol * abs(met)) if integer else tol * abs(met))
+
+
 def _secant(g, met, not_met, tol, integer, max_evaluations):
     """Shrink the bracket [met, not_met] (g ≤ 0 at met, > 0 at not_met) until
-    |not_met − met| ≤ tol·|met| (integers: ≤ max(1, tol·met)); return met.
+    it is closed (``_closed``) or ``max_evaluations`` are spent; return it.
 
     Each round estimates the root y by regula falsi on (log x, g) (g is a log
     ratio: nearly linear there) and evaluates just inside each side of it,
@@ -220,7 +329,7 @@ def _secant(g, met, not_met, tol, integer, max_evaluations):
     t_inv = math.exp if logs else (lambda y: y)
 
     def done():
-        return abs(not_met - met) <= (max(1.0, tol * abs(met)) if integer else tol * abs(met))
+        return _closed(met, not_met, tol, integer)
 
     bisect = False
     while not done() and g.evaluations < max_evaluations:
@@ -246,7 +355,7 @@ def _secant(g, met, not_met, tol, integer, max_evaluations):
             if done():
                 break
         bisect = abs(not_met - met) > 0.5 * before and not bisect
-    return met
+    return met, not_met
 
 
 # -- DP-SGD, one call each -----------------------------------------------------

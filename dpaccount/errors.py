@@ -27,7 +27,12 @@ class AccuracyNotReached(DPAccountError, RuntimeError):
 
 
 class GridTooLarge(DPAccountError, MemoryError):
-    """A privacy-loss grid would exceed the library's size cap."""
+    """A privacy-loss grid would exceed the library's size cap. Where a coarser
+    accuracy would fit, ``accuracy`` holds it (else None)."""
+
+    def __init__(self, message, accuracy=None):
+        super().__init__(message)
+        self.accuracy = accuracy
 
 
 class ApproximationWarning(UserWarning):
@@ -46,3 +51,17 @@ class RDPFallbackWarning(UserWarning):
     """A default query answered through RDP (still a rigorous upper bound, but looser
     than a privacy-loss grid) because some part of the mechanism has no dominating
     pair — e.g. a ``ZCDPMechanism`` in a composition."""
+class SpecError(DPAccountError, ValueError):
+    """A mechanism spec (``specs.py``) that cannot be loaded: its message starts
+    with the path inside the document (``spec.parts[2].mechanism.sigma: ...``).
+    A ``ValueError`` too, so code that caught those keeps working."""
+
+
+class SpecTypeError(SpecError, TypeError):
+    """A spec value of the wrong JSON type (a string where a number belongs): a
+    ``SpecError`` and a ``TypeError``."""
+
+
+class CostWarning(UserWarning):
+    """A query whose work is far beyond the usual (a composition of thousands of
+    distinct parts), said up front with an estimate, before the work starts."""

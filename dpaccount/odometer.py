@@ -3,9 +3,13 @@
 Steps are composed into a running spectrum per direction and queries are
 answered by Plancherel (Koskela & Honkela 2021, Sec. 6, Lemma 14) without an
 inverse transform: the engine, and why its answers are upper bounds, is in
-``pld/odometer.py``. The grid is planned once from a ``horizon``: the longest
-composition you expect; going beyond it stays sound, only looser, and a
-warning says so.
+``pld/odometer.py``. The grid is planned from a ``horizon``: the longest
+composition you expect. A step the grid does not suit — past the horizon
+(the window would lose mass), wider than the window, or so unlike the
+horizon that the step is too coarse for it — re-plans the grid for the steps
+taken (twice as many, for room to grow, and the horizon) and replays them:
+a few re-plans over a run, each O(distinct steps · n log n). A step that is
+refused (bad input, or no grid within the cap) changes nothing.
 """
 import math
 import warnings
@@ -13,10 +17,11 @@ import warnings
 import numpy as np
 
 from . import validation as v
+from .errors import AccuracyWarning
 from .mechanism import Mechanism
 from .mechanisms.standard import GaussianMechanism
-from .pld.accountant import DIRECTIONS
-from .pld.odometer import plan_directions
+from .pld.accountant import DIRECTIONS, PairComposition, no_finite_mass
+from .pld.odometer import online_step, plan_directions
 from .transformers.poisson_sampling import PoissonSampling
 
 
@@ -29,24 +34,29 @@ class PrivacyOdometer:
     relation. Steps may be any mechanisms of that relation with dominating
     pairs, in any order and mix. Opacus-style: ``step(noise_multiplier=σ,
     sample_rate=q)`` is one Poisson-subsampled Gaussian step, and
-    ``get_epsilon(delta)`` is ``get_approxDP``.
+    ``get_epsilon(delta)`` is ``get_approxDP``. Steps past the horizon or
+    unlike it re-plan the grid (module docstring): answers stay within the
+    accuracy of the offline ``Composition`` of the steps taken.
 
     Queries: δ(ε) of one ε by Plancherel in O(live frequencies) (the weights'
     transform cached per ε); arrays, and every ε(δ), from the composed grid,
     rebuilt by one inverse transform after each step that changed it.
-    ``state_dict()``/``load_state_dict()`` keep the steps taken (not the
-    grids, which are rebuilt): small, picklable, replayable."""
+    ``state_dict()``/``load_state_dict()`` keep the steps taken and the plan
+    (not the grids, which are rebuilt): small, picklable, replayable."""
 
-    _STATE_VERSION = 1
+    _STATE_VERSION = 2
+    _STATE_KEYS = ("version", "horizon", "accuracy", "tail", "steps")
 
     def __init__(self, horizon, accuracy=1e-3, tail=1e-30):
         if not isinstance(horizon, Mechanism):
             raise TypeError(f"horizon must be a dpaccount Mechanism, got {horizon!r}")
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
         tail = v.in_interval("tail", tail, 0.0, 1e-6)
-        self._dirs = plan_directions(horizon.pairs, accuracy, tail)
+        if _disjoint(horizon):
+            raise ValueError(f"horizon {horizon.name} tells the neighbours apart surely (ε = ∞): nothing to plan")
         self._horizon, self._accuracy, self._tail = horizon, accuracy, tail
-        self._steps, self._log, self._grids = 0, {}, None
+        self._steps, self._log, self._grids, self._plan, self._planned_at = 0, {}, None, {}, 0
+        self._dirs = self._planned(self._plan)
 
     @property
     def steps(self):
@@ -80,17 +90,60 @@ class PrivacyOdometer:
             raise ValueError(f"mechanism is about {mechanism.relation} neighbours, the odometer's horizon "
                              f"about {self.relation}: their guarantees do not compose")
         count = v.count("count", count)
-        pairs = mechanism.pairs
-        for d in DIRECTIONS:
-            for pair, k in pairs.direction(d):
-                self._dirs[d].add(pair, k * count)
-        self._steps += count
-        self._log[mechanism] = self._log.get(mechanism, 0) + count
-        self._grids = None
-        if max(s.above_window() for s in self._dirs.values()) > 1e3 * self._tail:
-            warnings.warn("the odometer has gone past its horizon: answers stay upper bounds but "
-                          "loosen; plan a longer horizon", RuntimeWarning, stacklevel=2)
+        parts = {d: [(pair, k * count) for pair, k in mechanism.pairs.direction(d)] for d in DIRECTIONS}
+        log = {**self._log, mechanism: self._log.get(mechanism, 0) + count}
+        if _disjoint(mechanism):  # its loss is +∞ surely, and so the composition's: δ ≡ 1 from now on
+            dirs = self._dirs
+        elif self._suits(parts, self._steps + count):
+            dirs = self._dirs
+            for d in DIRECTIONS:  # (every check is done: nothing below raises)
+                for pair, k in parts[d]:
+                    dirs[d].add(pair, k)
+        else:  # re-plan for the steps taken, twice as many, and replay them (the old state kept until done)
+            dirs = self._planned(log, stacklevel=3)
+            self._plan, self._planned_at = log, self._steps + count
+        self._dirs, self._log, self._steps, self._grids = dirs, log, self._steps + count, None
         return self
+
+    def _suits(self, parts, steps):
+        """Whether the grid takes the step (``steps`` in all, then) without loosening:
+
+        * the mass it leaves outside the window (``OnlineDirection.outside_after``) is
+          at most 1e3·tail — or at most 1e-20 (far below any δ one asks of a float
+          accountant) until the steps have grown by a quarter since the last plan: the
+          Chernoff tilts tracked are coarser than the planner's exact ones, and this
+          keeps their slack from re-planning at every step (re-plans stay geometric);
+        * the grid step is at most twice the one the composition would be planned with
+          (the coarser direction's, as ``online_step``): the discretisation error,
+          ∝ step², at most 4× the planned one."""
+        outside = max(s.outside_after(parts[d]) for d, s in self._dirs.items())
+        tolerated = 1e3 * self._tail if steps >= 1.25 * self._planned_at else max(1e3 * self._tail, 1e-20)
+        if outside > tolerated:
+            return False
+        wanted = max(s.step_wanted(parts[d], 0.1 * self._accuracy) for d, s in self._dirs.items())
+        return self._dirs[DIRECTIONS[0]].step <= 2.0 * wanted
+
+    def _planned(self, log, stacklevel=None):
+        """Fresh directions planned for the horizon and twice the steps of ``log``, with
+        those steps composed in; the step the finer of the horizon's and the log's."""
+        taken = PairComposition((), ()).compose([(m.pairs, c) for m, c in log.items() if not _disjoint(m)])
+        window = self._horizon.pairs.compose([(taken, 2)])
+        step = online_step(self._horizon.pairs, self._accuracy, self._tail)
+        if log:
+            step = min(step, online_step(taken, self._accuracy, self._tail))
+        dirs, coarsened = plan_directions(window, self._accuracy, self._tail, step)
+        if coarsened and stacklevel:
+            warnings.warn(f"the odometer's {sum(log.values())} steps need a grid beyond the cap at accuracy "
+                          f"{self._accuracy!r}: answered from a coarser one (still upper bounds, looser)",
+                          AccuracyWarning, stacklevel=stacklevel)
+        for d in DIRECTIONS:
+            if dirs[d].outside_after(taken.direction(d)) == math.inf:
+                raise ValueError(f"this step's privacy loss reaches beyond anything the odometer can plan for "
+                                 f"({dirs[d].size} grid points); the step is refused and nothing changed: "
+                                 f"account such a run offline, Composition()(mechanisms, counts).get_approxDP(delta)")
+            for pair, k in taken.direction(d):
+                dirs[d].add(pair, k)
+        return dirs
 
     def _composed(self):
         """The composed grid of each direction (None before the first step)."""
@@ -103,6 +156,8 @@ class PrivacyOdometer:
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, math.inf, lo_open=False))
         if not self._steps:
             out = np.zeros(epss.shape)
+        elif any(map(_disjoint, self._log)):
+            out = np.ones(epss.shape)
         elif scalar:
             out = np.array(max(s.delta(float(epss.ravel()[0])) for s in self._dirs.values()))
         else:
@@ -114,6 +169,8 @@ class PrivacyOdometer:
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
         if not self._steps:
             out = np.zeros(deltas.shape)
+        elif any(map(_disjoint, self._log)):
+            out = np.full(deltas.shape, np.inf)
         else:
             out = np.maximum.reduce([np.asarray(g.epsilon(deltas), dtype=float) for g in self._composed()])
         return float(np.ravel(out)[0]) if scalar else out
@@ -123,20 +180,55 @@ class PrivacyOdometer:
         return self.get_approxDP(delta)
 
     def state_dict(self):
-        """The odometer's state: its plan and the steps taken (each distinct
-        mechanism with its count), not its grids. Picklable."""
+        """The odometer's state: its horizon, the steps taken (each distinct
+        mechanism with its count) and those its grid was last planned for, not
+        its grids. Picklable."""
         return {"version": self._STATE_VERSION, "horizon": self._horizon, "accuracy": self._accuracy,
-                "tail": self._tail, "steps": list(self._log.items())}
+                "tail": self._tail, "steps": list(self._log.items()), "plan": list(self._plan.items())}
 
     def load_state_dict(self, state):
         """Replace this odometer's state by ``state`` (from ``state_dict``): the
-        grid is re-planned from its horizon and the steps are replayed
-        (composition commutes, so each distinct step is composed once, powered)."""
-        if not isinstance(state, dict) or state.get("version") != self._STATE_VERSION:
+        grid is re-planned as it was and the steps are replayed (composition
+        commutes, so each distinct step is composed once, powered). A state of
+        version 1 (no plan) replays its steps one distinct step at a time. A
+        state that is refused changes nothing."""
+        if not isinstance(state, dict) or state.get("version") not in (1, self._STATE_VERSION):
             raise ValueError(f"state must be a PrivacyOdometer.state_dict() of version "
-                             f"{self._STATE_VERSION}, got {type(state).__name__}")
+                             f"{self._STATE_VERSION}, got {_describe(state)}")
+        missing = [k for k in self._STATE_KEYS + (("plan",) if state["version"] > 1 else ()) if k not in state]
+        if missing:
+            raise ValueError(f"state lacks {', '.join(map(repr, missing))}: not a PrivacyOdometer.state_dict()")
+        steps, plan = (_steps(state, key) for key in ("steps", "plan"))
         fresh = PrivacyOdometer(state["horizon"], state["accuracy"], state["tail"])
-        for mechanism, count in state["steps"]:
-            fresh.step(mechanism, count)
+        if state["version"] == 1:
+            for mechanism, count in steps:
+                fresh.step(mechanism, count)
+        else:
+            fresh._plan, fresh._planned_at = dict(plan), sum(c for _, c in plan)
+            dirs = fresh._planned(fresh._plan)
+            for mechanism, count in steps:  # the steps taken since the last plan, on top
+                extra = 0 if _disjoint(mechanism) else count - fresh._plan.get(mechanism, 0)
+                for d in DIRECTIONS:
+                    for pair, k in (mechanism.pairs.direction(d) if extra > 0 else ()):
+                        dirs[d].add(pair, k * extra)
+            fresh._dirs, fresh._log, fresh._steps = dirs, dict(steps), sum(c for _, c in steps)
         self.__dict__.update(fresh.__dict__)
         return self
+
+
+def _disjoint(mechanism):
+    """Whether a pair of the mechanism has its loss at +∞ surely (P ⟂ Q: ε = ∞ at every δ < 1)."""
+    return any(no_finite_mass(p) for d in DIRECTIONS for p, _ in mechanism.pairs.direction(d))
+
+
+def _describe(state):
+    return f"version {state.get('version')!r}" if isinstance(state, dict) else type(state).__name__
+
+
+def _steps(state, key):
+    """``state[key]`` checked: a list of (Mechanism, count) pairs."""
+    items = state.get(key, [])
+    if not isinstance(items, (list, tuple)) or not all(
+            isinstance(it, (list, tuple)) and len(it) == 2 and isinstance(it[0], Mechanism) for it in items):
+        raise ValueError(f"state[{key!r}] must be a list of (Mechanism, count) pairs, got {items!r:.80}")
+    return [(m, v.count(f"state[{key!r}] count", c)) for m, c in items]

@@ -17,6 +17,7 @@ calls ``show``, so they work headless (the Agg backend).
 """
 import numpy as np
 
+from . import validation as v
 from .converters.fdp import gdp_tradeoff
 
 
@@ -57,7 +58,8 @@ def _listed(mechanisms, labels):
 def plot_fDP(mechanisms, ax=None, labels=None, gdp_mu=None, band=True, points=401, accuracy=1e-3):
     """Trade-off curves β(α): per mechanism its certified band (shaded) and its
     lower edge (the safe curve) labelled; the ideal 1 − α; G_μ for each μ in
-    ``gdp_mu`` (a number or a list). Returns the axes."""
+    ``gdp_mu`` (a number or a list, each μ ≥ 0). Returns the axes."""
+    mus = [v.nonnegative("gdp_mu", mu) for mu in ([] if gdp_mu is None else np.atleast_1d(gdp_mu).tolist())]
     ax = _axes(ax)
     mechs, labels = _listed(mechanisms, labels)
     alphas = np.unique(np.concatenate((np.linspace(0.0, 1.0, points), np.geomspace(1e-6, 1e-2, 41))))
@@ -71,9 +73,9 @@ def plot_fDP(mechanisms, ax=None, labels=None, gdp_mu=None, band=True, points=40
         line, = ax.plot(alphas, lo, label=label, linewidth=2.2, zorder=3)
         if band:
             ax.fill_between(alphas, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0, zorder=2)
-    for mu in ([] if gdp_mu is None else np.atleast_1d(gdp_mu)):
-        ax.plot(alphas, gdp_tradeoff(alphas, float(mu)), linestyle=(0, (2, 2)), linewidth=1.2, zorder=4,
-                label=f"G_μ, μ = {float(mu):.3g}")
+    for mu in mus:
+        ax.plot(alphas, gdp_tradeoff(alphas, mu), linestyle=(0, (2, 2)), linewidth=1.2, zorder=4,
+                label=f"G_μ, μ = {mu:.3g}")
     ax.plot([0, 1], [1, 0], color="grey", linestyle="--", linewidth=0.8, label="ideal (β = 1 − α)")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)

@@ -29,6 +29,10 @@ certified one.
 f-DP (``get_fDP``, ``get_fDP_bounds``, ``mu_GDP``): ``fdp.py``; the default is
 ``"analytic"`` for Gaussian compositions and finite pairs, else ``"pld"``.
 
+Every query takes ``progress=``: True draws a bar on stderr, a callable
+receives a ``progress.Progress`` (stage, done, total, fraction, elapsed,
+eta) at each stage boundary; the default None shows nothing (``progress.py``).
+
 Every answer is a rigorous upper bound on ε (or δ): the worst case over the
 add and remove directions. Arrays of queries cost little more than one: the
 profile's grids are built once per accuracy and kept (within a memory
@@ -40,6 +44,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import validation as v
+from .progress import reports
 from .cf.queries import cf_bounds, cf_query
 from .converters.fdp import gdp_tradeoff
 from .converters.gdp import delta_gdp, epsilon_gdp
@@ -51,6 +56,7 @@ from .fdp import analytic_applies, clt_mu_of, finite_upper_attained, mu_gdp, tra
 from .pld.accountant import DIRECTIONS
 from .pld.apriori import apriori_plan
 from .pld.attained import attained_compositions, attained_lower
+from .pld.cost import warn_if_costly
 from .pld.exact_sum import delta_bounds as exact_delta_bounds
 from .pld.exact_sum import epsilon_bounds as exact_epsilon_bounds
 from .pld.exact_sum import exact_profile
@@ -156,7 +162,8 @@ class QueryDispatch:
         """Each direction's atoms (``pld/exact_sum.py``), or None where a grid is needed."""
         return self._cached("exact-sum", lambda: exact_profile(self.pairs))
 
-    def privacy_profile(self, accuracy=DEFAULT_ACCURACY):
+    @reports("planning the grids", counts=False)
+    def privacy_profile(self, accuracy=DEFAULT_ACCURACY, progress=None):
         """The certified privacy profile (``pld.profile.PrivacyProfile``) at
         ``accuracy``: ``.delta(eps)``, ``.epsilon(delta)`` (upper bounds),
         ``.delta_lower``/``.epsilon_lower`` (lower bounds on the *pairs'* curves:
@@ -168,7 +175,11 @@ class QueryDispatch:
         answer is planned to land within half the accuracy above the exact
         value (measured: benchmarks/rho_calibration.py)."""
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
-        return self._cached(("profile", accuracy), lambda: PrivacyProfile(self.pairs, accuracy))
+        return self._cached(("profile", accuracy), lambda: self._new_profile(accuracy))
+
+    def _new_profile(self, accuracy):
+        warn_if_costly(self.pairs, stacklevel=6)  # up front, where the work is far beyond the usual
+        return PrivacyProfile(self.pairs, accuracy)
 
     def pld(self, direction="remove", accuracy=DEFAULT_ACCURACY, pessimistic=True, tail=1e-30):
         """The certified ``PLDGrid`` of one direction ('remove' or 'add'), as the
@@ -191,14 +202,31 @@ class QueryDispatch:
         return apriori_plan(self.pairs.direction(direction), eps, eta)
 
     # -- queries -------------------------------------------------------------
-    def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY):
+    def pure_epsilon(self):
+        """The pure ε (ε(0): the supremum of the privacy loss), a certified upper
+        bound from the dominating pairs (``PairComposition.pure_epsilon``); +∞
+        where a loss is unbounded, has mass at +∞, or the mechanism has no pairs."""
+        if self.optional("pairs") is None:
+            return np.inf
+        return self._cached("pure-epsilon", self.pairs.pure_epsilon)
+
+    @reports("epsilon(delta)", steps=1)  # the upper bound
+    def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """ε(δ): the smallest ε ≥ 0 such that the mechanism is (ε, δ)-DP
-        (an upper bound; vectorised over δ ∈ (0, 1))."""
-        deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
+        (an upper bound; vectorised over δ ∈ [0, 1)). At δ = 0: the pure ε
+        (``pure_epsilon``), +∞ where there is none; every answer is at most it."""
+        deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0, lo_open=False))
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         method = self._choose(method)
         if deltas.size == 0:
             return np.empty(deltas.shape)
+        pure = self.pure_epsilon()
+        if np.any(deltas == 0):  # the other methods answer δ > 0 only
+            out = np.full(deltas.shape, pure)
+            some = deltas > 0
+            if np.any(some):
+                out[some] = np.minimum(self.get_approxDP(deltas[some], method, accuracy), pure)
+            return float(out.ravel()[0]) if scalar else out
         if method == "analytic":
             out = np.array([self._analytic_epsilon(float(d)) for d in deltas.ravel()])
         elif method == "pld" and self._exact_sum() is not None:
@@ -214,10 +242,11 @@ class QueryDispatch:
                                  f"ε(δ) of the CLT (μ = {mu:.6g})", "below")
         else:
             out = np.array([rdp_to_epsilon(self.rdp, d) for d in deltas.ravel()])
-        out = np.maximum(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0)
+        out = np.clip(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0, pure)
         return float(out.ravel()[0]) if scalar else out
 
-    def get_approx_delta(self, eps, method=None, accuracy=DEFAULT_ACCURACY):
+    @reports("delta(epsilon)", steps=1)  # the upper bound
+    def get_approx_delta(self, eps, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """δ(ε): the smallest δ such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over ε ≥ 0)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
@@ -318,7 +347,8 @@ class QueryDispatch:
                       f"attained compositions (pld/attained.py); the width beyond the accuracy is the pairs' "
                       f"looseness, not the grids'")
 
-    def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY):
+    @reports("epsilon(delta) interval", steps=1)  # the certified interval
+    def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """ε(δ) with a certified interval: ``Bounds(lower, upper, method, step)``.
 
         ``upper`` comes from the pessimistic grid (as ``get_approxDP``), ``lower``
@@ -330,7 +360,8 @@ class QueryDispatch:
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
         return self._bounds(deltas, scalar, method, accuracy, "get_approxDP")
 
-    def get_approx_delta_bounds(self, eps, method=None, accuracy=DEFAULT_ACCURACY):
+    @reports("delta(epsilon) interval", steps=1)  # the certified interval
+    def get_approx_delta_bounds(self, eps, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """δ(ε) with a certified interval (see ``get_approxDP_bounds``)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
         return self._bounds(epss, scalar, method, accuracy, "get_approx_delta")
@@ -356,7 +387,8 @@ class QueryDispatch:
                           f"at {int(np.sum(unsafe))} of {np.size(unsafe)} points: the CLT is an "
                           f"approximation, not a bound", ApproximationWarning, stacklevel=3)
 
-    def get_fDP(self, fpr, method=None, accuracy=DEFAULT_ACCURACY):
+    @reports("f-DP curve", steps=2)  # a grid per direction
+    def get_fDP(self, fpr, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """The trade-off curve: the type-II error β(α) at type-I error α = ``fpr``
         (vectorised over α ∈ [0, 1]), a certified **lower** bound on β (the
         safe side). It covers both orders of every neighbouring pair (under
@@ -377,7 +409,8 @@ class QueryDispatch:
             out = np.asarray(tradeoff(self, alphas, method, accuracy), dtype=float).reshape(alphas.shape)
         return float(out.ravel()[0]) if scalar else out
 
-    def get_fDP_bounds(self, fpr, method=None, accuracy=DEFAULT_ACCURACY):
+    @reports("f-DP interval", steps=4)  # pessimistic and optimistic grids
+    def get_fDP_bounds(self, fpr, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """β(α) with a certified interval ``Bounds(lower, upper, method)``: lower
         from the pessimistic grids (as ``get_fDP``), upper from the optimistic
         ones (or the closed forms rounded both ways; for finite pairs, from the
@@ -402,7 +435,8 @@ class QueryDispatch:
                       "the upper end bounds the dominating pairs' trade-off curve, not the mechanism's: the "
                       "pairs are not attained, and the mechanism's curve may lie above it")
 
-    def mu_GDP(self, method=None, accuracy=DEFAULT_ACCURACY, tail=1e-30):
+    @reports("mu-GDP", steps=2)  # a grid per direction
+    def mu_GDP(self, method=None, accuracy=DEFAULT_ACCURACY, tail=1e-30, progress=None):
         """The smallest μ for which the mechanism is certified μ-GDP up to the
         additive ``tail``: δ(ε) ≤ δ_μ(ε) + tail for all ε, i.e. its trade-off
         curve is ≥ G_μ − tail (an upper bound on μ; exact for Gaussian

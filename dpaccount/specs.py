@@ -18,7 +18,8 @@ Loading is safe on hostile documents: ``type`` is looked up in a fixed
 registry of the library's own constructors (``REGISTRY``) — nothing named by
 the data is ever imported, called or unpickled; unknown keys, wrong JSON
 types, missing arguments and out-of-range values (the constructors' own
-validation) are refused with one ``ValueError`` or ``TypeError`` whose
+validation) are refused with one ``SpecError`` (a ``DPAccountError`` and a
+``ValueError``) or ``SpecTypeError`` (a ``TypeError`` too) whose
 message starts with the path inside the document
 (``spec.parts[2].mechanism.sigma: sigma must lie in (0.0, inf), got -1.0``).
 Nesting is capped at ``MAX_DEPTH`` mechanisms, lists at ``MAX_LIST``
@@ -34,13 +35,13 @@ import os
 from .lazy import lazy
 
 from . import validation as v
-from .errors import DPAccountError
+from .errors import DPAccountError, SpecError, SpecTypeError
 from .mechanism import SPEC_KEY, SPEC_VERSION, Mechanism
 from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, DiscreteLaplaceMechanism,
                                   ExponentialMechanism, PureDPMechanism)
 from .dp_events import event_to_spec
 from .mechanisms.trivial import NoOpMechanism, NonPrivateMechanism
-from .mechanisms.training import MixtureOfGaussiansMechanism, TreeAggregation, ZCDPMechanism
+from .mechanisms.training import MixtureOfGaussiansMechanism, SingleTreeAggregation, TreeAggregation, ZCDPMechanism
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                   RandomizedResponse)
 from .mechanisms.user_defined import SPEC_LAWS, ContinuousMechanism, DiscreteMechanism
@@ -52,6 +53,7 @@ from .transformers.repeat_and_select import RepeatAndSelect
 from .transformers.subset_sampling import SubsetSampling
 from .transformers.truncated_poisson import TruncatedPoissonSampling
 from .transformers.with_replacement import SamplingWithReplacement
+from .transformers.random_allocation import RandomAllocation
 
 stats = lazy("scipy.stats")
 
@@ -113,31 +115,36 @@ REGISTRY = {
     "ZCDPMechanism": (ZCDPMechanism, *_fields([("rho", REAL)], [("xi", REAL), *_REL])),
     "TreeAggregation": (TreeAggregation, *_fields([("noise_multiplier", REAL), ("steps", COUNT)],
                                                   [("epochs", COUNT), *_REL])),
+    "SingleTreeAggregation": (SingleTreeAggregation, *_fields(
+        [("noise_multiplier", REAL), ("steps", COUNT), ("participations", COUNT)],
+        [("min_separation", COUNT), *_REL])),
     "RepeatAndSelect": (lambda mechanism, mean, shape=None, poisson=False:
                         RepeatAndSelect()(mechanism, mean, math.inf if poisson else shape),
                         *_fields([("mechanism", MECHANISM), ("mean", REAL)], [("shape", REAL), ("poisson", BOOL)])),
+    "RandomAllocation": (lambda mechanism, steps, **kw: RandomAllocation()(mechanism, steps, **kw),
+                         *_fields([("mechanism", MECHANISM), ("steps", COUNT)], [("selected", COUNT)])),
 }
 
 
 def from_spec(spec):
     """The mechanism a spec (a dict, as ``Mechanism.to_spec`` writes it) describes.
 
-    Raises one ``TypeError`` (a value of the wrong JSON type) or ``ValueError``
-    (anything else: unknown type or key, missing argument, out of range, too
+    Raises one ``SpecTypeError`` (a value of the wrong JSON type; a ``TypeError``)
+    or ``SpecError`` (a ``ValueError``; anything else: unknown type or key, missing argument, out of range, too
     large or too deep, wrong schema version) whose message starts with the
     path inside the document."""
     if not isinstance(spec, dict):
-        raise TypeError(f"spec must be a dict (a parsed JSON object), got {type(spec).__name__}")
+        raise SpecTypeError(f"spec must be a dict (a parsed JSON object), got {type(spec).__name__}")
     if SPEC_KEY not in spec:
-        raise ValueError(f"spec: missing the schema version key {SPEC_KEY!r} "
-                         f"(this dpaccount reads version {SPEC_VERSION})")
+        raise SpecError(f"spec: missing the schema version key {SPEC_KEY!r} "
+                        f"(this dpaccount reads version {SPEC_VERSION})")
     version = spec[SPEC_KEY]
     if isinstance(version, bool) or not isinstance(version, int):
-        raise TypeError(f"spec.{SPEC_KEY}: must be a whole number, got {version!r}")
+        raise SpecTypeError(f"spec.{SPEC_KEY}: must be a whole number, got {version!r}")
     if version != SPEC_VERSION:
         newer = " (written by a newer dpaccount?)" if version > SPEC_VERSION else ""
-        raise ValueError(f"spec.{SPEC_KEY}: unsupported schema version {version!r}{newer}; "
-                         f"this dpaccount reads version {SPEC_VERSION}")
+        raise SpecError(f"spec.{SPEC_KEY}: unsupported schema version {version!r}{newer}; "
+                        f"this dpaccount reads version {SPEC_VERSION}")
     body = {key: val for key, val in spec.items() if key != SPEC_KEY}
     return _Reader().mechanism(body, "spec", 1)
 
@@ -175,35 +182,35 @@ def load(path_or_file):
 
 
 def loads(text):
-    """The parsed JSON of a spec document (a str), hostile input refused as ValueError."""
+    """The parsed JSON of a spec document (a str), hostile input refused as ``SpecError``."""
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     if not isinstance(text, str):
-        raise TypeError(f"spec text must be a str, got {type(text).__name__}")
+        raise SpecTypeError(f"spec text must be a str, got {type(text).__name__}")
     if len(text) > MAX_BYTES:
-        raise ValueError(f"spec: the document is larger than {MAX_BYTES} bytes")
+        raise SpecError(f"spec: the document is larger than {MAX_BYTES} bytes")
     try:
         return json.loads(text, parse_constant=_no_constant, parse_int=_int, parse_float=_float)
     except RecursionError:
-        raise ValueError(f"spec: nested too deeply (at most {MAX_DEPTH} mechanisms)") from None
+        raise SpecError(f"spec: nested too deeply (at most {MAX_DEPTH} mechanisms)") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"spec: not valid JSON: {exc}") from None
+        raise SpecError(f"spec: not valid JSON: {exc}") from None
 
 
 def _no_constant(name):
-    raise ValueError(f"spec: {name} is not a valid parameter value")
+    raise SpecError(f"spec: {name} is not a valid parameter value")
 
 
 def _int(text):
     if len(text.lstrip("-")) > 20:
-        raise ValueError(f"spec: number too large: {text[:20]}…")
+        raise SpecError(f"spec: number too large: {text[:20]}…")
     return int(text)
 
 
 def _float(text):
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"spec: number out of range: {text[:40]}")
+        raise SpecError(f"spec: number out of range: {text[:40]}")
     return value
 
 
@@ -215,26 +222,26 @@ class _Reader:
 
     def mechanism(self, node, path, depth):
         if depth > MAX_DEPTH:
-            raise ValueError(f"{path}: nested too deeply (at most {MAX_DEPTH} mechanisms)")
+            raise SpecError(f"{path}: nested too deeply (at most {MAX_DEPTH} mechanisms)")
         self.nodes += 1
         if self.nodes > MAX_NODES:
-            raise ValueError(f"{path}: too many mechanisms in one document (at most {MAX_NODES})")
+            raise SpecError(f"{path}: too many mechanisms in one document (at most {MAX_NODES})")
         if not isinstance(node, dict):
-            raise TypeError(f"{path}: must be an object describing a mechanism, got {_kind(node)}")
+            raise SpecTypeError(f"{path}: must be an object describing a mechanism, got {_kind(node)}")
         kind = node.get("type")
         if not isinstance(kind, str):
-            raise TypeError(f"{path}.type: must be a string naming the mechanism, got {_short(kind)}")
+            raise SpecTypeError(f"{path}.type: must be a string naming the mechanism, got {_short(kind)}")
         if kind not in REGISTRY:
-            raise ValueError(f"{path}.type: unknown mechanism type {_short(kind)} (specs name only the "
-                             f"library's own constructors: {', '.join(sorted(REGISTRY))})")
+            raise SpecError(f"{path}.type: unknown mechanism type {_short(kind)} (specs name only the "
+                            f"library's own constructors: {', '.join(sorted(REGISTRY))})")
         build, required, optional = REGISTRY[kind]
         unknown = [key for key in node if key != "type" and key not in required and key not in optional]
         if unknown:
-            raise ValueError(f"{path}: unknown key {_short(unknown[0])} for {kind} "
-                             f"(allowed: {', '.join([*required, *optional])})")
+            raise SpecError(f"{path}: unknown key {_short(unknown[0])} for {kind} "
+                            f"(allowed: {', '.join([*required, *optional])})")
         missing = [key for key in required if key not in node]
         if missing:
-            raise ValueError(f"{path}: {kind} needs {', '.join(map(repr, missing))}")
+            raise SpecError(f"{path}: {kind} needs {', '.join(map(repr, missing))}")
         fields = {**required, **optional}
         args = {key: self.value(node[key], fields[key], f"{path}.{key}", depth)
                 for key in node if key != "type"}
@@ -244,7 +251,7 @@ class _Reader:
             message = str(exc)
             named = next((key for key in args if message.startswith(f"{key} ")), None)
             where = f"{path}.{named}" if named else path
-            raise (TypeError if isinstance(exc, TypeError) else ValueError)(f"{where}: {message}") from None
+            raise (SpecTypeError if isinstance(exc, TypeError) else SpecError)(f"{where}: {message}") from None
 
     def value(self, x, kind, path, depth):
         """``x`` checked for its JSON type (ranges are the constructors' business)."""
@@ -255,16 +262,16 @@ class _Reader:
             for i, part in enumerate(_list(x, path)):
                 where = f"{path}[{i}]"
                 if not isinstance(part, dict):
-                    raise TypeError(f"{where}: must be an object {{\"mechanism\": ..., \"count\": ...}}, "
-                                    f"got {_kind(part)}")
+                    raise SpecTypeError(f"{where}: must be an object {{\"mechanism\": ..., \"count\": ...}}, "
+                                        f"got {_kind(part)}")
                 extra = sorted(set(part) - {"mechanism", "count"}, key=str)
                 if extra or "mechanism" not in part or "count" not in part:
-                    raise ValueError(f"{where}: must have exactly the keys 'mechanism' and 'count', "
-                                     f"got {sorted(map(str, part))}")
+                    raise SpecError(f"{where}: must have exactly the keys 'mechanism' and 'count', "
+                                    f"got {sorted(map(str, part))}")
                 parts.append((self.mechanism(part["mechanism"], f"{where}.mechanism", depth + 1),
                               self.value(part["count"], COUNT, f"{where}.count", depth)))
             if not parts:
-                raise ValueError(f"{path}: must not be empty")
+                raise SpecError(f"{path}: must not be empty")
             return parts
         if kind == PROBS:
             return [self.value(p, REAL, f"{path}[{i}]", depth) for i, p in enumerate(_list(x, path))]
@@ -272,21 +279,21 @@ class _Reader:
             return _law(x, path)
         if kind == REAL:
             if isinstance(x, bool) or not isinstance(x, (int, float)):
-                raise TypeError(f"{path}: must be {kind}, got {_kind(x)}")
+                raise SpecTypeError(f"{path}: must be {kind}, got {_kind(x)}")
             if isinstance(x, int) and abs(x) > MAX_COUNT or not math.isfinite(float(x)):
-                raise ValueError(f"{path}: number out of range: {_short(x)}")
+                raise SpecError(f"{path}: number out of range: {_short(x)}")
             return float(x) if isinstance(x, float) else x
         if kind == COUNT:
             if isinstance(x, bool) or not isinstance(x, (int, float)):
-                raise TypeError(f"{path}: must be {kind}, got {_kind(x)}")
+                raise SpecTypeError(f"{path}: must be {kind}, got {_kind(x)}")
             if not (isinstance(x, int) or math.isfinite(x)) or abs(x) > MAX_COUNT:
-                raise ValueError(f"{path}: whole number out of range (at most {MAX_COUNT}): {_short(x)}")
+                raise SpecError(f"{path}: whole number out of range (at most {MAX_COUNT}): {_short(x)}")
             if x < 1:
-                raise ValueError(f"{path}: must be at least 1, got {_short(x)}")
+                raise SpecError(f"{path}: must be at least 1, got {_short(x)}")
             return v.count(path, x)
         if kind == BOOL:
             if not isinstance(x, bool):
-                raise TypeError(f"{path}: must be {kind}, got {_kind(x)}")
+                raise SpecTypeError(f"{path}: must be {kind}, got {_kind(x)}")
             return x
         return _sized(x, path, str, f"{kind} (a string)", MAX_STRING, "string")  # STR, RELATION
 
@@ -298,31 +305,34 @@ def _list(x, path):
 def _sized(x, path, cls, what, cap, label):
     """``x`` if it is a ``cls`` of at most ``cap`` entries; else TypeError/ValueError naming ``path``."""
     if not isinstance(x, cls):
-        raise TypeError(f"{path}: must be {what}, got {_kind(x)}")
+        raise SpecTypeError(f"{path}: must be {what}, got {_kind(x)}")
     if len(x) > cap:
-        raise ValueError(f"{path}: {label} too long ({len(x)} entries, at most {cap})")
+        raise SpecError(f"{path}: {label} too long ({len(x)} entries, at most {cap})")
     return x
 
 
 def _law(x, path):
     """A frozen scipy law of ``SPEC_LAWS`` from {"law": name, "args": [...], "kwds": {...}}."""
     if not isinstance(x, dict):
-        raise TypeError(f"{path}: must be an object {{\"law\": ..., \"args\": [...], \"kwds\": {{...}}}}, "
-                        f"got {_kind(x)}")
+        raise SpecTypeError(f"{path}: must be an object {{\"law\": ..., \"args\": [...], \"kwds\": {{...}}}}, "
+                            f"got {_kind(x)}")
     extra = sorted(set(x) - {"law", "args", "kwds"}, key=str)
     if extra:
-        raise ValueError(f"{path}: unknown key {_short(extra[0])} (allowed: law, args, kwds)")
+        raise SpecError(f"{path}: unknown key {_short(extra[0])} (allowed: law, args, kwds)")
     law = x.get("law")
     if law not in SPEC_LAWS:
-        raise ValueError(f"{path}.law: unknown law {_short(law)}; specs name only {list(SPEC_LAWS)}")
+        raise SpecError(f"{path}.law: unknown law {_short(law)}; specs name only {list(SPEC_LAWS)}")
     args, kwds = x.get("args", []), x.get("kwds", {})
     reader = _Reader()
     if not isinstance(args, list) or len(args) > 2:
-        raise TypeError(f"{path}.args: must be a list of at most 2 numbers (loc, scale), got {_short(args)}")
+        raise SpecTypeError(f"{path}.args: must be a list of at most 2 numbers (loc, scale), got {_short(args)}")
     if not isinstance(kwds, dict) or not set(kwds) <= {"loc", "scale"}:
-        raise ValueError(f"{path}.kwds: must be an object with keys among loc, scale, got {_short(kwds)}")
+        raise SpecError(f"{path}.kwds: must be an object with keys among loc, scale, got {_short(kwds)}")
     args = [reader.value(a, REAL, f"{path}.args[{i}]", 0) for i, a in enumerate(args)]
     kwds = {k: reader.value(a, REAL, f"{path}.kwds.{k}", 0) for k, a in kwds.items()}
+    for where, scale in ((f"{path}.args[1]", args[1:]), (f"{path}.kwds.scale", [kwds.get("scale", 1.0)])):
+        if scale and not scale[0] > 0:
+            raise SpecError(f"{where}: the law's scale must be > 0, got {_short(scale[0])}")
     return getattr(stats, law)(*args, **kwds)  # law ∈ SPEC_LAWS, a fixed tuple of names
 
 

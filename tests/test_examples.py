@@ -21,6 +21,7 @@ EXPECT = {  # example -> words its output must contain
     "batch_schemes": ["Poisson (add/remove)                        0.3074     0.4179",
                       "truncated Poisson, cap 300 (add/remove)     1.08"],
     "fdp_figure3": ["σ = 0.5, 100 epochs: β(0.01) = 0.10", "wrote "],
+    "banded_mf": ["cyclic Poisson sampling, 8 groups of 7500", "(worst group) : 1.68", "(the reduction)    : 1.68"],
 }
 
 

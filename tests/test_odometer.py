@@ -39,15 +39,6 @@ def test_heterogeneous_steps_agree_with_the_batch_accountant():
     assert odo.steps == 200
 
 
-def test_past_the_horizon_warns_and_stays_an_upper_bound():
-    g = dpa.GaussianMechanism(sigma=1.0)
-    odo = dpa.PrivacyOdometer(dpa.Composition()([g], [4]))
-    with pytest.warns(RuntimeWarning, match="horizon"):
-        odo.step(g, count=400)
-    exact = float(gdp_delta(30.0, 20.0))
-    assert odo.get_approx_delta(30.0) >= exact
-
-
 def test_bad_input():
     g = dpa.GaussianMechanism(sigma=1.0)
     with pytest.raises(TypeError, match="horizon"):

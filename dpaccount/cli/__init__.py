@@ -21,14 +21,16 @@ is the user interface: it is the one place that prints.
 (epsilon, delta, rdp, report, calibrate, sweep), ``fdp.py`` the f-DP ones
 (fdp, plot).
 """
+import os
 import sys
 import warnings
 
-from ..errors import DPAccountError
+from .. import progress as report
+from ..errors import DPAccountError, SpecError
 from .commands import cmd_calibrate, cmd_dpsgd, cmd_query, cmd_rdp, cmd_report, cmd_sweep
 from .fdp import cmd_fdp, cmd_plot
-from .output import UsageError, cli_words, fmt, say, show_warning
-from .parser import FAILURE, INTERRUPTED, MISSING_EXTRA, OK, UNANSWERED, USAGE, build_parser
+from .output import UsageError, below, cli_words, fmt, say, show_warning
+from .parser import BROKEN_PIPE, FAILURE, INTERRUPTED, MISSING_EXTRA, OK, UNANSWERED, USAGE, build_parser
 
 __all__ = ["main", "build_parser", "fmt", "UsageError"]
 
@@ -48,12 +50,20 @@ def main(argv=None):
                 args.mechanism = "subsampled-gaussian"  # prv_accountant's -s/-p/-i: DP-SGD by default
             if args.command != "dpsgd" and args.mechanism is None and args.spec is None:
                 raise UsageError(f"give --mechanism NAME or --spec FILE (see dpaccount {args.command} --help)")
-            COMMANDS[args.command](args, args.progress or sys.stderr.isatty())
+            shown = args.progress or sys.stderr.isatty()
+            bar = report.StderrBar() if shown else None  # a bar of the command's stages
+            with below(bar):
+                report.run(args.command, bar, COMMANDS[args.command], args, shown)
+            sys.stdout.flush()  # here, where a closed pipe is caught, not at the interpreter's exit
         return OK
+    except BrokenPipeError:  # the reader went away (`dpaccount ... | head`): stop quietly
+        return _quiet_stdout(BROKEN_PIPE)
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else OK
     except KeyboardInterrupt:
         return _fail("interrupted", INTERRUPTED)
+    except SpecError as exc:  # bad input, as any ValueError/TypeError of the arguments
+        return _fail(exc, USAGE)
     except DPAccountError as exc:
         return _fail(f"no certified answer: {exc}", UNANSWERED)
     except ImportError as exc:  # an optional extra (matplotlib for plot)
@@ -64,6 +74,17 @@ def main(argv=None):
         return _fail(exc, USAGE)
     except Exception as exc:  # a bug: still one line, and a distinct code
         return _fail(f"internal error ({type(exc).__name__}): {exc}", FAILURE)
+
+
+def _quiet_stdout(code):
+    """``code`` after pointing stdout at the null device, so that the interpreter's
+    final flush of what is left has nowhere to fail (as the Python docs advise)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # a stdout without a descriptor (captured)
+        pass
+    return code
 
 
 def _fail(message, code):

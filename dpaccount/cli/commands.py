@@ -9,12 +9,13 @@ import warnings
 
 import numpy as np
 
-from ..calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
+from .. import progress as report
+from ..calibrate import calibrate, certified_epsilon, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
 from ..recipes import dpsgd, dpsgd_steps
 from ..errors import ApproximationWarning, DPAccountError, RepresentationUnavailable
 from ..sweep import SerialExecutor, sweep
 from .flags import FlagMechanism, mechanism_from, parse_grid
-from .output import Progress, UsageError, fmt, print_json, print_note, print_table, result_document
+from .output import UsageError, fmt, print_json, print_note, print_table, result_document
 
 
 UNCERTIFIED = ("rdp", "clt")  # methods whose answers are one-sided (rdp) or approximate (clt): no interval
@@ -34,6 +35,7 @@ def cmd_query(args, progress, mechanism=None):
     given, wanted = ("delta", "epsilon") if query == "epsilon" else ("epsilon", "delta")
     method = _method(m, args.method)
     rows = []
+    report.expect(len(args.delta if query == "epsilon" else args.eps))  # one query each
     for x in (args.delta if query == "epsilon" else args.eps):
         if args.bounds:
             fn = m.get_approxDP_bounds if query == "epsilon" else m.get_approx_delta_bounds
@@ -78,6 +80,7 @@ def cmd_rdp(args, progress):
         print(f"RDP epsilon = {fmt(r['epsilon'])} at alpha = {r['alpha']:g}")
 
 
+@report.stage("CLT column")
 def _clt(m, deltas, accuracy):
     """ε(δ) of the CLT approximation (None where it does not apply) and where it
     is below the certified upper bound (there it under-reports the privacy loss)."""
@@ -91,26 +94,29 @@ def _clt(m, deltas, accuracy):
     return [float(x) for x in clt], [bool(x) for x in clt < certified]
 
 
+@report.stage("report row")
+def _report_row(m, d, args, method):
+    """One δ of ``report``: the certified ε (or interval) and the RDP conversion's."""
+    row = {"delta": d, "epsilon": None, "lower": None, "upper": None, "rdp": None, "method": method}
+    if args.bounds:
+        b = m.get_approxDP_bounds(d, accuracy=args.accuracy)
+        row.update(epsilon=b.upper, lower=b.lower, upper=b.upper, method=b.method, lower_of=b.lower_of,
+                   reason=b.reason)
+    else:
+        row["epsilon"] = m.get_approxDP(d, accuracy=args.accuracy)
+    try:
+        row["rdp"] = m.get_approxDP(d, method="rdp")
+    except DPAccountError:
+        pass  # no RDP representation: shown as n/a
+    return row
+
+
 def cmd_report(args, progress):
     """Certified ε at a few δ beside the RDP conversion and the CLT approximation, labelled."""
     m = mechanism_from(args)
     method = _method(m, None)
-    rows = []
-    with Progress("report", progress) as bar:
-        for i, d in enumerate(args.deltas):
-            row = {"delta": d, "epsilon": None, "lower": None, "upper": None, "rdp": None, "method": method}
-            if args.bounds:
-                b = m.get_approxDP_bounds(d, accuracy=args.accuracy)
-                row.update(epsilon=b.upper, lower=b.lower, upper=b.upper, method=b.method, lower_of=b.lower_of,
-                           reason=b.reason)
-            else:
-                row["epsilon"] = m.get_approxDP(d, accuracy=args.accuracy)
-            try:
-                row["rdp"] = m.get_approxDP(d, method="rdp")
-            except DPAccountError:
-                pass  # no RDP representation: shown as n/a
-            rows.append(row)
-            bar(i + 1, len(args.deltas))
+    report.expect(len(args.deltas) + 1)  # a row each, then the CLT column
+    rows = [_report_row(m, d, args, method) for d in args.deltas]
     for row, clt, under in zip(rows, *_clt(m, args.deltas, args.accuracy)):
         row.update(clt=clt, clt_under_reports=under)
     if args.json:
@@ -149,11 +155,7 @@ def cmd_calibrate(args, progress):
         lo, hi = int(math.ceil(lo)), int(math.floor(hi))
     if getattr(args, args.solve) is not None:
         raise UsageError(f"--{args.solve} is what --solve {args.solve} finds; leave it out")
-    report = None
-    if progress:
-        report = lambda i, x, gap: print(f"calibrate: evaluation {i}: {args.solve}={x:.6g} "
-                                         f"{'meets' if gap <= 0 else 'misses'} the budget", file=sys.stderr)
-    kw = dict(bounds=(lo, hi), tol=args.tol, progress=report)
+    kw = dict(bounds=(lo, hi), tol=args.tol)  # progress: the command's bar (``__init__.main``)
     dpsgd = args.spec is None and args.mechanism == "subsampled-gaussian" and args.sensitivity in (None, 1.0) \
         and args.relation is None and args.solve in ("sigma", "steps", "q")
     if dpsgd and args.solve == "sigma":
@@ -167,14 +169,15 @@ def cmd_calibrate(args, progress):
         x = calibrate(lambda val: mechanism_from(args, **{args.solve: val}), eps=args.eps,
                       delta=args.delta, increasing=increasing, integer=integer, **kw)
     m = mechanism_from(args, **{args.solve: x})
-    eps = m.get_approxDP(args.delta)
+    eps, route = certified_epsilon(m, args.delta)  # by the route calibration used where the default refuses
     if args.json:
         return print_json(result_document(m, "calibrate", solve=args.solve, value=x, epsilon=args.eps,
                                           delta=args.delta, certified_epsilon=eps))
     side = "largest" if increasing else "smallest"
     shown = str(x) if integer else fmt(x, up=not increasing)  # rounded to the safe side
     print(f"{args.solve} = {shown}  ({side} value meeting epsilon <= {args.eps:g} at delta = {args.delta:g}, "
-          f"within tol {args.tol:g}; certified epsilon there: {fmt(eps)})")
+          f"within tol {args.tol:g}; certified epsilon there: {fmt(eps)}"
+          f"{f' by {route}' if route else ''})")
 
 
 def cmd_sweep(args, progress):
@@ -189,9 +192,8 @@ def cmd_sweep(args, progress):
     first_mechanism = make(**first)  # bad flags fail here, in one line, before any worker starts
     query = ("epsilon", args.delta) if args.delta is not None else ("delta", args.eps)
     executor = SerialExecutor() if args.workers == 1 else None
-    with Progress("sweep", progress) as bar:
-        table = sweep(make, grid, query, executor, max_workers=args.workers, accuracy=args.accuracy,
-                      errors="record", progress=bar)
+    table = sweep(make, grid, query, executor, max_workers=args.workers, accuracy=args.accuracy,
+                  errors="record", progress=report.reached)  # points done, in the command's bar
     if args.json or args.format == "json":  # the other commands' header, then the table
         at = {"delta": args.delta} if args.delta is not None else {"epsilon": args.eps}
         doc = result_document(first_mechanism, "sweep", answer=query[0], **at, grid=grid, first_point=first)

@@ -1,10 +1,11 @@
 """What the command line shows: numbers rounded to the safe side, tables,
-JSON, one-line messages and a progress bar on stderr.
+JSON and one-line messages on stderr (the progress bar: ``progress.py``).
 
 A printed bound is still a bound: ``fmt`` rounds an upper bound up and a
 lower bound down. Results go to stdout; progress, warnings and errors to
 stderr, one line each (the bar is redrawn in place on a terminal).
 """
+import contextlib
 import math
 import re
 import sys
@@ -118,6 +119,33 @@ def result_document(m, query, rows=None, **extra):
             **({} if rows is None else {"results": rows})}
 
 
+@contextlib.contextmanager
+def below(bar):
+    """Results (stdout) and warnings (stderr) start on a line of their own: a
+    bar drawn on the terminal (``progress.StderrBar``, which keeps its own
+    stream) is erased before each of their writes."""
+    if bar is None or not bar.tty:
+        yield
+        return
+    real = sys.stdout, sys.stderr
+
+    class _Below:
+        def __init__(self, stream):
+            self.stream = stream
+
+        def write(self, text):
+            bar.clear()
+            return self.stream.write(text)
+
+        def __getattr__(self, name):
+            return getattr(self.stream, name)
+    sys.stdout, sys.stderr = _Below(real[0]), _Below(real[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = real
+
+
 def say(kind, message):
     """One line on stderr: ``dpaccount: <kind>: <message>`` (whitespace folded)."""
     print(f"dpaccount: {kind}: {' '.join(str(message).split())}", file=sys.stderr)
@@ -126,37 +154,3 @@ def say(kind, message):
 def show_warning(message, category, filename, lineno, file=None, line=None):
     """``warnings.showwarning`` for the command line: one line, no source location."""
     say("warning", message)
-
-
-class Progress:
-    """Progress of ``total`` units of work on stderr, as ``progress(done, total)``
-    (the callback shape of ``sweep``): a bar redrawn in place on a terminal,
-    one ``label: done/total`` line per update otherwise, nothing when disabled."""
-
-    def __init__(self, label, enabled, width=30):
-        self.label, self.enabled, self.width = label, enabled, width
-        self.tty = enabled and sys.stderr.isatty()
-        self.open = False
-
-    def __call__(self, done, total):
-        if not self.enabled:
-            return
-        if not self.tty:
-            print(f"{self.label}: {done}/{total}", file=sys.stderr)
-            return
-        filled = self.width * done // max(total, 1)
-        bar = "#" * filled + "-" * (self.width - filled)
-        sys.stderr.write(f"\r{self.label}: [{bar}] {done}/{total}")
-        sys.stderr.flush()
-        self.open = done < total
-        if not self.open:
-            sys.stderr.write("\n")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        """End an unfinished bar's line (after an error or an interruption)."""
-        if self.open:
-            sys.stderr.write("\n")
-            self.open = False

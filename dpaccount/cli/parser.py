@@ -9,7 +9,7 @@ from ..recipes import SAMPLINGS
 from .flags import BATCH_SCHEMES, MECHANISMS, number
 from .output import UsageError
 
-OK, FAILURE, USAGE, UNANSWERED, MISSING_EXTRA, INTERRUPTED = 0, 1, 2, 3, 4, 130
+OK, FAILURE, USAGE, UNANSWERED, MISSING_EXTRA, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 4, 130, 141
 EXIT_CODES = """exit codes:
   0    success
   1    internal error (a bug: please report it)
@@ -17,7 +17,8 @@ EXIT_CODES = """exit codes:
   3    no certified answer: accuracy not reached, grid too large, representation
        unavailable, or no value meets the budget (calibrate)
   4    an optional dependency is missing (plot needs matplotlib: pip install 'dpaccount[plot]')
-  130  interrupted"""
+  130  interrupted
+  141  the output's reader went away (a closed pipe, e.g. into head): stopped quietly"""
 DPSGD_HELP = ("DP-SGD in its users' words: epsilon (or delta) of a training loop from its noise multiplier, "
               "batch size, dataset size and epochs")
 DPSGD_EXAMPLE = "dpaccount dpsgd --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 --epochs 60 --delta 1e-5"

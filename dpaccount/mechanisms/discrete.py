@@ -109,7 +109,7 @@ class ApproxDPMechanism(PairMechanism):
     _spec_type = "ApproxDPMechanism"
 
     def __init__(self, eps, delta, relation=None):
-        self._setup("ApproxDP", relation, eps=v.positive("eps", eps),
+        self._setup("ApproxDP", relation, eps=v.nonnegative("eps", eps),
                     delta=v.probability("delta", delta, hi_open=True))
 
     def _pair(self):

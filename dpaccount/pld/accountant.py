@@ -29,11 +29,13 @@ dominating pairs compose by taking products).
 import math
 from dataclasses import dataclass
 
+from .. import progress
 from ..errors import GridTooLarge
 from .compose import MAX_GRID, compose, saddle_tilt
 from .cache import GRIDS
+from .discrete_pair import DiscretePair
 from .discretise import loss_moments, loss_ranges, pairs_to_grids
-from .pairs import GaussianPair
+from .pairs import _U, GaussianPair
 
 DIRECTIONS = ("remove", "add")
 
@@ -60,7 +62,14 @@ class PairComposition:
                 rem[pair] = rem.get(pair, 0) + c * k
             for pair, c in rep.add:
                 add[pair] = add.get(pair, 0) + c * k
-        return PairComposition(tuple(rem.items()), tuple(add.items()))
+        return PairComposition(_absorbed(rem), _absorbed(add))
+
+    def pure_epsilon(self):
+        """The pure ε: per direction Σ k·(each pair's ``pure_epsilon``), the larger
+        direction; rounded up (the n-term sum: (1 + n·u)); +∞ where a pair's is."""
+        sums = [math.fsum(k * p.pure_epsilon() for p, k in pairs) * (1 + (len(pairs) + 2) * _U)
+                for pairs in (self.remove, self.add)]
+        return max(max(sums), 0.0)
 
     @property
     def tight(self):
@@ -78,6 +87,22 @@ class PairComposition:
                 return None
             mus.append(_root_sum_squares((p.gaussian_mu, k) for p, k in pairs))
         return max(mus)
+
+
+def _absorbed(parts):
+    """A direction's parts; where one pair has no finite P-mass at all (P ⟂ Q: its
+    loss is +∞ P-almost surely), that pair once: the composed loss is then +∞
+    P-almost surely too, whatever the other parts (δ(ε) = 1 for every ε), and the
+    single pair says so exactly instead of a grid of no finite mass."""
+    for pair in parts:
+        if no_finite_mass(pair):
+            return ((pair, 1),)
+    return tuple(parts.items())
+
+
+def no_finite_mass(pair):
+    """Whether the pair's loss is +∞ P-almost surely (a finite pair with P ⟂ Q)."""
+    return isinstance(pair, DiscretePair) and pair.atoms[0].size == 0
 
 
 def _root_sum_squares(terms):
@@ -112,10 +137,15 @@ def plan_step(pairs, rho, tail):
             rounded_k += k
     if variance <= 0.0 and not _lattices(pairs):
         return 1.0  # every loss is a single point (0): any step represents it
-    target = 2.0 * math.sqrt(rho * max(variance, 1e-300) / max(rounded_k or total_k, 1))
+    target = step_target(variance, rounded_k or total_k, rho)
     if not target > 0.0:  # an accuracy so fine that ρ underflows
         raise GridTooLarge(f"rho={rho!r} asks for a grid step of 0: no grid can reach that accuracy")
     return snap_to_lattice(pairs, target)
+
+
+def step_target(variance, rounded_k, rho):
+    """h = 2·sqrt(ρ V / K): Connect-the-Dots widens the variance by at most K h²/4 (module docstring)."""
+    return 2.0 * math.sqrt(rho * max(variance, 1e-300) / max(rounded_k, 1))
 
 
 def _lattices(pairs):
@@ -144,6 +174,7 @@ def plan_joint_step(composition, rho, tail):
     return max(plan_step(_merge_gaussians(composition.direction(d)), rho, tail) for d in DIRECTIONS)
 
 
+@progress.stage("composing a grid")
 def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt_at=None, base=None,
                   hints=(None, None), proxy_step=None):
     """The certified grid of one direction (a tuple of (pair, count)).

@@ -16,6 +16,8 @@ from .pairs import _U, DominatingPair, _at, check_atoms, underflow_slack
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")
 
+_DIRECT_MAX = 1 << 20  # atoms × points summed directly (8 MB a row); beyond, the sorted suffix sums
+
 
 class DiscretePair(DominatingPair):
     """Finitely many outcomes with probabilities p_i (under P) and q_i (Q).
@@ -146,6 +148,12 @@ class DiscretePair(DominatingPair):
     def atom_masses(self, points):
         return _at(points, self._sorted_loss, self._sorted_p, self._sorted_q)
 
+    def pure_epsilon(self):
+        """The largest finite loss plus its error bound τ, rounded up; +∞ where P(L = +∞) > 0."""
+        if self._p_inf > 0 or not len(self._sorted_loss):
+            return math.inf if self._p_inf > 0 else 0.0
+        return float(np.nextafter(np.max(self._sorted_loss + self._tau), np.inf))
+
     def masses(self, edges):
         return self._masses(edges, False)
 
@@ -167,7 +175,14 @@ class DiscretePair(DominatingPair):
         return a, b, err_a, err_b
 
     def delta(self, eps, upper=True):
-        eps = np.asarray(eps, dtype=float)[..., None]
+        eps = np.asarray(eps, dtype=float)
+        if eps.size * len(self._sorted_loss) > _DIRECT_MAX:  # the direct sums would take n·m memory
+            return self._delta_sorted(eps, upper)
+        return self._delta_direct(eps, upper)
+
+    def _delta_direct(self, eps, upper):
+        """δ(ε) summed over every atom for every ε: O(n·m) time and memory."""
+        eps = eps[..., None]
         # Σ_i (p_i − e^ε q_i)_+ over finite atoms with loss > ε, plus p_inf. A computed loss
         # errs by at most τ_i (its logs' rounding): the upper bound takes every atom with
         # loss > ε − τ_i and pays 2τ_i p_i for those near ε whose true loss may
@@ -193,6 +208,41 @@ class DiscretePair(DominatingPair):
         else:
             out = np.maximum(out - pad, 0.0)
         out = np.minimum(out.reshape(eps.shape[:-1]), 1.0)
+        return float(out) if out.ndim == 0 else out
+
+    def _delta_sorted(self, eps, upper):
+        """δ(ε) = p_∞ + S_P(i) − e^ε S_Q(i) from the suffix sums S of the atoms sorted
+        by loss, i the first atom with loss > ε: O((n + m) log n) time, O(n + m) memory.
+
+        Rounded as ``_delta_direct``: the lower bound sums the set {computed loss > ε}
+        (any set S gives P(S) − e^ε Q(S) ≤ δ(ε)), P-masses down and Q-masses up by
+        their errors (``atom_errors``); the upper bound the atoms surely above ε (computed
+        loss > ε + T, T the largest loss error τ) with P up and Q down, plus 2T of the
+        P-mass of those within T of ε (each adds p(1 − e^{ε−ℓ})_+ ≤ 2T·p). e^ε S_Q is
+        exp(ε + log S_Q) (no overflow); the pad covers the n-term suffix sums ((n + 8)u of
+        the terms, p_∞ and the difference among them) and exp's and log's rounding."""
+        loss, n = self._sorted_loss, len(self._sorted_loss)
+        flat = eps.ravel()
+        err_p, err_q = self._atom_err_p, self._atom_err_q
+        p = self._sorted_p + err_p if upper else np.maximum(self._sorted_p - err_p, 0.0)
+        q = np.maximum(self._sorted_q - err_q, 0.0) if upper else self._sorted_q + err_q
+        s_p, s_q = (np.append(np.cumsum(x[::-1])[::-1], 0.0) for x in (p, q))  # S[i] = Σ_{j ≥ i}, S[n] = 0
+        wide = float(np.max(self._tau, initial=0.0)) if upper else 0.0
+        first = np.searchsorted(loss, flat + wide, side="right")  # the first atom (surely) above ε
+        p_inf = self._p_inf if upper else self._p_inf_low
+        live = s_q[first] > 0
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            log_scaled = np.where(live, flat + np.log(s_q[first]), 0.0)
+            scaled = np.where(live, np.exp(log_scaled), 0.0)  # e^ε S_Q
+            exp_err = np.where(scaled > 0, 4 * _U * (np.abs(log_scaled) + 2.0) * scaled, 0.0)
+        pad = (n + 8) * _U * (s_p[first] + scaled + p_inf) + exp_err
+        if upper:
+            near = np.searchsorted(loss, flat - wide, side="right")
+            straddle = 2 * wide * (s_p[near] - s_p[first]) * (1 + 8 * _U)  # (its rounding, up)
+            out = np.maximum(s_p[first] - scaled, 0.0) + p_inf + straddle + pad
+        else:
+            out = np.maximum(s_p[first] - scaled - pad, 0.0) + p_inf
+        out = np.minimum(out.reshape(eps.shape), 1.0)
         return float(out) if out.ndim == 0 else out
 
     def reverse(self):

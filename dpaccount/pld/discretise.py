@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from .. import progress
 from ..errors import AccuracyNotReached
 from .cache import GridCache
 from .cells import grid_cells
@@ -49,18 +50,23 @@ def pair_to_grid(pair, step, lo, hi, pessimistic=True):
     return pairs_to_grids([pair], step, [(lo, hi)], pessimistic)[0]
 
 
+@progress.stage("discretising pairs")
 def pairs_to_grids(pairs, step, ranges, pessimistic=True):
     """``pair_to_grid`` of several pairs at one step, pair i on the points of
     ``ranges[i]`` = (lo, hi): the pessimistic grids of continuous pairs in one
     pass (their cells from one ``stacked_masses`` call), the others one by one."""
     ranges = [(int(lo), int(hi) if hi > lo else int(lo) + 1) for lo, hi in ranges]
+    pairs = [p.bound(pessimistic) for p in pairs]
     out = [None] * len(pairs)
+    progress.expect(len(pairs), f"discretising {len(pairs)} pairs at step {step:.3g}")
     dots = [i for i, p in enumerate(pairs) if pessimistic and not hasattr(p, "atoms")]
     for i, grid in zip(dots, _connect_the_dots([pairs[i] for i in dots], step, [ranges[i] for i in dots])):
         out[i] = grid
+    progress.advance(len(dots))  # one pass over the continuous pairs
     for i, pair in enumerate(pairs):
         if out[i] is None:
             out[i] = _one_grid(pair, step, *ranges[i], pessimistic)
+            progress.advance()
     return out
 
 

@@ -16,24 +16,28 @@ is a pessimistic Connect-the-Dots grid; circular aliasing only adds mass,
 except the mass above the window, which a Chernoff bound (from the grids'
 exact moment-generating functions, tracked per step) sends to +∞; the
 transform noise is bounded from the spectra and added to every bin. The
-grid (step and window) is planned once, from a ``horizon``: the longest
-composition you expect. Going beyond it stays sound, only looser (the
-Chernoff term grows), and a warning says so.
+grid (step and window) is planned from a ``horizon``: the longest
+composition you expect. ``OnlineDirection.outside_after`` bounds the mass a
+step would leave outside the window, ``step_wanted`` the grid step the
+composition would be planned with; where the grid no longer suits the
+steps, the odometer re-plans (``plan_directions``: a wider window or a finer
+step) and replays them.
 """
 import math
 
 import numpy as np
 
+from ..errors import GridTooLarge
 from ..lazy import lazy
-from .accountant import DIRECTIONS, _merge_gaussians, plan_step
-from .compose import MAX_GRID, chernoff_window
-from .discretise import loss_range, pair_to_grid
+from .accountant import DIRECTIONS, _merge_gaussians, plan_step, step_target
+from .compose import MAX_GRID, chernoff_lambdas, chernoff_window
+from .discretise import loss_moments, loss_range, pair_to_grid
 from .grid import PLDGrid
 
 sfft = lazy("scipy.fft")
 
 _U = np.finfo(float).eps
-_LAMBDAS = np.geomspace(1e-2, 1e3, 31)
+_LAMBDAS = np.geomspace(1e-2, 1e3, 16)  # Chernoff tilts, each at ±λ (with the planner's: ``lambdas``)
 _DEAD = 1e-250  # a frequency whose coefficient bound falls below this is dropped
 
 
@@ -50,8 +54,12 @@ class OnlineDirection:
     is dead, steps and queries touch only the live prefix ``[:m]``, a view.
     Every update is one pass of multiplications: no logarithms, no gathers."""
 
-    def __init__(self, step, ja, size, tail):
+    def __init__(self, step, ja, size, tail, tilts=()):
         self.step, self.ja, self.size, self.tail = step, ja, size, tail
+        # the tilts λ of the Chernoff bounds above (row 0) and below (row 1) the window: a fixed
+        # set, and the planner's own (``tilts``: (upper, lower)), with which the planned
+        # composition's bound is within its tail
+        self.lambdas = np.stack([np.sort(np.append(_LAMBDAS, t)) for t in (tilts or (1.0, 1.0))])
         nfreq = size // 2 + 1
         self.spec = np.ones(nfreq, dtype=complex)
         self.bound = np.ones(nfreq)
@@ -60,32 +68,73 @@ class OnlineDirection:
         self.m = nfreq  # frequencies [m:] are dead
         self._ones = np.ones(nfreq)
         self.total_k, self.log_finite = 0, 0.0
-        self.log_mgf = np.zeros(len(_LAMBDAS))  # Σ k Λ(λ) for the upper-tail bound
+        self.log_mgf = np.zeros(self.lambdas.shape)  # Σ k Λ(±λ): the upper- and lower-tail bounds
+        self.variance, self.rounded_k = 0.0, 0  # the composed loss's variance; steps rounded to the grid
+        self.taken, self.room = {}, {}  # pair → count: composed, planned for
+        self.known = {}  # pair → its grid here, from the planning (``plan_directions``)
         self.eta = 5.0 * _U * math.ceil(math.log2(size) + 1)
         self._grids, self._weights = {}, {}
+
+    def prepared(self, pair):
+        """The step's grid, spectrum, |spectrum| bound, log-MGF at ±λ, loss variance and
+        whether the grid rounds it (cached); None where it spans more points than the window."""
+        if pair not in self._grids:
+            self._grids[pair] = self._prepare(pair)
+        return self._grids[pair]
 
     def _prepare(self, pair):
         lo, hi = loss_range(pair, self.tail)
         jlo, jhi = math.floor(lo / self.step), math.ceil(hi / self.step)
         if jhi - jlo + 1 > self.size:
-            raise ValueError(f"a step of {pair!r} spans {jhi - jlo + 1} grid points, more than the "
-                             f"odometer's window ({self.size}); plan it with a wider horizon")
-        grid = pair_to_grid(pair, self.step, jlo, jhi)
+            return None
+        grid = self.known.pop(pair, None) or pair_to_grid(pair, self.step, jlo, jhi)
         k = np.arange(self.size // 2 + 1)
         z = sfft.rfft(grid.probs, self.size) * np.exp(-2j * np.pi * k * (grid.offset % self.size) / self.size)
         # |z̃| ≤ |z| + η; the factor 1 + 4u covers the rounding of this line and of
         # each product in ``add`` (a complex product errs by ≤ √5·u): bounds err upwards
         mag = np.minimum(np.abs(z) + self.eta, 1.0 + self.eta) * (1 + 4 * _U)
         live = grid.probs > 0
-        expo = np.log(grid.probs[live])[None, :] + _LAMBDAS[:, None] * grid.losses[live][None, :]
-        top = expo.max(axis=1)
-        mgf = top + np.log(np.exp(expo - top[:, None]).sum(axis=1))
-        return grid, z, mag, mgf
+        mgf = np.stack([_log_mgf(np.log(grid.probs[live]), sign * grid.losses[live], lam)
+                        for sign, lam in zip((1.0, -1.0), self.lambdas)])
+        ratio = pair.lattice / self.step if pair.lattice is not None else 0.5
+        return grid, z, mag, mgf, loss_moments(pair, lo, hi)[1], abs(ratio - round(ratio)) > 1e-9
+
+    def outside_after(self, parts):
+        """How much composed mass may lie outside the window once the (pair, count)
+        ``parts`` are added: inf where a pair's grid does not fit the window; 0 where
+        the composition stays within the one planned for (``room``: each pair at most
+        as often — its window was planned with exact Chernoff tilts, within ``tail``);
+        else the Chernoff bounds on the tilts tracked, above and below the window
+        (the mass below would wrap around to the top), the larger."""
+        prepared = [self.prepared(pair) for pair, _ in parts]
+        if any(p is None for p in prepared):
+            return math.inf
+        added = {}
+        for pair, k in parts:
+            added[pair] = added.get(pair, 0) + k
+        if all(self.taken.get(pair, 0) + k <= self.room.get(pair, 0) for pair, k in added.items()):
+            return 0.0
+        return max(self._outside(self.log_mgf + sum(k * p[3] for p, (_, k) in zip(prepared, parts))))
+
+    def _outside(self, log_mgf):
+        """Chernoff bounds on the composed mass above the window and below it."""
+        top, bottom = (self.ja + self.size - 1) * self.step, self.ja * self.step
+        return (math.exp(min(float(np.min(log_mgf[0] - self.lambdas[0] * top)), 0.0)),
+                math.exp(min(float(np.min(log_mgf[1] + self.lambdas[1] * bottom)), 0.0)))
+
+    def step_wanted(self, parts, rho):
+        """The grid step ``plan_step`` asks of this direction's composition so far with
+        ``parts`` added (from the variance and the rounded steps tracked; inf where no
+        step is rounded or the loss does not vary)."""
+        variance, rounded = self.variance, self.rounded_k
+        for pair, k in parts:
+            prepared = self.prepared(pair)
+            variance += k * prepared[4]
+            rounded += k * prepared[5]
+        return step_target(variance, rounded, rho) if rounded and variance > 0 else math.inf
 
     def add(self, pair, count):
-        if pair not in self._grids:
-            self._grids[pair] = self._prepare(pair)
-        grid, z, mag, mgf = self._grids[pair]
+        grid, z, mag, mgf, variance, rounded = self.prepared(pair)
         m = self.m
         spec, bound = self.spec[:m], self.bound[:m]
         with np.errstate(under="ignore"):
@@ -107,6 +156,9 @@ class OnlineDirection:
             self.m = int(live[-1]) + 1 if live.size else 1
         self.total_k += count
         self.log_mgf += count * mgf
+        self.variance += count * variance
+        self.rounded_k += count * rounded
+        self.taken[pair] = self.taken.get(pair, 0) + count
         self.log_finite += count * math.log1p(-min(grid.p_inf, 1.0)) if grid.p_inf < 1 else -math.inf
 
     def _dead_allowance(self):
@@ -183,27 +235,56 @@ class OnlineDirection:
 
     def above_window(self):
         """Chernoff bound on the composed mass above the window (sent to +∞)."""
-        top = (self.ja + self.size - 1) * self.step
-        return math.exp(min(float(np.min(self.log_mgf - _LAMBDAS * top)), 0.0))
+        return self._outside(self.log_mgf)[0]
 
 
-def plan_directions(pairs, accuracy, tail):
-    """One ``OnlineDirection`` per direction, on the grid (step and window)
-    that the ``PairComposition`` ``pairs`` of the longest planned composition
-    needs at ``accuracy``, with at most ``tail`` of its mass above the window."""
-    # steps arrive one by one: plan for every one of them rounded (no merging of Gaussians)
-    step = max(plan_step(pairs.direction(d), 0.1 * accuracy, tail) for d in DIRECTIONS)
+def _log_mgf(log_p, losses, lambdas):
+    """log Σ p e^{λ·loss} at each λ of ``lambdas`` (max-shifted: no overflow)."""
+    expo = log_p[None, :] + lambdas[:, None] * losses[None, :]
+    top = expo.max(axis=1)
+    return top + np.log(np.exp(expo - top[:, None]).sum(axis=1))
+
+
+def online_step(pairs, accuracy, tail):
+    """The grid step ``plan_directions`` takes for the ``PairComposition`` ``pairs``:
+    the coarser of the directions' ``plan_step`` at ρ = accuracy/10, every step
+    counted as rounded (steps arrive one by one: no merging of Gaussians)."""
+    return max(plan_step(pairs.direction(d), 0.1 * accuracy, tail) for d in DIRECTIONS)
+
+
+def plan_directions(pairs, accuracy, tail, step=None):
+    """(one ``OnlineDirection`` per direction, coarsened): the grid that the
+    ``PairComposition`` ``pairs`` of the longest planned composition needs at
+    ``accuracy`` (or the given ``step``), with at most ``tail`` of its mass
+    outside the window; ``coarsened`` says the step had to grow to keep the
+    window within ``MAX_GRID`` points (answers stay sound, only looser)."""
+    step = online_step(pairs, accuracy, tail) if step is None else step
+    coarsened = False
+    for _ in range(8):
+        windows = {}
+        for d in DIRECTIONS:
+            merged = _merge_gaussians(pairs.direction(d)) if len(pairs.direction(d)) > 1 else pairs.direction(d)
+            total_k = sum(k for _, k in merged)
+            items = []
+            for p, k in merged:
+                lo, hi = loss_range(p, tail / total_k)
+                items.append((pair_to_grid(p, step, math.floor(lo / step), math.ceil(hi / step)), k))
+            tilts = chernoff_lambdas(items, tail)
+            ja, jb, _, _ = chernoff_window(items, tail, tilts)
+            steps_ = {p for p, _ in pairs.direction(d)}  # (a merged Gaussian is no step's pair)
+            known = {p: g for (p, _), (g, _) in zip(merged, items) if p in steps_}
+            windows[d] = (ja, sfft.next_fast_len(jb - ja + 1, real=True), total_k, known, tilts)
+        widest = max(w[1] for w in windows.values())
+        if widest <= MAX_GRID:
+            break
+        coarsened = True
+        step *= 1.25 * widest / MAX_GRID  # the window in fewer points
+    else:
+        raise GridTooLarge(f"the odometer's composition needs a window of more than {MAX_GRID} grid points "
+                           f"even at step {step:.3g}: ask for a coarser accuracy=, or account the run offline "
+                           f"(Composition()(mechanisms, counts).get_approxDP(delta))")
     dirs = {}
-    for d in DIRECTIONS:
-        merged = _merge_gaussians(pairs.direction(d)) if len(pairs.direction(d)) > 1 else pairs.direction(d)
-        total_k = sum(k for _, k in merged)
-        items = []
-        for p, k in merged:
-            lo, hi = loss_range(p, tail / total_k)
-            items.append((pair_to_grid(p, step, math.floor(lo / step), math.ceil(hi / step)), k))
-        ja, jb, _, _ = chernoff_window(items, tail)
-        size = sfft.next_fast_len(jb - ja + 1, real=True)
-        if size > MAX_GRID:
-            raise ValueError(f"the horizon needs {size} grid points, more than the cap {MAX_GRID}")
-        dirs[d] = OnlineDirection(step, ja, size, tail / total_k)
-    return dirs
+    for d, (ja, size, total_k, known, tilts) in windows.items():
+        dirs[d] = OnlineDirection(step, ja, size, tail / total_k, tilts)
+        dirs[d].room, dirs[d].known = dict(pairs.direction(d)), known
+    return dirs, coarsened

@@ -126,7 +126,7 @@ def leaky_rr_pair(eps, delta=0.0):
     log_hi = math.log1p(-delta) - math.log1p(math.exp(-eps))
     log_lo = log_hi - eps
     log_p = np.array([log_d, log_hi, log_lo, -np.inf])
-    return DiscretePair(log_p, log_p[::-1].copy(), lattice=eps, p_inf=delta, q_ninf=delta,
+    return DiscretePair(log_p, log_p[::-1].copy(), lattice=eps or None, p_inf=delta, q_ninf=delta,
                         name=f"leaky-rr(eps={eps!r},delta={delta!r})", tight=True)
 
 
@@ -161,6 +161,9 @@ class LogisticPair(DominatingPair):
 
     def __init__(self, eps):
         self._eps = float(eps)
+
+    def pure_epsilon(self):
+        return self._eps  # L ∈ [−ε, ε], the pair's own parameter (exact)
 
     def masses(self, edges):
         e = self._eps
@@ -263,6 +266,16 @@ def _dist_key(dist):
     return ("object", id(dist))
 
 
+def _law_parameters(dist):
+    """The parameters of a frozen scipy law, as text (its scale first: the usual culprit)."""
+    try:
+        shapes, loc, scale = dist.dist._parse_args(*dist.args, **dist.kwds)
+    except (AttributeError, TypeError, ValueError):
+        return repr(dist)
+    text = f"scale={scale!r}" + (" must be > 0" if not scale > 0 else "") + f", loc={loc!r}"
+    return text + (f", shapes={tuple(shapes)!r}" if shapes else "")
+
+
 class MonotoneLossPair(DominatingPair):
     """Two continuous laws P, Q on the real line, given as objects with
     ``logpdf``, ``logcdf``, ``logsf``, ``ppf``, ``isf`` (scipy.stats frozen
@@ -296,6 +309,9 @@ class MonotoneLossPair(DominatingPair):
                 raise TypeError(f"{name} must be a continuous distribution with {missing}, got {d!r}")
         self._p, self._q = p_dist, q_dist
         ends = [float(d.ppf(_TINY)) for d in (p_dist, q_dist)] + [float(d.isf(_TINY)) for d in (p_dist, q_dist)]
+        for name, d, lo, hi in (("p_dist", p_dist, ends[0], ends[2]), ("q_dist", q_dist, ends[1], ends[3])):
+            if math.isnan(lo) or math.isnan(hi):
+                raise ValueError(f"{name} has invalid parameters ({_law_parameters(d)}): its quantiles are NaN")
         self._lo, self._hi = min(ends[:2]), max(ends[2:])
         if not (np.isfinite(self._lo) and np.isfinite(self._hi) and self._lo < self._hi):
             raise ValueError(f"p_dist, q_dist: cannot bracket their support, got [{self._lo}, {self._hi}]")

@@ -53,6 +53,10 @@ _REFINE = 16                      # rounds of λ refinement
 _TAILS = (math.log(1e-30), math.log(1e-2))  # where ε(δ) queries are planned for
 MAX_LEVEL = 40
 DELTA_LEVELS = 3                  # δ(ε) queries: at most 2³× finer than ε(δ) queries
+# a base window's points: a certified interval (both roundings, tilted grids, cache) peaks at
+# ~320 bytes a point (measured: the README's DP-SGD at accuracy 1e-6, 2.1M points, 0.8 GB), so ~1 GB
+MAX_BASE = 3 << 20
+BYTES_PER_POINT = 320
 
 
 class Tilts(NamedTuple):
@@ -134,16 +138,23 @@ def levels_for(coarse, need):
 
 def affordable(plan, level, refuse=False, accuracy=None):
     """``level`` clipped to the finest level whose base window (the coarsest
-    window, doubled per level) fills at most an eighth of the grid cap: tilted
-    and deeper-tail windows are wider. Decided before anything is discretised;
-    with ``refuse``, a level beyond it raises ``GridTooLarge`` instead."""
-    top = max(int(math.floor(math.log2(MAX_GRID / 8 / max(plan.points, 1)))), 0)
+    window, doubled per level) holds at most ``MAX_BASE`` points (tilted and
+    deeper-tail windows are wider, up to ``MAX_GRID``). Decided before
+    anything is discretised; with ``refuse``, a level beyond it raises
+    ``GridTooLarge`` instead, naming the memory it would need and what would answer."""
+    top = max(int(math.floor(math.log2(MAX_BASE / max(plan.points, 1)))), 0)
     if refuse and np.max(level) > top:
         wanted = int(np.max(level))
+        need = plan.points * 2 ** wanted
+        # the step planned is ∝ sqrt(accuracy): each level finer costs 4× the accuracy
+        fits = accuracy * 4.0 ** (wanted - top)
+        fits = fits if fits < 0.5 and wanted < MAX_LEVEL else None  # at MAX_LEVEL the level was clipped
         raise GridTooLarge(
-            f"accuracy={accuracy!r} needs a grid step of {plan.coarse / 2 ** wanted:.3g}, ~{plan.points * 2 ** wanted} "
-            f"grid points (the cap is {MAX_GRID}); ask for a coarser accuracy, stage the composition "
-            f"with Discretise, or use method='rdp'")
+            f"accuracy={accuracy!r} needs a grid step of {plan.coarse / 2 ** wanted:.3g}: a window of ~{need:,} "
+            f"grid points, ~{need * BYTES_PER_POINT / 2 ** 30:.2g} GB, beyond the cap of {MAX_BASE:,} points "
+            f"(~{MAX_BASE * BYTES_PER_POINT / 2 ** 30:.2g} GB). "
+            f"{f'accuracy={fits:.2g} fits; ' if fits else ''}method='rdp' answers at once (a looser upper "
+            f"bound); or stage the composition with Discretise", fits)
     return np.minimum(level, top)
 
 

@@ -147,6 +147,15 @@ class PoissonRemovePair(_PoissonPair):
     def q_ninf(self):
         return self._base.q_ninf if self._q == 1.0 else 0.0
 
+    def pure_epsilon(self):
+        """log(1 + q(e^ε − 1)) of the base's ε (L' increases with L), rounded up
+        (log1p, expm1 and the product: ≤ 16u of the result; beyond e^700, ε + log q
+        + log1p((1 − q)e^{−ε}/q) ≤ ε + log q + (1 − q)e^{−ε}/q, its terms ≥ 0 then)."""
+        eps = self._base.pure_epsilon()
+        if 700 < eps < math.inf:
+            return (eps + math.log(self._q) + (1 - self._q) * math.exp(-eps) / self._q) * (1 + 16 * _U)
+        return math.log1p(self._q * math.expm1(eps)) * (1 + 16 * _U)
+
     _base_edges = staticmethod(_remove_base_edges)
 
     @staticmethod
@@ -207,6 +216,12 @@ class PoissonAddPair(_PoissonPair):
     @property
     def q_ninf(self):
         return self._q * self._base.q_ninf
+
+    def pure_epsilon(self):
+        """−log(1 − q(1 − e^{−ε})) of the base's ε (L' increases with L), rounded up:
+        at most −log(1 − q), finite for q < 1 whatever the base (q = 1: the base's)."""
+        x = self._q * math.expm1(-self._base.pure_epsilon())
+        return math.inf if x <= -1.0 else -math.log1p(x) * (1 + 16 * _U)
 
     _base_edges = staticmethod(_add_base_edges)
 

@@ -33,6 +33,7 @@ import warnings
 
 import numpy as np
 
+from .. import progress
 from ..errors import AccuracyWarning, GridTooLarge
 from .cache import GridCache
 from .plan import affordable, plan
@@ -92,6 +93,7 @@ class PrivacyProfile:
         return self._eps.certificate()
 
     # -- ε(δ) --------------------------------------------------------------
+    @progress.stage("upper bound")
     def epsilon(self, delta):
         """Certified upper bound on ε(δ), vectorised over δ ∈ (0, 1)."""
         return self._fitting(lambda p: p.epsilon(delta))
@@ -119,6 +121,7 @@ class PrivacyProfile:
                 level -= 1
 
     # -- δ(ε) --------------------------------------------------------------
+    @progress.stage("upper bound")
     def delta(self, eps):
         """Certified upper bound on δ(ε), vectorised over ε ≥ 0: per direction the
         smaller of its answer at the query's level ℓ(ε) and the anchors below
@@ -180,17 +183,22 @@ class PrivacyProfile:
         return self._by_level(eps, lambda p, x: p.delta_lower(x))
 
     # -- certified intervals -------------------------------------------------
+    @progress.stage("certified interval")
     def epsilon_bounds(self, delta, rounds):
         """(lower, upper, step) of ε(δ), refined until upper − lower ≤ accuracy·upper."""
         start = np.full(np.shape(delta), self._eps_level)
+        progress.expect(2)  # the upper bound, then the refinement
         return self._refined(np.asarray(delta, dtype=float), start, self.epsilon(delta), "epsilon", rounds)
 
+    @progress.stage("certified interval")
     def delta_bounds(self, eps, rounds):
         """(lower, upper, step) of δ(ε), refined until upper − lower ≤ accuracy·upper."""
         eps = np.asarray(eps, dtype=float)
         start = affordable(self.plan, self._delta_levels(np.where(np.isfinite(eps), eps, 0.0)))
+        progress.expect(2)  # the upper bound, then the refinement
         return self._refined(eps, start, self.delta(eps), "delta", rounds)
 
+    @progress.stage("refining the lower bound")
     def _refined(self, values, level, upper, kind, rounds):
         """Each query's lower bound at its level, then, where the interval is
         wider than the accuracy, one level finer per round (the step halves:
@@ -202,6 +210,7 @@ class PrivacyProfile:
         lower = np.zeros(flat.shape)
         is_open = np.ones(flat.shape, bool)
         top = int(affordable(self.plan, np.int64(1 << 20)))
+        progress.expect(rounds)  # at most: the rounds stop where the interval is narrow enough
         for r in range(rounds):
             try:
                 self._refine_round(flat, level, is_open, lower, upper, kind, r)
@@ -222,6 +231,7 @@ class PrivacyProfile:
         step = self.at_level(int(level.max(initial=self._eps_level))).step
         return lower.reshape(values.shape), upper.reshape(values.shape), step, ~is_open.reshape(values.shape)
 
+    @progress.stage("refinement round")
     def _refine_round(self, flat, level, is_open, lower, upper, kind, r):
         """One round of ``_refined`` (``lower``, ``upper`` updated in place)."""
         moved = np.zeros(flat.shape)

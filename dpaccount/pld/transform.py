@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .. import progress
 from ..lazy import lazy
 
 sfft = lazy("scipy.fft")
@@ -113,6 +114,7 @@ def tilted_masses(g, tilt, out):
     return c, _U * (5 * big_l + 2 * big_e + abs(top) + 4 * abs(log_total) + abs(c) + 8)
 
 
+@progress.stage("FFT composition")
 def fft(items, ja, n, tilt=0.0):
     """Circular convolution of length ≥ n by real FFTs: (bin values, bin error
     bound, C, ρ). With a tilt λ the inputs are the tilted masses
@@ -137,6 +139,7 @@ def fft(items, ja, n, tilt=0.0):
     coef = log_bound = log_max = None     # at the live ones: Π ẑ_i^{k_i}, Σ k_i log(|ẑ_i| + η), max_i log(|ẑ_i| + η)
     log_scale = log_pad = 0.0             # C, and ρ
     batch = max(1, (1 << 22) // size)     # transform a few grids at once, ≤ 32 MB
+    progress.expect(-(-len(items) // batch) + 1, f"FFT composition of {total_k} grids ({size} points)")
     for start in range(0, len(items), batch):
         chunk = items[start:start + batch]
         stack = np.zeros((len(chunk), size))
@@ -156,6 +159,7 @@ def fft(items, ja, n, tilt=0.0):
             log_pad += 1.01 * k * theta
         spectra = sfft.rfft(stack, axis=1, workers=-1)
         del stack
+        progress.advance()
         for z, (_, k) in zip(spectra, chunk):
             if live is None:
                 # the first grid: k·log(|ẑ| + η) < −745 ⟺ |ẑ| + η < e^{−745/k}, compared without logs.

@@ -37,27 +37,11 @@ _LOG2 = math.log(2.0)
 
 def pure_epsilon(pairs):
     """ε(∞): the largest privacy loss of a ``PairComposition`` over both
-    directions (k-fold use adds k times the loss), or ``inf``. A finite pair
-    without mass at +∞ has its largest atom as level, raised by 16 ulp (a
-    computed loss errs by ≤ 8 ulp of itself, ``pld/discrete_pair.DiscretePair``); another
-    pair its ``anchor`` (Laplace), accepted only where its hockey-stick curve,
-    rounded up, is exactly 0 there. Either way L ≤ ε P-almost surely, so no
-    neighbouring pair the pair dominates exceeds it."""
-    worst = 0.0
-    for direction in (pairs.remove, pairs.add):
-        total = 0.0
-        for pair, k in direction:
-            if pair.p_inf > 0:
-                return math.inf
-            if hasattr(pair, "atoms"):
-                level = max(float(pair.atoms[0].max(initial=0.0)), 0.0) * (1 + 16 * _EPS)
-            else:
-                level = pair.anchor
-                if level is None or pair.delta(float(level), upper=True) != 0.0:
-                    return math.inf
-            total += k * float(level)
-        worst = max(worst, total * (1 + 4 * _EPS))  # the sum's rounding
-    return worst
+    directions (k-fold use adds k times the loss), or ``inf``: its
+    ``pure_epsilon`` (each pair's certified supremum of L, ``pld/pairs.py``;
+    summed and rounded up). L ≤ ε P-almost surely, so no neighbouring pair
+    the pair dominates exceeds it."""
+    return pairs.pure_epsilon()
 
 
 def _log_min_term(j, eps_inf):

@@ -84,7 +84,7 @@ def test_composition_rejects_non_list_mechanisms(bad):
 
 
 QUERY_ERRORS = [
-    (lambda m: m.get_approxDP(0), ValueError, "delta", 0),
+    (lambda m: m.get_approxDP(-1e-300), ValueError, "delta", -1e-300),
     (lambda m: m.get_approxDP(1), ValueError, "delta", 1),
     (lambda m: m.get_approxDP(-1), ValueError, "delta", -1),
     (lambda m: m.get_approxDP(2), ValueError, "delta", 2),

@@ -11,8 +11,9 @@ import dpaccount as dpa
 from dpaccount import (ApproxDPMechanism, BinomialMechanism, Composition, ContinuousMechanism,
                        DiscreteGaussianMechanism, DiscreteLaplaceMechanism, DiscreteMechanism, Discretise,
                        ExponentialMechanism, GaussianMechanism, GDPMechanism, GroupPrivacy, LaplaceMechanism,
-                       MixtureOfGaussiansMechanism, PoissonSampling, PureDPMechanism, RandomizedResponse,
-                       RepeatAndSelect, SubsetSampling, ToReplaceOne, TreeAggregation, ZCDPMechanism)
+                       MixtureOfGaussiansMechanism, PoissonSampling, PureDPMechanism, RandomAllocation,
+                       RandomizedResponse, RepeatAndSelect, SingleTreeAggregation, SubsetSampling, ToReplaceOne,
+                       TreeAggregation, ZCDPMechanism)
 
 
 def zoo():
@@ -43,7 +44,9 @@ def zoo():
         "mixture-of-gaussians": lambda: MixtureOfGaussiansMechanism(2.0, [0, 1, 2], [0.9, 0.07, 0.03]),
         "zcdp": lambda: ZCDPMechanism(rho=0.1, xi=0.01),
         "tree-aggregation": lambda: TreeAggregation(noise_multiplier=5.0, steps=100, epochs=2),
+        "single-tree-aggregation": lambda: SingleTreeAggregation(5.0, steps=100, participations=3, min_separation=10),
         "repeat-and-select": lambda: RepeatAndSelect()(Composition()([PoissonSampling()(g(), 0.01)], [10]), 5, 1),
+        "allocation": lambda: RandomAllocation()(g(), 20),
     }
 
 

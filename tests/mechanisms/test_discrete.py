@@ -345,7 +345,7 @@ def test_binomial_koskela_honkela():
     (lambda: DiscreteGaussianMechanism(0.0), "sigma"), (lambda: DiscreteGaussianMechanism(1.0, 1.5), "sensitivity"),
     (lambda: DiscreteLaplaceMechanism(-1.0), "t"), (lambda: DiscreteLaplaceMechanism(1.0, 0), "sensitivity"),
     (lambda: PureDPMechanism(float("nan")), "eps"), (lambda: ApproxDPMechanism(1.0, 1.0), "delta"),
-    (lambda: ApproxDPMechanism(0.0, 0.1), "eps"), (lambda: ExponentialMechanism(-2), "eps"),
+    (lambda: ApproxDPMechanism(-0.1, 0.1), "eps"), (lambda: ExponentialMechanism(-2), "eps"),
     (lambda: DiscreteMechanism([0.5, 0.6], [0.5, 0.5]), "p_probs"),
     (lambda: DiscreteMechanism([0.5, 0.5], [1.5, -0.5]), "q_probs"),
     (lambda: DiscreteMechanism([0.5, 0.5], [1.0]), "p_probs and q_probs"),

@@ -1,0 +1,86 @@
+"""``RandomAllocation()(mechanism, steps, selected=1)``: each record takes part in
+exactly ``selected`` of ``steps`` steps, chosen uniformly at random (``selected=1``:
+one epoch of balls-in-bins batching). Compose epochs with ``Composition``.
+
+Add/remove mechanisms whose pairs are one pair per direction. The remove
+direction is the allocation of the base's remove pair, the add direction the
+reversed allocation of the base's add pair reversed (``pld/random_allocation.py``:
+Feldman & Shenfeld 2025; its upper pair for upper bounds, its lower pair for
+certified lower bounds of the mechanism).
+
+``selected = k > 1``: the allocation of k of t steps is dominated by the
+composition of k allocations of one step each, t mod k of them over ⌈t/k⌉
+steps and the others over ⌊t/k⌋ (Feldman & Shenfeld 2025, the reduction
+that PLD_accounting's floor/ceil split implements). That gives upper bounds
+only: the lower side of those pairs is the identical pair (a trivial lower
+bound), so ``*_bounds`` says it cannot narrow the interval.
+No RDP representation (none is implemented here).
+"""
+from .. import validation as v
+from ..mechanism import Mechanism
+from ..pld.accountant import PairComposition
+from ..pld.discrete_pair import identical_pair
+from ..pld.random_allocation import AllocationPair, allocation_pair
+from ..relations import ADD_REMOVE, require_relation
+from .base import Transformer, check_mechanism
+from .poisson_sampling import sampled_params
+
+
+def _one_step_parts(steps, selected):
+    """[(steps per allocation, how many)] of the floor/ceil reduction of k of t to k of one."""
+    small, extra = divmod(steps, selected)
+    return [(s, c) for s, c in ((small + 1, extra), (small, selected - extra)) if c]
+
+
+class RandomlyAllocatedMechanism(Mechanism):
+    """``base`` run in ``selected`` of ``steps`` steps chosen uniformly at random per record."""
+
+    _spec_type = "RandomAllocation"
+
+    def __init__(self, base, steps, selected):
+        params = sampled_params(sampled_params(base.params, "steps", steps), "selected", selected)
+        super().__init__(f"RandomAllocation:{base.name}", params)
+        object.__setattr__(self, "base", base)
+        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "selected", selected)
+
+    def _identity(self):
+        return (self.base, self.steps, self.selected)
+
+    def _spec_args(self):
+        return {"mechanism": self.base, "steps": self.steps, "selected": self.selected}
+
+    def _pairs(self):
+        base = self.base.optional("pairs")
+        if base is None:
+            return None
+        if len(base.remove) != 1 or len(base.add) != 1 or base.remove[0][1] != 1 or base.add[0][1] != 1:
+            return None  # a product of pairs is not a pair of one-dimensional laws
+        remove, add = base.remove[0][0], base.add[0][0].reverse()
+        parts = {"remove": [], "add": []}
+        for steps, count in _one_step_parts(self.steps, self.selected):
+            rem = allocation_pair(remove, steps)
+            # a symmetric base (Gaussian, Laplace, randomized response): one law of S for both
+            add_pair = (rem if add == remove else allocation_pair(add, steps)).reverse()
+            if steps > 1 and self.selected > 1:  # upper bounds only (module docstring)
+                rem, add_pair = (AllocationPair(p.bound(True), identical_pair(), ("upper-only",) + p.key())
+                                 for p in (rem, add_pair))
+            parts["remove"].append((rem, count))
+            parts["add"].append((add_pair, count))
+        return PairComposition(tuple(parts["remove"]), tuple(parts["add"]))
+
+
+class RandomAllocation(Transformer):
+    """``RandomAllocation()(mechanism, steps, selected=1)``: random allocation of
+    each record to ``selected`` of ``steps`` steps (one epoch)."""
+
+    name = "RandomAllocation"
+
+    def __call__(self, mechanism, steps, selected=1):
+        mechanism = require_relation("mechanism", check_mechanism("mechanism", mechanism), ADD_REMOVE,
+                                     "random allocation amplifies add/remove guarantees")
+        steps = v.count("steps", steps)
+        selected = v.count("selected", selected)
+        if selected > steps:
+            raise ValueError(f"selected must be at most steps = {steps}, got {selected!r}")
+        return RandomlyAllocatedMechanism(mechanism, steps, selected)
