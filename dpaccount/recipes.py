@@ -21,7 +21,10 @@ never under-reports.
   add/remove (dp_accounting's ``TruncatedSubsampledGaussianDpEvent``);
 * ``"with-replacement"`` — ``batch_size`` independent uniform draws of a
   record (one may appear several times): ``SamplingWithReplacement``,
-  replace-one.
+  replace-one;
+* ``"random-allocation"`` — each record in exactly one of the ⌈n/b⌉ steps
+  of each pass, chosen uniformly (balls-in-bins): ``RandomAllocation``, one
+  epoch composed ``epochs`` times (whole epochs only), add/remove.
 
 docs/batch_schemes.rst says which scheme a training loop uses.
 """
@@ -31,6 +34,7 @@ from . import validation as v
 from .mechanisms.standard import GaussianMechanism
 from .transformers.composition import Composition
 from .transformers.poisson_sampling import PoissonSampling
+from .transformers.random_allocation import RandomAllocation
 from .transformers.subset_sampling import SubsetSampling
 from .transformers.truncated_poisson import TruncatedPoissonSampling
 from .transformers.with_replacement import SamplingWithReplacement
@@ -55,8 +59,14 @@ def _with_replacement(sigma, b, n, max_b):
     return SamplingWithReplacement()(GaussianMechanism(sigma, relation="replace-one"), n, b)
 
 
+def _random_allocation_epoch(sigma, b, n, max_b):
+    return RandomAllocation()(GaussianMechanism(sigma), -(-n // b))
+
+
 SAMPLINGS = {"poisson": _poisson, "without-replacement": _without_replacement,
-             "truncated-poisson": _truncated_poisson, "with-replacement": _with_replacement}
+             "truncated-poisson": _truncated_poisson, "with-replacement": _with_replacement,
+             "random-allocation": _random_allocation_epoch}
+PER_EPOCH = {"random-allocation"}   # the schemes whose unit is a pass, not a step
 
 
 def dpsgd_steps(batch_size, dataset_size, epochs):
@@ -82,5 +92,10 @@ def dpsgd(noise_multiplier, batch_size, dataset_size, epochs, sampling="poisson"
         raise ValueError(f"max_batch_size applies to sampling='truncated-poisson' only, got "
                          f"max_batch_size={max_batch_size!r} with sampling={sampling!r}")
     q, steps = dpsgd_steps(batch_size, dataset_size, epochs)
-    step = SAMPLINGS[sampling](sigma, batch_size, dataset_size, max_batch_size)
-    return Composition()([step], [steps])
+    unit = SAMPLINGS[sampling](sigma, batch_size, dataset_size, max_batch_size)
+    if sampling in PER_EPOCH:
+        if epochs != int(epochs):
+            raise ValueError(f"epochs must be a whole number for sampling={sampling!r} (each pass allocates "
+                             f"every record once), got {epochs!r}")
+        steps = int(epochs)
+    return Composition()([unit], [steps])

@@ -7,7 +7,7 @@ loop may use (docs/batch_schemes.rst says which is yours):
 * fixed-size batches drawn without replacement, fresh each step, replace-one;
 * batches of b draws with replacement, replace-one;
 * random allocation (balls-in-bins: each record in exactly one step of each
-  epoch), add/remove, where this dpaccount has ``RandomAllocation``.
+  epoch), add/remove.
 
 Prints the certified ε(1e-5) after each epoch as a table, and draws it to
 ``batch_schemes.png`` (or the file named on the command line) if matplotlib
@@ -19,11 +19,9 @@ is installed. Replace-one is a different neighbour notion from add/remove
 import importlib.util
 import sys
 
-import dpaccount
-from dpaccount import (Composition, GaussianMechanism, PoissonSampling, SamplingWithReplacement, SubsetSampling,
-                       TruncatedPoissonSampling)
+from dpaccount import (Composition, GaussianMechanism, PoissonSampling, RandomAllocation, SamplingWithReplacement,
+                       SubsetSampling, TruncatedPoissonSampling)
 
-RandomAllocation = getattr(dpaccount, "RandomAllocation", None)  # in dpaccount from issue 29 on
 SIGMA, N, B, CAP, EPOCHS, DELTA = 1.1, 60000, 256, 300, 4, 1e-5
 PER_EPOCH = -(-N // B)  # ⌈n/b⌉ steps a pass
 
@@ -34,17 +32,16 @@ def per_step(step):
 
 
 def schemes():
-    """(label, ε after each epoch) of each scheme this dpaccount accounts."""
+    """(label, ε after each epoch) of each scheme."""
     gaussian, swapped = GaussianMechanism(SIGMA), GaussianMechanism(SIGMA, relation="replace-one")
     rows = [("Poisson (add/remove)", per_step(PoissonSampling()(gaussian, B / N))),
             (f"truncated Poisson, cap {CAP} (add/remove)",
              per_step(TruncatedPoissonSampling()(gaussian, B / N, N, CAP))),
             ("without replacement (replace-one)", per_step(SubsetSampling()(swapped, B / N))),
             ("with replacement (replace-one)", per_step(SamplingWithReplacement()(swapped, N, B)))]
-    if RandomAllocation is not None:
-        epoch = RandomAllocation()(gaussian, PER_EPOCH)  # one epoch; epochs compose
-        rows.append(("random allocation (add/remove)",
-                     [Composition()([epoch], [e]).get_approxDP(DELTA) for e in range(1, EPOCHS + 1)]))
+    epoch = RandomAllocation()(gaussian, PER_EPOCH)  # one epoch; epochs compose
+    rows.append(("random allocation (add/remove)",
+                 [Composition()([epoch], [e]).get_approxDP(DELTA) for e in range(1, EPOCHS + 1)]))
     return rows
 
 
@@ -71,8 +68,6 @@ def main(out="batch_schemes.png"):
     print(f"{'scheme':{width}}  " + "  ".join(f"{e:>2} epoch{'s' if e > 1 else ' '}" for e in range(1, EPOCHS + 1)))
     for label, eps in rows:
         print(f"{label:{width}}  " + "  ".join(f"{x:9.4f}" for x in eps))
-    if RandomAllocation is None:
-        print("(random allocation: this dpaccount has no RandomAllocation; row left out)")
     if importlib.util.find_spec("matplotlib") is None:
         print("no figure: matplotlib is not installed (pip install 'dpaccount[plot]')")
     else:

@@ -9,6 +9,7 @@ import dpaccount as dp
 from dpaccount import (Composition, GaussianMechanism, PoissonSampling, SamplingWithReplacement, SubsetSampling,
                        TruncatedPoissonSampling)
 from dpaccount.cli import main
+from dpaccount.transformers.random_allocation import RandomAllocation
 
 GAUSS = ["--mechanism", "gaussian", "--sigma", "1.1"]
 REPLACE = GAUSS + ["--relation", "replace-one"]
@@ -21,6 +22,8 @@ SCHEMES = [  # (flags, the step in Python)
      SubsetSampling()(GaussianMechanism(1.1, relation="replace-one"), 0.05)),
     (REPLACE + ["--batch-scheme", "with-replacement", "--batch-size", "50", "--dataset-size", "1000"],
      SamplingWithReplacement()(GaussianMechanism(1.1, relation="replace-one"), 1000, 50)),
+    (GAUSS + ["--batch-scheme", "random-allocation", "--batch-size", "50", "--dataset-size", "990"],
+     RandomAllocation()(GaussianMechanism(1.1), 20)),   # one pass of ceil(990 / 50) = 20 steps
 ]
 
 
@@ -51,6 +54,10 @@ def test_q_alone_is_still_poisson_sampling(capsys):
     (REPLACE + ["--batch-scheme", "with-replacement", "--batch-size", "50", "--dataset-size", "1000", "--q", "0.1"],
      "--q does not apply to --batch-scheme with-replacement"),
     (GAUSS + ["--batch-size", "50"], "--batch-size needs --batch-scheme"),
+    (GAUSS + ["--batch-scheme", "random-allocation", "--batch-size", "50"],
+     "--batch-scheme random-allocation needs --dataset-size"),
+    (REPLACE + ["--batch-scheme", "random-allocation", "--batch-size", "50", "--dataset-size", "1000"],
+     "--batch-scheme random-allocation amplifies add/remove"),
     (GAUSS + ["--batch-scheme", "with-replacement", "--batch-size", "50", "--dataset-size", "1000"],
      "--relation replace-one"),
     (REPLACE + ["--batch-scheme", "truncated-poisson", "--q", "0.05", "--dataset-size", "1000",
@@ -89,6 +96,16 @@ def test_dpsgd_takes_the_new_schemes(sampling, step, capsys):
     argv = ["dpsgd", "-s", "1.1", "-b", "50", "-n", "1000", "-E", "1", "--sampling", sampling, "-d", "1e-5", "--json"]
     assert main(argv + (["--max-batch-size", "55"] if cap else [])) == 0
     assert json.loads(capsys.readouterr().out)["results"][0]["epsilon"] == m.get_approxDP(1e-5)
+
+
+def test_dpsgd_random_allocation_composes_whole_passes(capsys):
+    m = dp.dpsgd(1.1, 50, 990, 2, sampling="random-allocation")
+    assert m == Composition()([RandomAllocation()(GaussianMechanism(1.1), 20)], [2])
+    assert main(["dpsgd", "-s", "1.1", "-b", "50", "-n", "990", "-E", "2", "--sampling", "random-allocation",
+                 "-d", "1e-5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["epsilon"] == m.get_approxDP(1e-5)
+    with pytest.raises(ValueError, match="epochs must be a whole number"):
+        dp.dpsgd(1.1, 50, 990, 1.5, sampling="random-allocation")
 
 
 def test_dpsgd_refuses_a_cap_it_cannot_use(capsys):

@@ -14,6 +14,7 @@ from ..relations import ADD_REMOVE, REPLACE_ONE
 from ..specs import load
 from ..transformers.composition import Composition
 from ..transformers.poisson_sampling import PoissonSampling
+from ..transformers.random_allocation import RandomAllocation
 from ..transformers.subset_sampling import SubsetSampling
 from ..transformers.truncated_poisson import TruncatedPoissonSampling
 from ..transformers.with_replacement import SamplingWithReplacement
@@ -48,6 +49,8 @@ BATCH_SCHEMES = {
                             lambda a, m: SubsetSampling()(m, _fraction(a["batch_size"], a["dataset_size"]))),
     "with-replacement": (("batch_size", "dataset_size"), REPLACE_ONE,
                          lambda a, m: SamplingWithReplacement()(m, a["dataset_size"], a["batch_size"])),
+    "random-allocation": (("batch_size", "dataset_size"), ADD_REMOVE,   # one epoch; --steps counts epochs
+                          lambda a, m: RandomAllocation()(m, _epoch_steps(a["batch_size"], a["dataset_size"]))),
 }
 SCHEME_FLAGS = ("dataset_size", "batch_size", "max_batch_size")
 WRAPPERS = ("q", "steps") + SCHEME_FLAGS                        # the batch scheme, then composition
@@ -99,6 +102,11 @@ def _fraction(b, n):
     if not (isinstance(b, int) and isinstance(n, int) and 0 < b <= n):
         raise UsageError(f"--batch-size must be a whole number in [1, --dataset-size = {n}], got {b}")
     return b / n
+
+
+def _epoch_steps(b, n):
+    _fraction(b, n)
+    return -(-n // b)
 
 
 def _batch_scheme(scheme, values, m):

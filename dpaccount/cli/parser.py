@@ -54,9 +54,11 @@ def _mechanism_flags():
     b = p.add_argument_group("the batch scheme of each step (docs/batch_schemes.rst; --q alone: poisson)")
     b.add_argument("--batch-scheme", choices=list(BATCH_SCHEMES),
                    help="poisson (--q), truncated-poisson (--q --dataset-size --max-batch-size), "
-                        "without-replacement or with-replacement (--batch-size --dataset-size; replace-one)")
-    b.add_argument("--dataset-size", type=number, help="number of records (truncated-poisson, *-replacement)")
-    b.add_argument("--batch-size", type=number, help="records per batch (without-replacement, with-replacement)")
+                        "without-replacement or with-replacement (--batch-size --dataset-size; replace-one), "
+                        "random-allocation (--batch-size --dataset-size: one pass of ceil(n / b) steps; "
+                        "--steps counts passes)")
+    b.add_argument("--dataset-size", type=number, help="number of records (truncated-poisson, *-replacement, random-allocation)")
+    b.add_argument("--batch-size", type=number, help="records per batch (without-, with-replacement, random-allocation)")
     b.add_argument("--max-batch-size", type=number, help="the cap on a Poisson batch (truncated-poisson)")
     _output_flags(p)
     return p
