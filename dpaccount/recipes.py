@@ -15,7 +15,18 @@ never under-reports.
 * ``"without-replacement"`` — each batch a uniformly random subset of
   exactly ``batch_size`` records, drawn afresh every step: ``SubsetSampling``,
   replace-one (Balle, Barthe & Gaboardi 2018). A *shuffled* epoch (each record
-  exactly once per pass) is another scheme, which neither accounts tightly.
+  exactly once per pass) is another scheme, which neither accounts tightly;
+* ``"truncated-poisson"`` — Poisson sampling at q, then a uniformly random
+  ``max_batch_size`` of the batch if it is larger: ``TruncatedPoissonSampling``,
+  add/remove (dp_accounting's ``TruncatedSubsampledGaussianDpEvent``);
+* ``"with-replacement"`` — ``batch_size`` independent uniform draws of a
+  record (one may appear several times): ``SamplingWithReplacement``,
+  replace-one;
+* ``"random-allocation"`` — each record in exactly one of the ⌈n/b⌉ steps
+  of each pass, chosen uniformly (balls-in-bins): ``RandomAllocation``, one
+  epoch composed ``epochs`` times (whole epochs only), add/remove.
+
+docs/batch_schemes.rst says which scheme a training loop uses.
 """
 import math
 
@@ -23,18 +34,39 @@ from . import validation as v
 from .mechanisms.standard import GaussianMechanism
 from .transformers.composition import Composition
 from .transformers.poisson_sampling import PoissonSampling
+from .transformers.random_allocation import RandomAllocation
 from .transformers.subset_sampling import SubsetSampling
+from .transformers.truncated_poisson import TruncatedPoissonSampling
+from .transformers.with_replacement import SamplingWithReplacement
 
 
-def _poisson(sigma, q):
-    return PoissonSampling()(GaussianMechanism(sigma), q)
+# one step of each batch scheme: (noise multiplier, batch size, dataset size, max batch size) -> mechanism
+def _poisson(sigma, b, n, max_b):
+    return PoissonSampling()(GaussianMechanism(sigma), b / n)
 
 
-def _without_replacement(sigma, q):
-    return SubsetSampling()(GaussianMechanism(sigma, relation="replace-one"), q)
+def _without_replacement(sigma, b, n, max_b):
+    return SubsetSampling()(GaussianMechanism(sigma, relation="replace-one"), b / n)
 
 
-SAMPLINGS = {"poisson": _poisson, "without-replacement": _without_replacement}
+def _truncated_poisson(sigma, b, n, max_b):
+    if max_b is None:
+        raise ValueError("max_batch_size is required for sampling='truncated-poisson' (the cap on a batch)")
+    return TruncatedPoissonSampling()(GaussianMechanism(sigma), b / n, n, max_b)
+
+
+def _with_replacement(sigma, b, n, max_b):
+    return SamplingWithReplacement()(GaussianMechanism(sigma, relation="replace-one"), n, b)
+
+
+def _random_allocation_epoch(sigma, b, n, max_b):
+    return RandomAllocation()(GaussianMechanism(sigma), -(-n // b))
+
+
+SAMPLINGS = {"poisson": _poisson, "without-replacement": _without_replacement,
+             "truncated-poisson": _truncated_poisson, "with-replacement": _with_replacement,
+             "random-allocation": _random_allocation_epoch}
+PER_EPOCH = {"random-allocation"}   # the schemes whose unit is a pass, not a step
 
 
 def dpsgd_steps(batch_size, dataset_size, epochs):
@@ -47,12 +79,23 @@ def dpsgd_steps(batch_size, dataset_size, epochs):
     return batch_size / dataset_size, v.count("steps (epochs × steps per epoch)", math.ceil(epochs * per_epoch))
 
 
-def dpsgd(noise_multiplier, batch_size, dataset_size, epochs, sampling="poisson"):
+def dpsgd(noise_multiplier, batch_size, dataset_size, epochs, sampling="poisson", max_batch_size=None):
     """The mechanism of DP-SGD trained for ``epochs`` passes with batches of ``batch_size``
     (expected, for Poisson sampling) out of ``dataset_size`` records and Gaussian noise of
-    ``noise_multiplier`` times the clipping norm (module docstring: the step count)."""
+    ``noise_multiplier`` times the clipping norm (module docstring: the step count and the
+    schemes). ``max_batch_size``: the cap of ``sampling="truncated-poisson"`` (required there,
+    refused elsewhere)."""
     sigma = v.positive("noise_multiplier", noise_multiplier)
     if sampling not in SAMPLINGS:
         raise ValueError(f"sampling must be one of {sorted(SAMPLINGS)}, got {sampling!r}")
+    if max_batch_size is not None and sampling != "truncated-poisson":
+        raise ValueError(f"max_batch_size applies to sampling='truncated-poisson' only, got "
+                         f"max_batch_size={max_batch_size!r} with sampling={sampling!r}")
     q, steps = dpsgd_steps(batch_size, dataset_size, epochs)
-    return Composition()([SAMPLINGS[sampling](sigma, q)], [steps])
+    unit = SAMPLINGS[sampling](sigma, batch_size, dataset_size, max_batch_size)
+    if sampling in PER_EPOCH:
+        if epochs != int(epochs):
+            raise ValueError(f"epochs must be a whole number for sampling={sampling!r} (each pass allocates "
+                             f"every record once), got {epochs!r}")
+        steps = int(epochs)
+    return Composition()([unit], [steps])

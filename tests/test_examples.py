@@ -18,6 +18,9 @@ EXPECT = {  # example -> words its output must contain
     "federated_binomial": ["   16                inf", " 4096 "],
     "subset_sampling": ["the least sigma for epsilon <= 3 (replace-one)"],
     "online_odometer": ["budget epsilon = 2.0 spent", "restored from the last checkpoint"],
+    "batch_schemes": ["Poisson (add/remove)                        0.3074     0.4179",
+                      "truncated Poisson, cap 300 (add/remove)     1.08",
+                      "random allocation (add/remove)              0.27"],
     "fdp_figure3": ["σ = 0.5, 100 epochs: β(0.01) = 0.10", "wrote "],
     "banded_mf": ["cyclic Poisson sampling, 8 groups of 7500", "(worst group) : 1.68", "(the reduction)    : 1.68"],
 }

@@ -61,7 +61,7 @@ def cmd_query(args, progress, mechanism=None):
 
 def cmd_dpsgd(args, progress):
     """``dpsgd``: the training loop's mechanism (``recipes.dpsgd``), then ``epsilon`` or ``delta``."""
-    m = dpsgd(args.sigma, args.batch_size, args.dataset_size, args.epochs, args.sampling)
+    m = dpsgd(args.sigma, args.batch_size, args.dataset_size, args.epochs, args.sampling, args.max_batch_size)
     q, steps = dpsgd_steps(args.batch_size, args.dataset_size, args.epochs)
     if not args.json:
         print(f"{steps:,} steps at sampling rate {q:.6g} ({args.sampling}): {args.epochs:g} epochs of "

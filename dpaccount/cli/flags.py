@@ -1,7 +1,8 @@
 """The mechanism the command line describes: ``--mechanism`` and its
-parameters, then ``--q`` (Poisson sampling) and ``--steps`` (composition);
-or a spec file (``--spec``, ``specs.py``), which ``--q`` and ``--steps`` may
-wrap. Also the ``--grid NAME=V1,V2`` of ``sweep``."""
+parameters, then a batch scheme (``--batch-scheme``; ``--q`` alone is
+Poisson sampling) and ``--steps`` (composition); or a spec file (``--spec``,
+``specs.py``), which the batch scheme and ``--steps`` may wrap. Also the
+``--grid NAME=V1,V2`` of ``sweep``."""
 import argparse
 import sys
 
@@ -9,10 +10,14 @@ from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMech
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
 from ..mechanisms.training import TreeAggregation, ZCDPMechanism
-from ..relations import ADD_REMOVE
+from ..relations import ADD_REMOVE, REPLACE_ONE
 from ..specs import load
 from ..transformers.composition import Composition
 from ..transformers.poisson_sampling import PoissonSampling
+from ..transformers.random_allocation import RandomAllocation
+from ..transformers.subset_sampling import SubsetSampling
+from ..transformers.truncated_poisson import TruncatedPoissonSampling
+from ..transformers.with_replacement import SamplingWithReplacement
 from .output import UsageError
 
 # --mechanism NAME: (required flags, optional flags, factory of the flags' values and the relation)
@@ -35,7 +40,20 @@ MECHANISMS = {
 }
 # the flags a mechanism may take (mixtures of Gaussians and repeat-and-select: --spec)
 PARAMETERS = ("sigma", "sensitivity", "mu", "b", "p", "n", "t", "rho", "xi", "epochs")
-WRAPPERS = ("q", "steps")                                       # Poisson sampling, then composition
+# --batch-scheme NAME: (its flags, the neighbours it amplifies, factory of the flags' values and the step)
+BATCH_SCHEMES = {
+    "poisson": (("q",), ADD_REMOVE, lambda a, m: PoissonSampling()(m, a["q"])),
+    "truncated-poisson": (("q", "dataset_size", "max_batch_size"), ADD_REMOVE,
+                          lambda a, m: TruncatedPoissonSampling()(m, a["q"], a["dataset_size"], a["max_batch_size"])),
+    "without-replacement": (("batch_size", "dataset_size"), REPLACE_ONE,
+                            lambda a, m: SubsetSampling()(m, _fraction(a["batch_size"], a["dataset_size"]))),
+    "with-replacement": (("batch_size", "dataset_size"), REPLACE_ONE,
+                         lambda a, m: SamplingWithReplacement()(m, a["dataset_size"], a["batch_size"])),
+    "random-allocation": (("batch_size", "dataset_size"), ADD_REMOVE,   # one epoch; --steps counts epochs
+                          lambda a, m: RandomAllocation()(m, _epoch_steps(a["batch_size"], a["dataset_size"]))),
+}
+SCHEME_FLAGS = ("dataset_size", "batch_size", "max_batch_size")
+WRAPPERS = ("q", "steps") + SCHEME_FLAGS                        # the batch scheme, then composition
 
 
 def number(text):
@@ -66,15 +84,55 @@ def mechanism_from(args, **override):
             raise UsageError(f"{', '.join(stray)} does not apply to --mechanism {args.mechanism} "
                              f"(it takes {', '.join('--' + k for k in required + optional)})")
         m = factory(values, args.relation)
-    if values["q"] is not None:
-        if m.relation != ADD_REMOVE:
-            raise UsageError(f"--q (Poisson sampling) amplifies add/remove guarantees; the mechanism is about "
-                             f"{m.relation} neighbours (for replace-one, sample without replacement: a spec "
-                             f"with SubsetSampling)")
-        m = PoissonSampling()(m, values["q"])
+    scheme = getattr(args, "batch_scheme", None)
+    if scheme not in (None, "poisson") and args.spec is None and args.mechanism == "subsampled-gaussian":
+        raise UsageError(f"--mechanism subsampled-gaussian is Poisson sampling; with --batch-scheme {scheme} "
+                         f"take --mechanism gaussian")
+    m = _batch_scheme(scheme, values, m)
     if values["steps"] is not None and values["steps"] != 1:
         m = Composition()([m], [values["steps"]])
     return m
+
+
+def _flag(key):
+    return "--" + key.replace("_", "-")
+
+
+def _fraction(b, n):
+    if not (isinstance(b, int) and isinstance(n, int) and 0 < b <= n):
+        raise UsageError(f"--batch-size must be a whole number in [1, --dataset-size = {n}], got {b}")
+    return b / n
+
+
+def _epoch_steps(b, n):
+    _fraction(b, n)
+    return -(-n // b)
+
+
+def _batch_scheme(scheme, values, m):
+    """``m`` sampled by the batch scheme the flags name (``--q`` alone: Poisson sampling)."""
+    named = f"--batch-scheme {scheme}"
+    if scheme is None:
+        if values["q"] is None:
+            stray = [_flag(k) for k in SCHEME_FLAGS if values[k] is not None]
+            if stray:
+                raise UsageError(f"{', '.join(stray)} needs --batch-scheme (one of {', '.join(BATCH_SCHEMES)})")
+            return m
+        scheme, named = "poisson", "--q (Poisson sampling)"
+    required, relation, factory = BATCH_SCHEMES[scheme]
+    missing = [_flag(k) for k in required if values[k] is None]
+    if missing:
+        raise UsageError(f"{named} needs {' and '.join(missing)}")
+    stray = [_flag(k) for k in ("q",) + SCHEME_FLAGS if values[k] is not None and k not in required]
+    if stray:
+        raise UsageError(f"{', '.join(stray)} does not apply to {named} "
+                         f"(it takes {', '.join(_flag(k) for k in required)})")
+    if m.relation != relation:
+        hint = ("--relation replace-one" if relation == REPLACE_ONE else
+                "for replace-one, --batch-scheme without-replacement or with-replacement")
+        raise UsageError(f"{named} amplifies {relation} guarantees; the mechanism is about "
+                         f"{m.relation} neighbours ({hint})")
+    return factory(values, m)
 
 
 def _read_spec(path):
@@ -91,7 +149,8 @@ class FlagMechanism:
 
     def __init__(self, args):
         self.args = argparse.Namespace(**{k: getattr(args, k, None) for k in
-                                          ("spec", "mechanism", "relation") + PARAMETERS + WRAPPERS})
+                                          ("spec", "mechanism", "relation", "batch_scheme") + PARAMETERS +
+                                          WRAPPERS})
 
     def __call__(self, **point):
         return mechanism_from(self.args, **point)
@@ -102,7 +161,7 @@ def parse_grid(items):
     grid = {}
     for item in items:
         name, sep, values = item.partition("=")
-        name = name.strip().lstrip("-")
+        name = name.strip().lstrip("-").replace("-", "_")
         if not sep or name not in PARAMETERS + WRAPPERS:
             raise UsageError(f"--grid expects NAME=V1,V2,... with NAME among {', '.join(PARAMETERS + WRAPPERS)}, "
                              f"got {item!r}")

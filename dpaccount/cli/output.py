@@ -26,6 +26,8 @@ _CLI_WORDS = (
     (re.compile(r"method='(\w+)' or '(\w+)'"), r"--method \1 or \2"),
     (re.compile(r"method='(\w+)'"), r"--method \1"),
     (re.compile(r"\bε\b"), "epsilon"), (re.compile(r"\bδ\b"), "delta"),
+    (re.compile(r"\b(max_batch_size|batch_size|dataset_size)\b"), lambda g: "--" + g[1].replace("_", "-")),
+    (re.compile(r"sampling='([\w-]+)'"), r"--sampling \1"),
 )
 
 

@@ -6,7 +6,7 @@ from ..queries import DEFAULT_ACCURACY, METHODS
 from .commands import CALIBRATE
 from .fdp import FDP_METHODS, PLOTS
 from ..recipes import SAMPLINGS
-from .flags import MECHANISMS, number
+from .flags import BATCH_SCHEMES, MECHANISMS, number
 from .output import UsageError
 
 OK, FAILURE, USAGE, UNANSWERED, MISSING_EXTRA, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 4, 130, 141
@@ -51,6 +51,15 @@ def _mechanism_flags():
     g.add_argument("--q", *ALIASES["q"], dest="q", type=number,
                    help="Poisson sampling rate (each record used with probability q)")
     g.add_argument("--steps", *ALIASES["steps"], dest="steps", type=number, help="number of compositions (default 1)")
+    b = p.add_argument_group("the batch scheme of each step (docs/batch_schemes.rst; --q alone: poisson)")
+    b.add_argument("--batch-scheme", choices=list(BATCH_SCHEMES),
+                   help="poisson (--q), truncated-poisson (--q --dataset-size --max-batch-size), "
+                        "without-replacement or with-replacement (--batch-size --dataset-size; replace-one), "
+                        "random-allocation (--batch-size --dataset-size: one pass of ceil(n / b) steps; "
+                        "--steps counts passes)")
+    b.add_argument("--dataset-size", type=number, help="number of records (truncated-poisson, *-replacement, random-allocation)")
+    b.add_argument("--batch-size", type=number, help="records per batch (without-, with-replacement, random-allocation)")
+    b.add_argument("--max-batch-size", type=number, help="the cap on a Poisson batch (truncated-poisson)")
     _output_flags(p)
     return p
 
@@ -163,6 +172,8 @@ def build_parser():
     g.add_argument("--dataset-size", "-n", type=int, required=True, help="number of records")
     g.add_argument("--epochs", "-E", type=float, required=True, help="passes over the data (may be fractional)")
     g.add_argument("--sampling", choices=sorted(SAMPLINGS), default="poisson", help="the batch scheme (default poisson)")
+    g.add_argument("--max-batch-size", type=int, help="the cap on a batch (--sampling truncated-poisson, required "
+                                                       "there)")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--delta", "-d", type=float, nargs="+", help="epsilon at each delta")
     which.add_argument("--eps", "-e", "--epsilon", dest="eps", type=float, nargs="+", help="delta at each epsilon")

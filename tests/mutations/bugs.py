@@ -452,4 +452,9 @@ BUGS = (
         ("tests/transformers/test_random_allocation.py::test_randomized_response_against_exact_enumeration",
          "tests/transformers/test_random_allocation.py::test_gaussian_against_mpmath_integration"),
         "the lower pair's grouped atoms put at each group's first index, not its mean (the add loss rises)"),
+    Bug("cli-with-replacement-sizes-swapped", "dpaccount/cli/flags.py",
+        'SamplingWithReplacement()(m, a["dataset_size"], a["batch_size"])',
+        'SamplingWithReplacement()(m, a["batch_size"], a["dataset_size"])',
+        ("tests/test_cli_batch_schemes.py::test_each_scheme_is_the_python_construction",),
+        "--batch-scheme with-replacement passes the batch size as the dataset size: 1000 draws from 50 records"),
 )
