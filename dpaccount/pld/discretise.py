@@ -49,18 +49,21 @@ def pair_to_grid(pair, step, lo, hi, pessimistic=True):
     return pairs_to_grids([pair], step, [(lo, hi)], pessimistic)[0]
 
 
-def pairs_to_grids(pairs, step, ranges, pessimistic=True):
+def pairs_to_grids(pairs, step, ranges, pessimistic=True, shifts=None):
     """``pair_to_grid`` of several pairs at one step, pair i on the points of
     ``ranges[i]`` = (lo, hi): the pessimistic grids of continuous pairs in one
-    pass (their cells from one ``stacked_masses`` call), the others one by one."""
+    pass (their cells from one ``stacked_masses`` call), the others one by one.
+    ``shifts`` (optimistic grids only): pair i's point j is the loss
+    j·step + shifts[i] (``accountant.optimistic_frame``)."""
     ranges = [(int(lo), int(hi) if hi > lo else int(lo) + 1) for lo, hi in ranges]
+    shifts = [0.0] * len(pairs) if shifts is None else list(shifts)
     out = [None] * len(pairs)
     dots = [i for i, p in enumerate(pairs) if pessimistic and not hasattr(p, "atoms")]
     for i, grid in zip(dots, _connect_the_dots([pairs[i] for i in dots], step, [ranges[i] for i in dots])):
         out[i] = grid
     for i, pair in enumerate(pairs):
         if out[i] is None:
-            out[i] = _one_grid(pair, step, *ranges[i], pessimistic)
+            out[i] = _one_grid(pair, step, *ranges[i], pessimistic, shifts[i])
     return out
 
 
@@ -106,14 +109,15 @@ def _connect_the_dots(pairs, step, ranges):
             for pair, (lo, _), first, n, top in zip(pairs, ranges, run_first, sizes, cell_first + sizes)]
 
 
-def _one_grid(pair, step, lo, hi, pessimistic):
-    """A pair with atoms, or an optimistic grid: one pair at a time."""
+def _one_grid(pair, step, lo, hi, pessimistic, shift=0.0):
+    """A pair with atoms, or an optimistic grid: one pair at a time (``shift``:
+    ``pairs_to_grids``; pairs with ``atoms`` are never shifted)."""
     on_grid = hasattr(pair, "atoms") and pair.lattice is not None and _is_multiple(pair.lattice, step)
     if not pessimistic and not on_grid:
         grids = []
-        for split in (True, False):  # two valid lowerings (``pair_to_lower_grid``)
+        for split in (True, False, "least"):  # three valid lowerings (``pair_to_lower_grid``)
             try:
-                grids.append(pair_to_lower_grid(pair, step, lo, hi, split))
+                grids.append(pair_to_lower_grid(pair, step, lo, hi, split, shift))
             except OverflowError:
                 pass  # losses beyond ±700, or the curve reaches 0 before the grid
         if grids:  # the one whose mean loss is the larger: the less biased
@@ -121,7 +125,7 @@ def _one_grid(pair, step, lo, hi, pessimistic):
     if hasattr(pair, "atoms"):
         return _atoms_to_grid(pair, step, lo, hi, pessimistic)
     # optimistic, where neither lowering applies: each cell's P-mass (its lower bound) to its lower end
-    a, _, err_a, _ = stacked_masses([pair], np.arange(lo, hi + 1) * step, [hi - lo + 1], errors=True)
+    a, _, err_a, _ = stacked_masses([pair], np.arange(lo, hi + 1) * step + shift, [hi - lo + 1], errors=True)
     a = np.maximum(a - err_a, 0.0)
     probs = np.zeros(hi - lo + 1)
     probs[:-1] += a[1:-1]

@@ -75,6 +75,9 @@ class DominatingPair(ABC):
     anchor = None
     gaussian_mu = None
     atomless = False  # True: no atom at a finite loss, so reverse()'s cells are these, mirrored
+    # losses an optimistic grid should hold as grid points: atoms or near-atoms at the edges of
+    # the support, the heaviest first (``discretise_optimistic.py``); () for none
+    edges = ()
 
     @property
     @abstractmethod
