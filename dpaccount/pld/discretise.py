@@ -115,7 +115,14 @@ def _one_grid(pair, step, lo, hi, pessimistic, shift=0.0):
     on_grid = hasattr(pair, "atoms") and pair.lattice is not None and _is_multiple(pair.lattice, step)
     if not pessimistic and not on_grid:
         grids = []
-        for split in (True, False, "least"):  # three valid lowerings (``pair_to_lower_grid``)
+        # valid lowerings (``pair_to_lower_grid``): a pair whose edges the frame holds on grid
+        # points (``accountant.optimistic_frame``) first the one made for them, alone where it
+        # applies; a pair with an edge off the grid tries all three
+        aligned = pair.edges and all(abs((e - shift) / step - round((e - shift) / step)) < 1e-6
+                                     for e in pair.edges)
+        for split in ("least", True, False) if pair.edges else (True, False):
+            if grids and aligned:
+                break
             try:
                 grids.append(pair_to_lower_grid(pair, step, lo, hi, split, shift))
             except OverflowError:
