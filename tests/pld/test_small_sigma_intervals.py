@@ -44,7 +44,7 @@ def _shifted(pair, step):
 @pytest.mark.parametrize("step", [1.3e-4, pytest.param(9e-6, marks=pytest.mark.slow)])
 def test_shifted_grid_below_the_exact_curve(pair, step):
     grid, step, shift, hi = _shifted(pair, step)
-    assert shift == pair.edges[0] and shift != 0.0
+    assert shift == pytest.approx(pair.edges[0], rel=1e-8) and shift != 0.0
     eps = np.concatenate((np.linspace(0.0, hi + step, 1500), np.abs(grid.losses + shift)[::max(1, len(grid.probs) // 1500)],
                           np.abs(np.array(pair.edges))))
     assert np.all(grid.delta(eps - shift) <= pair.delta(eps, upper=False))
@@ -70,7 +70,8 @@ def _two_outcome_delta(eps, outcomes, k):
     log_c = special.gammaln(k + 1) - special.gammaln(j + 1) - special.gammaln(k - j + 1)
     lp = log_c + j * math.log(p0) + (k - j) * math.log(p1)
     lq = log_c + j * math.log(q0) + (k - j) * math.log(q1)
-    return float(np.sum(np.exp(lp) * np.maximum(-np.expm1(eps + lq - lp), 0.0)))
+    with np.errstate(over="ignore"):  # e^{ε + lq − lp} = ∞ where the term is 0 anyway
+        return float(np.sum(np.exp(lp) * np.maximum(-np.expm1(eps + lq - lp), 0.0)))
 
 
 def _subsampled_rr_outcomes(p, q):
@@ -89,7 +90,8 @@ def _exact_rr_epsilon(p, q, k, delta):
 
 def test_subsampled_rr_long_composition_brackets_the_binomial_sum():
     """RR p = 0.75, q = 1e-3, 1e5 steps, δ = 1e-8: AccuracyNotReached before
-    ([1.698, 1.939]); exact ε = 1.93917…"""
+    ([1.698, 1.939]); exact ε = 1.93917… (p = 0.9 is still 9 % wide: an atom
+    on the far side of its grid point, see the branch's report)."""
     p, q, k, delta = 0.75, 1e-3, 100_000, 1e-8
     got = dpa.Composition()([dpa.PoissonSampling()(dpa.RandomizedResponse(p), q)], [k]).get_approxDP_bounds(delta)
     exact = _exact_rr_epsilon(p, q, k, delta)  # sums of 1e5 terms in logs: ~1e-10 relative
@@ -123,7 +125,8 @@ def test_heterogeneous_subsampled_rr_brackets_the_enumeration():
                 log_c = special.gammaln(k + 1) - special.gammaln(j + 1) - special.gammaln(k - j + 1)
                 lp = np.add.outer(lp, log_c + j * math.log(pq[0, 0]) + (k - j) * math.log(pq[1, 0])).ravel()
                 lq = np.add.outer(lq, log_c + j * math.log(pq[0, 1]) + (k - j) * math.log(pq[1, 1])).ravel()
-            exact = max(exact, float(np.sum(np.exp(lp) * np.maximum(-np.expm1(eps + lq - lp), 0.0))))
+            with np.errstate(over="ignore"):
+                exact = max(exact, float(np.sum(np.exp(lp) * np.maximum(-np.expm1(eps + lq - lp), 0.0))))
         assert got.lower <= exact * (1 + 1e-9) and exact <= got.upper * (1 + 1e-9)
 
 
@@ -165,3 +168,4 @@ def test_connect_the_dots_blog_cases_are_certified_to_0p1_percent(k):
     if k == 1000:
         upper, lower = _dp_accounting_bracket(0.5, 2e-5, k, 1e-8)
         assert got.lower <= upper and lower <= got.upper
+
