@@ -27,7 +27,7 @@ dominating pairs compose by taking products).
    ``tail/K`` (``pld/discretise.py``), then all are composed (``pld/compose.py``).
 """
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import progress
 from ..errors import GridTooLarge
@@ -190,24 +190,83 @@ def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt
     pairs = _merge_gaussians(pairs)
     if step is None:
         step = plan_step(pairs, rho, tail)
-    items = step_grids(pairs, step, tail, pessimistic)
-    proxy = step_grids(pairs, proxy_step, tail, pessimistic) if proxy_step and proxy_step != step else None
-    tilt = saddle_tilt(items, tilt_at, proxy) if tilt_at is not None else 0.0
-    return compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base, hints=hints, proxy=proxy)
+    args = (pairs, tail, tilt_at, base, hints, proxy_step)
+    if pessimistic:
+        return _composed(*args, step, True, False)
+    try:  # optimistic: on the finer frame where it fits (``optimistic_frame``), else on the level's
+        return _composed(*args, step, False, True)
+    except GridTooLarge:
+        return _composed(*args, step, False, False)
 
 
-def step_grids(pairs, step, tail, pessimistic=True):
+def _composed(pairs, tail, tilt_at, base, hints, proxy_step, step, pessimistic, finer):
+    """``composed_grid`` at a given step (and, optimistic, frame)."""
+    items = step_grids(pairs, step, tail, pessimistic, finer)
+    proxy = step_grids(pairs, proxy_step, tail, pessimistic, finer) if proxy_step and proxy_step != step else None
+    # optimistic grids compose in their frame (``optimistic_frame``): losses less Σ k·shift
+    total = 0.0 if pessimistic else sum(k * _shift(p) for p, k in pairs)
+    tilt = saddle_tilt(items, tilt_at - total, proxy) if tilt_at is not None else 0.0
+    whole = int(math.floor(total / items[0][0].step - 1e-9)) if total else 0  # rounded down, never up
+    if base is not None and base.step != items[0][0].step:
+        base = None  # the untilted grid on the other frame (it did not fit): the tilted one alone
+    if base is not None and whole:
+        base = replace(base, offset=base.offset - whole)
+    out = compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base, hints=hints, proxy=proxy)
+    # back from the frame: every loss moved down by the fraction of a step dropped from
+    # Σ k·shift (moving loss down lowers every δ: still a lower bound)
+    return replace(out, offset=out.offset + whole) if whole else out
+
+
+def _shift(pair):
+    """The frame shift of a pair's optimistic grid: its heaviest edge, which the
+    grid then holds as its point 0 (``DominatingPair.edges``)."""
+    return pair.edges[0] if pair.edges else 0.0
+
+
+_FINER = 128  # how much finer than the level's step an optimistic grid may go to hold its edges apart
+
+
+def optimistic_frame(pairs, step, finer=True):
+    """(step, shifts) of a direction's optimistic grids: pair i's grid point j
+    sits at the loss j·step + shifts[i], its heaviest edge, so that the edge
+    is a grid point; where the direction is one pair with two edges (a
+    Poisson-subsampled finite pair), the step is also made the largest
+    d/m ≤ step, d the edges' distance, so that both are (not below step/2).
+    ``finer``: a step of at most half the smallest |edge| (its next point
+    must stay inside (1 − q, 1) on the remove side, where the tangent at 0
+    is still above 0: else the whole curve above ε = 0 goes with the
+    near-atom), where that is at most ``_FINER`` times finer.
+    An optimistic grid with an atom or a near-atom of mass ~1 at an edge
+    between its points is first order in its step (``discretise_optimistic.py``),
+    on them second order. The composed grid moves its losses back by Σ k·shifts,
+    rounded down (``composed_grid``); the frame chooses tightness, never soundness."""
+    edges = [p.edges for p, _ in pairs]
+    small = min((abs(e[0]) for e in edges if e), default=math.inf) / 2
+    if finer and step > small >= step / _FINER:
+        step = small
+    if len(pairs) == 1 and len(edges[0]) == 2:
+        d = abs(edges[0][1] - edges[0][0])
+        if d >= step:
+            step = d / math.ceil(d / step)
+    return step, [e[0] if e else 0.0 for e in edges]
+
+
+def step_grids(pairs, step, tail, pessimistic=True, finer=True):
     """[(single-step grid, count), ...] of a direction (Gaussians merged first), each
     pair discretised on its loss range with tails below tail/K (cached)."""
     pairs = _merge_gaussians(pairs)
     total_k = sum(k for _, k in pairs)
+    shifts = [0.0] * len(pairs)
+    if not pessimistic:
+        step, shifts = optimistic_frame(pairs, step, finer)
     keys = []
-    for p, (lo, hi) in zip((p for p, _ in pairs), loss_ranges([p for p, _ in pairs], tail / total_k)):
-        jlo, jhi = int(math.floor(lo / step)), int(math.ceil(hi / step))
+    for p, s, (lo, hi) in zip((p for p, _ in pairs), shifts, loss_ranges([p for p, _ in pairs], tail / total_k)):
+        jlo, jhi = int(math.floor((lo - s) / step)), int(math.ceil((hi - s) / step))
         if jhi - jlo + 1 > MAX_GRID:
             raise GridTooLarge(f"discretising {p!r} at step {step:.3g} needs {jhi - jlo + 1} points; "
                                f"the cap is {MAX_GRID}")
-        keys.append(("pair", p, step, jlo, jhi, pessimistic))
+        keys.append(("pair", p, step, jlo, jhi, pessimistic, s))
     grids = GRIDS.get_many(keys, lambda missing: pairs_to_grids([key[1] for key in missing], step,
-                                                                 [key[3:5] for key in missing], pessimistic))
+                                                                 [key[3:5] for key in missing], pessimistic,
+                                                                 [key[6] for key in missing]))
     return list(zip(grids, (k for _, k in pairs)))

@@ -51,12 +51,15 @@ def pair_to_grid(pair, step, lo, hi, pessimistic=True):
 
 
 @progress.stage("discretising pairs")
-def pairs_to_grids(pairs, step, ranges, pessimistic=True):
+def pairs_to_grids(pairs, step, ranges, pessimistic=True, shifts=None):
     """``pair_to_grid`` of several pairs at one step, pair i on the points of
     ``ranges[i]`` = (lo, hi): the pessimistic grids of continuous pairs in one
-    pass (their cells from one ``stacked_masses`` call), the others one by one."""
+    pass (their cells from one ``stacked_masses`` call), the others one by one.
+    ``shifts`` (optimistic grids only): pair i's point j is the loss
+    j·step + shifts[i] (``accountant.optimistic_frame``)."""
     ranges = [(int(lo), int(hi) if hi > lo else int(lo) + 1) for lo, hi in ranges]
     pairs = [p.bound(pessimistic) for p in pairs]
+    shifts = [0.0] * len(pairs) if shifts is None else list(shifts)
     out = [None] * len(pairs)
     progress.expect(len(pairs), f"discretising {len(pairs)} pairs at step {step:.3g}")
     dots = [i for i, p in enumerate(pairs) if pessimistic and not hasattr(p, "atoms")]
@@ -65,7 +68,7 @@ def pairs_to_grids(pairs, step, ranges, pessimistic=True):
     progress.advance(len(dots))  # one pass over the continuous pairs
     for i, pair in enumerate(pairs):
         if out[i] is None:
-            out[i] = _one_grid(pair, step, *ranges[i], pessimistic)
+            out[i] = _one_grid(pair, step, *ranges[i], pessimistic, shifts[i])
             progress.advance()
     return out
 
@@ -112,14 +115,22 @@ def _connect_the_dots(pairs, step, ranges):
             for pair, (lo, _), first, n, top in zip(pairs, ranges, run_first, sizes, cell_first + sizes)]
 
 
-def _one_grid(pair, step, lo, hi, pessimistic):
-    """A pair with atoms, or an optimistic grid: one pair at a time."""
+def _one_grid(pair, step, lo, hi, pessimistic, shift=0.0):
+    """A pair with atoms, or an optimistic grid: one pair at a time (``shift``:
+    ``pairs_to_grids``; pairs with ``atoms`` are never shifted)."""
     on_grid = hasattr(pair, "atoms") and pair.lattice is not None and _is_multiple(pair.lattice, step)
     if not pessimistic and not on_grid:
         grids = []
-        for split in (True, False):  # two valid lowerings (``pair_to_lower_grid``)
+        # valid lowerings (``pair_to_lower_grid``): a pair whose edges the frame holds on grid
+        # points (``accountant.optimistic_frame``) first the one made for them, alone where it
+        # applies; a pair with an edge off the grid tries all three
+        aligned = pair.edges and all(abs((e - shift) / step - round((e - shift) / step)) < 1e-6
+                                     for e in pair.edges)
+        for split in ("least", True, False) if pair.edges else (True, False):
+            if grids and aligned:
+                break
             try:
-                grids.append(pair_to_lower_grid(pair, step, lo, hi, split))
+                grids.append(pair_to_lower_grid(pair, step, lo, hi, split, shift))
             except OverflowError:
                 pass  # losses beyond ±700, or the curve reaches 0 before the grid
         if grids:  # the one whose mean loss is the larger: the less biased
@@ -127,7 +138,7 @@ def _one_grid(pair, step, lo, hi, pessimistic):
     if hasattr(pair, "atoms"):
         return _atoms_to_grid(pair, step, lo, hi, pessimistic)
     # optimistic, where neither lowering applies: each cell's P-mass (its lower bound) to its lower end
-    a, _, err_a, _ = stacked_masses([pair], np.arange(lo, hi + 1) * step, [hi - lo + 1], errors=True)
+    a, _, err_a, _ = stacked_masses([pair], np.arange(lo, hi + 1) * step + shift, [hi - lo + 1], errors=True)
     a = np.maximum(a - err_a, 0.0)
     probs = np.zeros(hi - lo + 1)
     probs[:-1] += a[1:-1]

@@ -163,7 +163,7 @@ def _room(eps, x, e0, g0, q_ninf, low, top):
     return np.maximum(np.minimum(to_t, to_zero), 0.0)
 
 
-def _requests(low_part, high_part, tri, pad, room_l, room_r):
+def _requests(low_part, high_part, tri, pad, room_l, room_r, least=False):
     """Each segment's lowering of its left and right end, (c_L, c_R), with
     c_L/ℓ + c_R/r ≥ 1 for the cell's ℓ = A − x_j B and r = x_{j+1}B − A
     (the line through the lowered ends then passes below the apex of the
@@ -172,7 +172,19 @@ def _requests(low_part, high_part, tri, pad, room_l, room_r):
     else the end short of room is lowered by its room only and the other
     takes c = (its part + pad)·(1 − room/(the other part + pad)), rounded
     up: ℓ and r are inflated by their rounding (``pad``), which can only
-    raise c. Where neither way fits, the triangle height at both ends."""
+    raise c. Where neither way fits, the triangle height at both ends.
+
+    ``least``: each segment takes the way that lowers its ends least beyond
+    their rooms instead, an end pinned at min(room, its part + pad) whether
+    or not that is below the triangle height, the left end first on ties.
+    Lowering beyond a room is what costs first order (a mean-loss bias of
+    that much); within, the cost is second order. The case it is for: an
+    edge cell holding a whole near-atom (a Poisson pair's log(1 − q), q
+    small), where an end's room equals the other end's part up to the
+    margins, so the rest overshoots it by a hair, and the triangle height at
+    both ends drags the curve a whole step's worth below T (or 0)."""
+    if least:
+        return _least_over(low_part, high_part, tri, pad, room_l, room_r)
     with np.errstate(divide="ignore", invalid="ignore"):
         right_rest = (high_part + pad) * np.maximum(1.0 - room_l / (low_part + pad), 0.0) * (1 + 8 * _U)
         left_rest = (low_part + pad) * np.maximum(1.0 - room_r / (high_part + pad), 0.0) * (1 + 8 * _U)
@@ -186,13 +198,37 @@ def _requests(low_part, high_part, tri, pad, room_l, room_r):
     return left, right
 
 
-def pair_to_lower_grid(pair, step, lo, hi, split=True):
-    """The optimistic grid of ``pair`` on lo·step, …, (hi+1)·step (+ p_∞).
+def _least_over(low_part, high_part, tri, pad, room_l, room_r):
+    """``_requests(…, least=True)``: of the three ways (the triangle height at
+    both ends; the left end pinned at c_L = min(room_l, ℓ + pad) and the right
+    end at the rest; the mirror image), the one that exceeds the rooms least.
+    A pinned end's rest (r + pad)·(1 − c_L/(ℓ + pad)), rounded up, keeps
+    c_L/ℓ + c_R/r ≥ 1 whatever c_L ≥ 0 (ℓ ≤ ℓ + pad, r ≤ r + pad)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pin_l = np.minimum(room_l, low_part + pad)
+        pin_r = np.minimum(room_r, high_part + pad)
+        right_rest = np.nan_to_num((high_part + pad) * np.maximum(1.0 - pin_l / (low_part + pad), 0.0),
+                                   nan=0.0) * (1 + 8 * _U)
+        left_rest = np.nan_to_num((low_part + pad) * np.maximum(1.0 - pin_r / (high_part + pad), 0.0),
+                                  nan=0.0) * (1 + 8 * _U)
+    over = np.stack([np.maximum(right_rest - room_r, 0.0),                              # pin left
+                     np.maximum(left_rest - room_l, 0.0),                               # pin right
+                     np.maximum(tri - room_l, 0.0) + np.maximum(tri - room_r, 0.0)])    # both
+    way = np.argmin(over, axis=0)
+    left = np.choose(way, [pin_l, left_rest, tri])
+    right = np.choose(way, [right_rest, pin_r, tri])
+    return left, right
+
+
+def pair_to_lower_grid(pair, step, lo, hi, split=True, shift=0.0):
+    """The optimistic grid of ``pair`` on the losses lo·step + shift, …,
+    (hi+1)·step + shift (+ p_∞), its point j at index j − lo (the grid's
+    losses are those less ``shift``: ``accountant.optimistic_frame``).
     ``split``: a segment's lowering is split by the room each end has above
     max(T, 0) (``_room``); else both ends take the triangle height, but for an
     end at 0 (the top of a bounded support), which keeps its place while the
     other end takes the rest (Laplace's atoms at ±ε₀ fare better so)."""
-    eps = np.arange(lo, hi + 1) * step
+    eps = np.arange(lo, hi + 1) * step + shift
     m = len(eps)
     if eps[-1] + step > 700 or eps[0] < -700:
         raise OverflowError("optimistic grids need losses within ±700")
@@ -246,7 +282,7 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
     low = eps <= 0
     e0, g0 = excess * (1 - _MARGIN) - err_low, delta * (1 - _MARGIN) - err_high
     room = _room(eps, x, e0, g0, q_ninf, low, p_inf * (1 - _MARGIN)) if split else np.where(delta > 0.0, np.inf, 0.0)
-    left_demand, right_demand = _requests(low_part, high_part, tri, pad, room[:-1], room[1:])
+    left_demand, right_demand = _requests(low_part, high_part, tri, pad, room[:-1], room[1:], split == "least")
     top_gap = (x_end - x[-1]) * (b[-1] + err_b[-1]) / 4.0
     lower_by = np.maximum(np.append(0.0, right_demand), np.append(left_demand, top_gap))
     gap = np.append(tri, top_gap)
@@ -265,7 +301,7 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True):
     def put_below(x_kink, mass):  # an off-grid kink: to the grid point at or below it
         if x_kink <= 0 or mass <= 0:
             return  # a kink at x = 0 carries no P-mass
-        j = int(math.floor(math.log(x_kink) / step + 1e-9)) - lo
+        j = int(math.floor((math.log(x_kink) - shift) / step + 1e-9)) - lo
         if j >= 0:  # below the grid: dropped (moving it up to the first point is not below δ
             probs[min(j, m)] += mass  # once composed; dropping P-mass lowers every δ)
 

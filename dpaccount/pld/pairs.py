@@ -88,6 +88,9 @@ class DominatingPair(ABC):
     atomless = False  # True: no atom at a finite loss, so reverse()'s cells are these, mirrored
     tight = False  # attained by some neighbours (module docstring); False unless a reason is stated
     witnesses = ()  # compositions ((pair, count), ...) the adversary may pick per use (``pld/attained.py``)
+    # losses an optimistic grid should hold as grid points: atoms or near-atoms at the edges of
+    # the support, the heaviest first (``discretise_optimistic.py``); () for none
+    edges = ()
 
     @property
     @abstractmethod

@@ -80,6 +80,33 @@ class _PoissonPair(DominatingPair):
         self._base, self._q = base, float(q)
 
     base = property(lambda self: self._base, doc="The base pair (P, Q).")
+
+    @property
+    def edges(self):
+        """The losses where a small q piles the mass up at an edge of the support, the
+        heaviest first: the base's extreme atoms mapped (a finite base: both edges),
+        else log(1 − q) (remove, the bottom) or −log(1 − q) (add, the top), where the
+        base's likelihood ratio near 0 (or ∞) lands. An optimistic grid with these
+        off its points is first order in its step (``discretise_optimistic.py``).
+        () where q is not small (|log(1 − q)| ≥ 1) or the base has atoms but is not finite."""
+        if not 0.0 < self._q < 1.0 - math.exp(-1.0):
+            return ()
+        finite = getattr(self._base, "atoms", None)
+        if finite is None:
+            return (self._end_cell()[0],) if self._base.atomless else ()
+        loss, p, _ = finite
+        ends = [self._end_cell()[0]] if self._end_mass() > 0 else []
+        mapped = self._map(np.array([loss[0], loss[-1]])) if len(loss) else np.zeros(0)
+        points = sorted(set(ends + [float(v) for v in mapped if np.isfinite(v)]))
+        if len(points) < 2:
+            return tuple(points)
+        heavy = self._map_mass(finite, points)
+        return tuple(sorted((points[0], points[-1]), key=lambda v: -heavy[v]))
+
+    def _map_mass(self, finite, points):
+        """{edge: its P-mass} for the two extreme ``points`` (``atom_masses``)."""
+        a, _ = self.atom_masses(np.array([points[0], points[-1]]))
+        return {points[0]: float(a[0]), points[-1]: float(a[1])}
     q = property(lambda self: self._q, doc="The sampling probability.")
 
     @property
@@ -158,6 +185,10 @@ class PoissonRemovePair(_PoissonPair):
 
     _base_edges = staticmethod(_remove_base_edges)
 
+    def _map(self, base_loss):
+        """The remove pair's loss log(1 − q + q e^ℓ) of base losses ℓ."""
+        return np.log1p(self._q * np.expm1(base_loss))
+
     @staticmethod
     def _mix(a, b, q):
         return (1.0 - q) * b + q * a, b
@@ -224,6 +255,10 @@ class PoissonAddPair(_PoissonPair):
         return math.inf if x <= -1.0 else -math.log1p(x) * (1 + 16 * _U)
 
     _base_edges = staticmethod(_add_base_edges)
+
+    def _map(self, base_loss):
+        """The add pair's loss −log(1 − q + q e^{−ℓ}) of base losses ℓ."""
+        return -np.log1p(self._q * np.expm1(-base_loss))
 
     @staticmethod
     def _mix(a, b, q):
