@@ -11,7 +11,15 @@ mechanism that takes one, with dp_accounting's names accepted
 (``ADD_OR_REMOVE_ONE``, ``REPLACE_ONE``, the enum itself). Its
 ``REPLACE_SPECIAL`` (a record replaced by a special, e.g. zero, record: Kairouz
 et al. 2021, Def. 1.1) moves a sum by one record's contribution, as adding or
-removing it does, and is read as add/remove. Sampling without replacement is a
+removing it does, and is read as add/remove. A noise multiplier is relative to
+one record's bound C (dp_accounting's ``GaussianDpEvent``); replacing a record
+moves a sum by up to 2C, so under replace-one the Gaussian, Laplace and
+discrete Laplace mechanisms get sensitivity 2 (2Δ) — as dp_accounting's PLD
+accountant does for ``GaussianDpEvent`` under ``REPLACE_ONE`` (its RDP
+accountant's sampling without replacement takes sensitivity 1 there: dpaccount
+takes the safe reading everywhere). Tree aggregation and mixtures of Gaussians,
+which dp_accounting accounts under add/remove only, are refused under
+replace-one. Sampling without replacement is a
 replace-one scheme in dp_accounting and here (``SubsetSampling``): its subtree
 is built replace-one whatever ``relation`` says, and a composition that mixes
 it with add/remove parts is refused (``Composition``'s relation check).
@@ -86,18 +94,20 @@ def _node(event, relation, depth):
         return {"type": "NoOpMechanism", **rel}
     if kind == "NonPrivateDpEvent":
         return {"type": "NonPrivateMechanism", **rel}
+    # a noise multiplier is relative to one record's bound C; replacing a record moves a sum by 2C
+    moved = {"sensitivity": 2.0} if relation == REPLACE_ONE else {}
     if kind in ("GaussianDpEvent", "LaplaceDpEvent"):
         z = _num(f("noise_multiplier"), "noise_multiplier", event)
         if z == 0:
             return {"type": "NonPrivateMechanism", **rel}
-        return ({"type": "GaussianMechanism", "sigma": z, **rel} if kind == "GaussianDpEvent"
-                else {"type": "LaplaceMechanism", "b": z, **rel})
+        return ({"type": "GaussianMechanism", "sigma": z, **moved, **rel} if kind == "GaussianDpEvent"
+                else {"type": "LaplaceMechanism", "b": z, **moved, **rel})
     if kind == "DiscreteLaplaceDpEvent":
         a = _num(f("noise_parameter"), "noise_parameter", event)
         if a == 0:  # no noise
             return {"type": "NonPrivateMechanism", **rel}
-        return {"type": "DiscreteLaplaceMechanism", "t": 1.0 / a,
-                "sensitivity": _num(f("sensitivity"), "sensitivity", event), **rel}
+        sens = _num(f("sensitivity"), "sensitivity", event)
+        return {"type": "DiscreteLaplaceMechanism", "t": 1.0 / a, "sensitivity": sens * (2 if moved else 1), **rel}
     if kind == "RandomizedResponseDpEvent":
         return _randomized_response(event, relation)
     if kind == "SelfComposedDpEvent":
@@ -118,6 +128,9 @@ def _node(event, relation, depth):
         b = _num(f("sample_size"), "sample_size", event)
         return {"type": "SubsetSampling", "gamma": b / n if n > 0 else math.nan,
                 "mechanism": inner(f("event"), REPLACE_ONE)}
+    if kind in ("SingleEpochTreeAggregationDpEvent", "MixtureOfGaussiansDpEvent") and moved:
+        raise UnsupportedEvent(f"{kind} is accounted under add/remove (or replace-special) neighbours; "
+                               f"dpaccount does not guess its sensitivity under replace-one")
     if kind == "SingleEpochTreeAggregationDpEvent":
         steps = f("step_counts")
         steps = [steps] if isinstance(steps, numbers.Real) else list(steps)
@@ -183,18 +196,24 @@ def spec_to_event(node, dp_event):
     ``dp_event`` module; ``UnsupportedEvent`` where dp_accounting has none."""
     kind, e = node["type"], dp_event
     inner = lambda key="mechanism": spec_to_event(node[key], dp_event)
+    # under replace-one a record's bound C is half the sensitivity (event_to_spec)
+    per_record = 2.0 if node.get("relation") == str(REPLACE_ONE) else 1.0
     if kind == "NoOpMechanism":
         return e.NoOpDpEvent()
     if kind == "NonPrivateMechanism":
         return e.NonPrivateDpEvent()
     if kind == "GaussianMechanism":
-        return e.GaussianDpEvent(node["sigma"] / node.get("sensitivity", 1.0))
+        return e.GaussianDpEvent(node["sigma"] * per_record / node.get("sensitivity", 1.0))
     if kind == "GDPMechanism":
-        return e.GaussianDpEvent(1.0 / node["mu"])
+        return e.GaussianDpEvent(per_record / node["mu"])
     if kind == "LaplaceMechanism":
-        return e.LaplaceDpEvent(node["b"] / node.get("sensitivity", 1.0))
+        return e.LaplaceDpEvent(node["b"] * per_record / node.get("sensitivity", 1.0))
     if kind == "DiscreteLaplaceMechanism":
-        return e.DiscreteLaplaceDpEvent(1.0 / node["t"], node.get("sensitivity", 1))
+        sens = node.get("sensitivity", 1)
+        if sens % per_record:
+            raise UnsupportedEvent(f"a replace-one DiscreteLaplaceMechanism of odd sensitivity {sens} has no "
+                                   f"dp_accounting event (a record's bound would be {sens / 2})")
+        return e.DiscreteLaplaceDpEvent(1.0 / node["t"], int(sens // per_record))
     if kind == "RandomizedResponse":
         return e.RandomizedResponseDpEvent(2 * (1 - node["p"]), 2)
     if kind == "Composition":

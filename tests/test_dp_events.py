@@ -35,9 +35,10 @@ def test_relations_by_dp_accountings_names():
         name = "REPLACE_ONE"
     assert dp.from_dp_event(gaussian(1.0), NeighboringRelation()).relation == dp.REPLACE_ONE
     assert dp.from_dp_event(gaussian(1.0), "REPLACE_SPECIAL").relation == dp.ADD_REMOVE  # a sum moves by one record
-    assert dp.from_dp_event(gaussian(1.0), "replace_one") == GaussianMechanism(1.0, relation="replace-one")
+    # a noise multiplier is relative to one record's bound C, and a replaced record moves the sum by 2C
+    assert dp.from_dp_event(gaussian(1.0), "replace_one") == GaussianMechanism(1.0, 2.0, relation="replace-one")
     sampled = event("SampledWithoutReplacementDpEvent", source_dataset_size=100, sample_size=10, event=gaussian(1.0))
-    assert dp.from_dp_event(sampled) == SubsetSampling()(GaussianMechanism(1.0, relation="replace-one"), 0.1)
+    assert dp.from_dp_event(sampled) == SubsetSampling()(GaussianMechanism(1.0, 2.0, relation="replace-one"), 0.1)
 
 
 def test_k_ary_randomized_response_is_its_worst_pair():
@@ -100,5 +101,5 @@ def test_the_batch_schemes_of_issue_29():
         fields = {**trunc.__dict__, **degenerate}
         assert dp.from_dp_event(event("TruncatedSubsampledGaussianDpEvent", **fields)) == native
     drawn = event("SampledWithReplacementDpEvent", source_dataset_size=1000, sample_size=10, event=gaussian(2.0))
-    assert dp.from_dp_event(drawn) == dp.SamplingWithReplacement()(GaussianMechanism(2.0, relation="replace-one"),
+    assert dp.from_dp_event(drawn) == dp.SamplingWithReplacement()(GaussianMechanism(2.0, 2.0, relation="replace-one"),
                                                                    1000, 10)

@@ -29,7 +29,7 @@ NATIVE = [
      lambda: Composition()([GaussianMechanism(2.0), LaplaceMechanism(3.0)], [1, 1])),
     (lambda: e.SelfComposedDpEvent(e.PoissonSampledDpEvent(Q, e.GaussianDpEvent(1.1)), 14063), lambda: DPSGD),
     (lambda: e.SampledWithoutReplacementDpEvent(60000, 256, e.GaussianDpEvent(1.0)),
-     lambda: SubsetSampling()(GaussianMechanism(1.0, relation="replace-one"), 256 / 60000)),
+     lambda: SubsetSampling()(GaussianMechanism(1.0, 2.0, relation="replace-one"), 256 / 60000)),
     (lambda: e.SingleEpochTreeAggregationDpEvent(5.0, 1000), lambda: dp.TreeAggregation(5.0, 1000)),
     (lambda: e.RepeatAndSelectDpEvent(e.GaussianDpEvent(3.0), 4, 1), lambda: dp.RepeatAndSelect()(GaussianMechanism(3.0), 4, 1)),
     (lambda: e.MixtureOfGaussiansDpEvent(2.0, [0, 1, 2], [0.9, 0.07, 0.03]),
@@ -38,7 +38,7 @@ NATIVE = [
     (lambda: e.TruncatedSubsampledGaussianDpEvent(60000, Q, 300, 1.1),
      lambda: dp.TruncatedPoissonSampling()(GaussianMechanism(1.1), Q, 60000, 300)),
     (lambda: e.SampledWithReplacementDpEvent(60000, 256, e.GaussianDpEvent(1.0)),
-     lambda: dp.SamplingWithReplacement()(GaussianMechanism(1.0, relation="replace-one"), 60000, 256)),
+     lambda: dp.SamplingWithReplacement()(GaussianMechanism(1.0, 2.0, relation="replace-one"), 60000, 256)),
 ]
 
 
@@ -74,11 +74,28 @@ def test_supports_follows_the_translation_and_a_refusal_changes_nothing():
 
 
 def test_replace_one_accountant_takes_sampling_without_replacement():
+    """dp_accounting's RDP accountant reads the Gaussian's noise multiplier inside sampling
+    without replacement at sensitivity 1 under REPLACE_ONE; dpaccount reads it at 2 (a replaced
+    record moves the sum by twice its bound, as dp_accounting's own PLD accountant does for a
+    GaussianDpEvent): the tight pair at sensitivity 2 still beats the RDP bound at 2."""
     acc = DpaccountAccountant(dpa.NeighboringRelation.REPLACE_ONE)
     acc.compose(e.SampledWithoutReplacementDpEvent(60000, 256, e.GaussianDpEvent(1.0)), 2000)
     rdp = dpa.rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
-    rdp.compose(e.SampledWithoutReplacementDpEvent(60000, 256, e.GaussianDpEvent(1.0)), 2000)
-    assert acc.get_epsilon(1e-5) < rdp.get_epsilon(1e-5)  # the tight pair against the RDP bound
+    rdp.compose(e.SampledWithoutReplacementDpEvent(60000, 256, e.GaussianDpEvent(0.5)), 2000)  # σ/Δ at Δ = 2
+    assert acc.get_epsilon(1e-5) < rdp.get_epsilon(1e-5)
+
+
+def test_replace_one_reads_a_noise_multiplier_as_dp_accountings_pld_does():
+    """A GaussianDpEvent under REPLACE_ONE is the Gaussian of sensitivity 2 (dp_accounting's PLD
+    accountant: 4.37718 at σ = 2, δ = 1e-5); reading it at sensitivity 1 under-reported (1.99309)."""
+    for z in (1.0, 2.0, 5.0):
+        pld = dpa.pld.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE)
+        pld.compose(e.GaussianDpEvent(z))
+        ours = DpaccountAccountant(dpa.NeighboringRelation.REPLACE_ONE).compose(e.GaussianDpEvent(z))
+        assert ours.get_epsilon(1e-5) >= pld.get_epsilon(1e-5) * (1 - 1e-4)  # its grid errs by ~1e-4
+        assert ours.get_epsilon(1e-5) == GaussianMechanism(z / 2).get_approxDP(1e-5)
+    with pytest.raises(dpa.UnsupportedEventError):
+        DpaccountAccountant(dpa.NeighboringRelation.REPLACE_ONE).compose(e.SingleEpochTreeAggregationDpEvent(5.0, 10))
 
 
 def test_dp_accounting_calibration_runs_on_it_unchanged():
