@@ -24,8 +24,11 @@ of magnitude where the answer sits far out in the tail of the composition
 Steps form a lattice: ``coarse`` (the composed window at the first tail
 tier in ``_POINTS`` points), halved ``level`` times; a pair on a lattice g
 keeps its atoms on the grid (h = g/m, ``accountant.snap_to_lattice``).
-ε(δ) queries use one level per mechanism, the finest any δ whose Chernoff
-tail lies in [1e-30, 1e-2] needs (so ε(δ) stays one non-increasing curve);
+ε(δ) queries use one level per mechanism, the finest any ε needs from the
+Chernoff tail 1e-30 down to where the saddle-point δ (``Tilts.log_delta``)
+is 1e-1 (a 10× margin over the largest δ planned, 1e-2: at few steps ε(δ)
+sits in the bulk, where the Chernoff tail is far above δ), at the rate
+max(λ, 0.8/σ_λ) (so ε(δ) stays one non-increasing curve);
 δ(ε) queries take the ε(δ) level where it suffices and the finer level
 their ε needs elsewhere (non-decreasing in ε), at most ``DELTA_LEVELS``
 finer (the proxy grows without bound where ε nears the top of a bounded
