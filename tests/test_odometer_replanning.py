@@ -106,7 +106,7 @@ def test_steps_unlike_the_horizon_agree_with_the_offline_composition(name):
     assert bounds.lower <= eps <= bounds.lower * (1 + 5e-3)
     comp = dpa.Composition()(list(steps), list(steps.values()))
     at = 0.5 * bounds.upper
-    d = comp.get_approx_delta_bounds(at, accuracy=1e-2)
+    d = comp.get_approx_delta_bounds(at, accuracy=3e-3)  # at 1e-2 the interval left too little room for 0.5 %
     assert d.lower <= odo.get_approx_delta(at) <= d.lower * (1 + 5e-3)
 
 

@@ -24,8 +24,11 @@ of magnitude where the answer sits far out in the tail of the composition
 Steps form a lattice: ``coarse`` (the composed window at the first tail
 tier in ``_POINTS`` points), halved ``level`` times; a pair on a lattice g
 keeps its atoms on the grid (h = g/m, ``accountant.snap_to_lattice``).
-ε(δ) queries use one level per mechanism, the finest any δ whose Chernoff
-tail lies in [1e-30, 1e-2] needs (so ε(δ) stays one non-increasing curve);
+ε(δ) queries use one level per mechanism, the finest any ε needs from the
+Chernoff tail 1e-30 down to where the saddle-point δ (``Tilts.log_delta``)
+is 1e-1 (a 10× margin over the largest δ planned, 1e-2: at few steps ε(δ)
+sits in the bulk, where the Chernoff tail is far above δ), at the rate
+max(λ, 0.8/σ_λ) (so ε(δ) stays one non-increasing curve);
 δ(ε) queries take the ε(δ) level where it suffices and the finer level
 their ε needs elsewhere (non-decreasing in ε), at most ``DELTA_LEVELS``
 finer (the proxy grows without bound where ε nears the top of a bounded
@@ -50,6 +53,7 @@ SHARE = 0.5                       # c: the share of the accuracy the step may sp
 _POINTS = 4096                    # points of the coarsest composed window
 _LAMBDAS = np.geomspace(1e-2, 1e3, 41)
 _REFINE = 16                      # rounds of λ refinement
+_MARGIN = math.log(10.0)            # the saddle-point δ may be ~10× too small in the bulk (mixtures)
 _TAILS = (math.log(1e-30), math.log(1e-2))  # where ε(δ) queries are planned for
 MAX_LEVEL = 40
 DELTA_LEVELS = 3                  # δ(ε) queries: at most 2³× finer than ε(δ) queries
@@ -76,6 +80,20 @@ class Tilts(NamedTuple):
     def at_eps(self, eps):
         """(λ(ε) ≥ 1, log tail at ε) by interpolation (K' increases)."""
         return np.maximum(np.interp(eps, self.mean, self.lam), 1.0), np.interp(eps, self.mean, self.tail)
+
+    def log_delta(self):
+        """log δ(K'(λ)) by the saddle point (non-increasing in λ): δ(ε) = E_P[(1 − e^{ε−L})₊]
+        ≈ e^{K(λ) − λε} ∫₀^∞ (1 − e^{−u}) e^{−λu} du / (σ_λ√(2π)) = tail / (λ(λ + 1) σ_λ √(2π)),
+        σ_λ² = K''(λ) (the tilted law near ε taken normal; cf. Lugannani–Rice). Far smaller
+        than the Chernoff tail where ε is small: there δ is a difference of nearly equal tails."""
+        lam = np.maximum(self.lam, 1e-300)
+        spread = 0.5 * np.log(2 * np.pi * np.maximum(self.var, 1e-300))
+        return np.minimum.accumulate(self.tail - np.log(lam * (lam + 1.0)) - spread)
+
+    def tail_at_delta(self, log_delta):
+        """The log Chernoff tail at the ε where the saddle-point δ is ``log_delta``."""
+        order = slice(None, None, -1)  # both decrease in λ: reverse for interp
+        return np.interp(log_delta, self.log_delta()[order], self.tail[order])
 
     def at_tail(self, log_tail):
         """(ε, λ ≥ 1) where the Chernoff tail is ``log_tail``."""
@@ -119,8 +137,12 @@ def delta_ratio(tilts, eps):
     edge = tilts.at_tail(_TAILS[0])[0]
     eps = np.minimum(eps, edge)
     lam, _ = tilts.at_eps(eps)
-    sd = np.sqrt(np.maximum(np.interp(eps, tilts.mean, tilts.var), 1e-300))
-    return (lam + 1.0) * np.maximum(lam, 0.8 / sd)
+    return (lam + 1.0) * np.maximum(lam, 0.8 / _spread(tilts, eps))
+
+
+def _spread(tilts, eps):
+    """σ_λ = √K''(λ) at the λ whose tilted mean is ``eps``."""
+    return np.sqrt(np.maximum(np.interp(eps, tilts.mean, tilts.var), 1e-300))
 
 
 def snap(composition, target):
@@ -186,15 +208,20 @@ def plan(composition, accuracy, tail):
         # a lattice the coarse step is not on is rounded too (until a finer level snaps to it)
         rounded = sum(k for p, k in pairs if p.lattice is None or not _is_multiple(p.lattice, coarse))
         tilts.append(tilts_of(step_grids(pairs, coarse, tail), rounded))
-    # ε(δ): at each tail level, from the directions whose ε is within 20 % of the larger
-    levels = np.linspace(*_TAILS, 64)
+    # ε(δ): at each tail level, from the directions whose ε is within 20 % of the larger; up to
+    # the tail where the saddle-point δ reaches the largest planned δ (1e-2), which is far
+    # above 1e-2 where ε is small (few steps): there ε(δ) sits in the bulk of the loss, and
+    # planning from the 1e-2 tail alone sized h for an ε ~2× too large (excess 0.08-0.13 %)
+    top_tail = max([_TAILS[1]] + [float(t.tail_at_delta(_TAILS[1] + _MARGIN)) for t in tilts])
+    levels = np.linspace(_TAILS[0], top_tail, 64)
     looks = [t.at_tail(levels) + (t.rounded,) for t in tilts]
     top = np.max([eps for eps, _, _ in looks], axis=0)
     need = math.inf
-    for eps, lam, rounded in looks:
+    for t, (eps, lam, rounded) in zip(tilts, looks):
         use = (eps >= 0.8 * top) & (eps > 0)
         if rounded and use.any():
-            need = min(need, float(np.min(np.sqrt(8 * SHARE * accuracy * eps[use] / (lam[use] * rounded)))))
+            rate = np.maximum(lam, 0.8 / _spread(t, eps))  # near the mean the density leads (``delta_ratio``)
+            need = min(need, float(np.min(np.sqrt(8 * SHARE * accuracy * eps[use] / (rate[use] * rounded)))))
     return Plan(coarse, points, int(levels_for(coarse, need)), tuple(tilts), hints)
 
 

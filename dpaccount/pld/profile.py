@@ -211,13 +211,18 @@ class PrivacyProfile:
         is_open = np.ones(flat.shape, bool)
         top = int(affordable(self.plan, np.int64(1 << 20)))
         progress.expect(rounds)  # at most: the rounds stop where the interval is narrow enough
-        for r in range(rounds):
+        r = 0
+        while r < rounds:
             try:
                 self._refine_round(flat, level, is_open, lower, upper, kind, r)
             except GridTooLarge:
+                if r == 0 and np.any(level > 0):  # the planned level's optimistic windows do not fit:
+                    level = np.maximum(level - 1, 0)  # a coarser level's lower bounds are certified too
+                    continue
                 if r == 0:
                     raise
                 break  # the finer grid does not fit: the interval stays as it is
+            r += 1
             if np.any(lower > upper):  # both certified: a lower bound above an upper one is a bug
                 i = int(np.argmax(lower - upper))
                 raise RuntimeError(f"internal error: certified lower bound {lower[i]!r} above the upper bound "

@@ -99,7 +99,7 @@ def test_a_looser_finer_level_cannot_make_delta_rise(monkeypatch):
     assert np.all(np.diff(got) <= 0.0)
 
 
-@pytest.mark.parametrize("level", [0, pytest.param(2, marks=pytest.mark.slow)])  # ~13 s each on 2 cores
+@pytest.mark.parametrize("level", [2, pytest.param(4, marks=pytest.mark.slow)])  # ~13 s each on 2 cores; absolute: the plan picks 6
 def test_rare_large_losses_keep_lower_bounds_below_upper_ones(level):
     """Poisson sampling at q = 2e-5 (the Connect-the-Dots blog setting): the
     optimistic grids at a coarse step lose the rare losses altogether, and
@@ -110,7 +110,7 @@ def test_rare_large_losses_keep_lower_bounds_below_upper_ones(level):
     optimistic grid drops mass, so its bottom stays the untilted one)."""
     m = dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=0.5), 2e-5)], [1000])
     profile = m.privacy_profile()
-    at = profile.at_level(profile._eps_level + level)
+    at = profile.at_level(level)
     deltas, eps = np.array([1e-6, 1e-8, 1e-10]), np.array([0.5, 0.95, 1.5])
     assert np.all(at.epsilon_lower(deltas) <= at.epsilon(deltas))
     assert np.all(at.delta_lower(eps) <= at.delta(eps))
