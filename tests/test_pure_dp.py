@@ -91,3 +91,14 @@ def test_calibrate_to_a_pure_budget():
     assert n in (9, 10)
     assert Composition()([LaplaceMechanism(b=10.0)], [n]).get_approxDP(0) <= 1.0
     assert Composition()([LaplaceMechanism(b=10.0)], [n + 1]).get_approxDP(0) > 1.0
+
+
+def test_epsilon_at_delta_equal_to_the_mass_at_infinity_is_finite():
+    """(ε, δ)-DP's pair has P(L = ∞) = δ exactly: at that δ the answer is ε itself, not ∞
+    (the mass at +∞ is exact, and no atom is live above ε to round with it)."""
+    for eps, delta in ((1.0, 0.1), (0.5, 1e-6), (2.0, 0.25)):
+        m = dpa.ApproxDPMechanism(eps, delta)
+        got = m.get_approxDP(delta)
+        assert eps <= got <= eps * (1 + 1e-12), (eps, delta, got)
+        b = m.get_approxDP_bounds(delta)
+        assert b.lower <= eps <= b.upper

@@ -198,9 +198,11 @@ class DiscretePair(DominatingPair):
             scaled_q = np.exp(log_scaled)
         out = np.where(live, np.maximum(p - scaled_q, 0.0), 0.0).sum(-1) + p_inf
         # the differences cancel near an atom: pad by their rounding, (n + 4)·u of the terms
-        # (p_∞ among them: adding it rounds too); 0·∞ off the live atoms is dropped by the where
+        # (p_∞ among them: adding it rounds too, unless no atom is live: then the sum is p_∞ + 0,
+        # exact, and δ = P(L = ∞) is answered as it is — ε(δ) at δ = P(L = ∞) is finite);
+        # 0·∞ off the live atoms is dropped by the where
         with np.errstate(over="ignore", invalid="ignore"):
-            pad = (len(p) + 4) * _U * (np.where(live, p + scaled_q, 0.0).sum(-1) + p_inf) \
+            pad = (len(p) + 4) * _U * (np.where(live, p + scaled_q, 0.0).sum(-1) + np.where(live.any(-1), p_inf, 0.0)) \
                 + 2 * _U * np.where(live, np.abs(log_scaled) * scaled_q, 0.0).sum(-1) \
                 + 2 * np.where(live, self._err_p * p + self._err_q * scaled_q, 0.0).sum(-1)  # the logs' errors
         if upper:
@@ -235,9 +237,10 @@ class DiscretePair(DominatingPair):
             log_scaled = np.where(live, flat + np.log(s_q[first]), 0.0)
             scaled = np.where(live, np.exp(log_scaled), 0.0)  # e^ε S_Q
             exp_err = np.where(scaled > 0, 4 * _U * (np.abs(log_scaled) + 2.0) * scaled, 0.0)
-        pad = (n + 8) * _U * (s_p[first] + scaled + p_inf) + exp_err
+        near = np.searchsorted(loss, flat - wide, side="right") if upper else first
+        # as _delta_direct: p_∞ in the pad only where an atom is live or straddles ε (else p_∞ + 0, exact)
+        pad = (n + 8) * _U * (s_p[first] + scaled + np.where(near < n, p_inf, 0.0)) + exp_err
         if upper:
-            near = np.searchsorted(loss, flat - wide, side="right")
             straddle = 2 * wide * (s_p[near] - s_p[first]) * (1 + 8 * _U)  # (its rounding, up)
             out = np.maximum(s_p[first] - scaled, 0.0) + p_inf + straddle + pad
         else:
