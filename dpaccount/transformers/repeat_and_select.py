@@ -22,6 +22,7 @@ from ..mechanism import Mechanism
 from ..rdp.curve import RDPCurve, RDPFunction
 from ..rdp.repeat_and_select import repeat_and_select_rdp
 from .base import Transformer, check_mechanism
+from .poisson_sampling import sampled_params
 
 
 class RepeatAndSelectMechanism(Mechanism):
@@ -30,8 +31,8 @@ class RepeatAndSelectMechanism(Mechanism):
     _spec_type = "RepeatAndSelect"
 
     def __init__(self, base, mean, shape):
-        super().__init__(f"RepeatAndSelect:{base.name}", {**base.params, "mean": mean, "shape": shape},
-                         base.relation)
+        params = sampled_params(sampled_params(base.params, "mean", mean), "shape", shape)
+        super().__init__(f"RepeatAndSelect:{base.name}", params, base.relation)
         object.__setattr__(self, "base", base)
         object.__setattr__(self, "mean", mean)
         object.__setattr__(self, "shape", shape)
