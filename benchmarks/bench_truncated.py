@@ -29,8 +29,8 @@ import warnings
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import dpaccount as dpa  # noqa: E402
-from dpaccount.pld.truncated_poisson import inclusion_probability, truncation_weights  # noqa: E402
-from dpaccount.pld.with_replacement import copies_rate  # noqa: E402
+from dpaccount.pld.pairs.truncated_poisson import inclusion_probability, truncation_weights  # noqa: E402
+from dpaccount.pld.pairs.with_replacement import copies_rate  # noqa: E402
 
 N, Q, B, SIGMA, T, DELTA = 60000, 256 / 60000, 300, 1.1, 1000, 1e-5
 

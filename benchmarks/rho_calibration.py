@@ -1,6 +1,6 @@
 """The measured error of the grid plan, per query type, against the accuracy asked.
 
-The plan (dpaccount/pld/plan.py) sizes the grid step so that each answer lands
+The plan (dpaccount/pld/profiles/plan.py) sizes the grid step so that each answer lands
 within SHARE = 1/2 of the accuracy above the exact value: ε(δ) queries from
 λKh²/8 ≤ a·ε/2, δ(ε) queries from the saddle-point density ratio. Here, for
 each mechanism, the default answer (accuracy 1e-3) is compared with the

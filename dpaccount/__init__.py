@@ -11,8 +11,8 @@ from .errors import (AccuracyNotReached, AccuracyWarning, ApproximationWarning, 
                      RDPFallbackWarning, RepresentationUnavailable)
 from .errors import CostWarning, SpecError, SpecTypeError
 from .mechanism import Mechanism
-from .pld.cache import clear_cache, set_cache_limit
-from .pld.profile import PrivacyProfile
+from .pld.grids.cache import clear_cache, set_cache_limit
+from .pld.profiles.profile import PrivacyProfile
 from .queries import Bounds
 from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, DiscreteLaplaceMechanism,
                                   ExponentialMechanism, PureDPMechanism)

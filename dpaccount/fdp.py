@@ -48,11 +48,11 @@ import numpy as np
 from .converters.clt import clt_mu_parts
 from .converters.fdp import gdp_mu_from_profile, gdp_tradeoff, max_profile_to_tradeoff_upper, profile_to_tradeoff
 from .errors import RepresentationUnavailable
-from .pld.accountant import DIRECTIONS
-from .pld.discrete_pair import DiscretePair
-from .pld.pairs import GaussianPair
-from .pld.poisson_sampling import PoissonRemovePair
-from .pld.step_profile import TIERS
+from .pld.grids.accountant import DIRECTIONS
+from .pld.pairs.discrete_pair import DiscretePair
+from .pld.pairs.base import GaussianPair
+from .pld.pairs.poisson_sampling import PoissonRemovePair
+from .pld.profiles.step_profile import TIERS
 from .relations import ADD_REMOVE
 
 _U = np.finfo(float).eps
@@ -166,8 +166,8 @@ def _finite_pairs(mechanism, alphas, lower):
 
 def witness_pairs(pair):
     """The tight pairs a pair that is not tight stands for, where each of its witnesses
-    (``pld/attained.py``) is one use of one tight pair — a symmetric hull's two shifts or
-    orders, one of which the adversary picks (``pld/symmetric_hull.py``): for one use the
+    (``pld/profiles/attained.py``) is one use of one tight pair — a symmetric hull's two shifts or
+    orders, one of which the adversary picks (``pld/pairs/symmetric_hull.py``): for one use the
     mechanism's curve is theirs, its δ the largest of theirs. Else (pair,)."""
     alternatives = getattr(pair, "witnesses", ())
     if pair.tight or not alternatives or any(len(a) != 1 or a[0][1] != 1 or not a[0][0].tight

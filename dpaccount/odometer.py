@@ -3,7 +3,7 @@
 Steps are composed into a running spectrum per direction and queries are
 answered by Plancherel (Koskela & Honkela 2021, Sec. 6, Lemma 14) without an
 inverse transform: the engine, and why its answers are upper bounds, is in
-``pld/odometer.py``. The grid is planned from a ``horizon``: the longest
+``pld/grids/odometer.py``. The grid is planned from a ``horizon``: the longest
 composition you expect. A step the grid does not suit — past the horizon
 (the window would lose mass), wider than the window, or so unlike the
 horizon that the step is too coarse for it — re-plans the grid for the steps
@@ -20,8 +20,8 @@ from . import validation as v
 from .errors import AccuracyWarning
 from .mechanism import Mechanism
 from .mechanisms.standard import GaussianMechanism
-from .pld.accountant import DIRECTIONS, PairComposition, no_finite_mass
-from .pld.odometer import online_step, plan_directions
+from .pld.grids.accountant import DIRECTIONS, PairComposition, no_finite_mass
+from .pld.grids.odometer import online_step, plan_directions
 from .transformers.poisson_sampling import PoissonSampling
 
 

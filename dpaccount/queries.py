@@ -6,13 +6,13 @@ tightest method that applies, in this order:
 
 1. ``"analytic"`` — exact closed form: every pair is Gaussian, so the
    mechanism is μ-GDP (``converters/gdp.py``), or each direction is a single
-   pair whose hockey-stick curve is known exactly (``pld/pairs.py``,
-   ``pld/poisson_sampling.py``; ε by ``converters/hockey_stick.py``);
-2. ``"pld"``      — the certified privacy profile (``pld/profile.py``): a
+   pair whose hockey-stick curve is known exactly (``pld/pairs/base.py``,
+   ``pld/pairs/poisson_sampling.py``; ε by ``converters/hockey_stick.py``);
+2. ``"pld"``      — the certified privacy profile (``pld/profiles/profile.py``): a
    few composed grids shared by every query, a rigorous upper bound; where
    each direction is a small composition of finite pairs (and at most one
    other pair, or Gaussians) the exact sum over its atoms instead
-   (``pld/exact_sum.py``: no grid, certified to ~1e-11);
+   (``pld/profiles/exact_sum.py``: no grid, certified to ~1e-11);
 3. ``"rdp"``      — the RDP conversion (``converters/rdp_to_dp.py``), an upper bound.
 
 ``method="cf"`` (never the default, not in ``available_methods``) inverts the
@@ -36,7 +36,7 @@ eta) at each stage boundary; the default None shows nothing (``progress.py``).
 Every answer is a rigorous upper bound on ε (or δ): the worst case over the
 add and remove directions. Arrays of queries cost little more than one: the
 profile's grids are built once per accuracy and kept (within a memory
-budget, ``pld/cache.py``) for every later query of an equal mechanism.
+budget, ``pld/grids/cache.py``) for every later query of an equal mechanism.
 """
 import warnings
 from typing import NamedTuple
@@ -53,14 +53,14 @@ from .converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
 from .errors import (AccuracyNotReached, ApproximationWarning, GridTooLarge, RDPFallbackWarning,
                      RepresentationUnavailable)
 from .fdp import analytic_applies, clt_mu_of, finite_upper_attained, mu_gdp, tradeoff
-from .pld.accountant import DIRECTIONS
-from .pld.apriori import apriori_plan
-from .pld.attained import attained_compositions, attained_lower
-from .pld.cost import warn_if_costly
-from .pld.exact_sum import delta_bounds as exact_delta_bounds
-from .pld.exact_sum import epsilon_bounds as exact_epsilon_bounds
-from .pld.exact_sum import exact_profile
-from .pld.profile import PrivacyProfile
+from .pld.grids.accountant import DIRECTIONS
+from .pld.grids.apriori import apriori_plan
+from .pld.profiles.attained import attained_compositions, attained_lower
+from .pld.grids.cost import warn_if_costly
+from .pld.profiles.exact_sum import delta_bounds as exact_delta_bounds
+from .pld.profiles.exact_sum import epsilon_bounds as exact_epsilon_bounds
+from .pld.profiles.exact_sum import exact_profile
+from .pld.profiles.profile import PrivacyProfile
 
 METHODS = ("analytic", "pld", "rdp", "cf", "clt")
 _OPT_IN = ("cf", "clt")  # never chosen by default, never in available_methods()
@@ -76,7 +76,7 @@ class Bounds(NamedTuple):
 
     ``lower_of``: what the lower end bounds — "mechanism" (from attained pairs:
     the dominating pairs where tight, else attained compositions,
-    ``pld/attained.py``, which ``reason`` then says), or None: no attained pair
+    ``pld/profiles/attained.py``, which ``reason`` then says), or None: no attained pair
     is known, ``lower`` is None and ``reason`` says why (docs/theory.rst)."""
 
     lower: object
@@ -159,19 +159,19 @@ class QueryDispatch:
         return method
 
     def _exact_sum(self):
-        """Each direction's atoms (``pld/exact_sum.py``), or None where a grid is needed."""
+        """Each direction's atoms (``pld/profiles/exact_sum.py``), or None where a grid is needed."""
         return self._cached("exact-sum", lambda: exact_profile(self.pairs))
 
     @reports("planning the grids", counts=False)
     def privacy_profile(self, accuracy=DEFAULT_ACCURACY, progress=None):
-        """The certified privacy profile (``pld.profile.PrivacyProfile``) at
+        """The certified privacy profile (``pld.profiles.profile.PrivacyProfile``) at
         ``accuracy``: ``.delta(eps)``, ``.epsilon(delta)`` (upper bounds),
         ``.delta_lower``/``.epsilon_lower`` (lower bounds on the *pairs'* curves:
         the mechanism's only where ``pairs.tight``; ``get_*_bounds`` say which)
         and ``.certificate()``, for arrays of queries from grids composed once
         (shared by equal mechanisms).
 
-        Its grid steps are planned from the question (``pld/plan.py``): each
+        Its grid steps are planned from the question (``pld/profiles/plan.py``): each
         answer is planned to land within half the accuracy above the exact
         value (measured: benchmarks/rho_calibration.py)."""
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
@@ -193,7 +193,7 @@ class QueryDispatch:
     def apriori_plan(self, eps, eta, direction="remove"):
         """The grid Koskela & Honkela's a priori analysis (Thm 9, Remarks 10
         and 12) asks for so that δ(ε) errs by at most 2η: a ``GridPlan`` with
-        the step, window, size and both error terms (``pld/apriori.py``). The
+        the step, window, size and both error terms (``pld/grids/apriori.py``). The
         accountant itself plans coarser grids and certifies them a posteriori."""
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
@@ -299,7 +299,7 @@ class QueryDispatch:
             lower = np.minimum(np.ravel(np.asarray(lower, dtype=float)), upper)
             return self._of_mechanism(lower, upper, method, None, values, query, accuracy, pick)
         exact = self._exact_sum()
-        if exact is not None:  # the exact sum over the atoms (pld/exact_sum.py)
+        if exact is not None:  # the exact sum over the atoms (pld/profiles/exact_sum.py)
             fn = exact_epsilon_bounds if query == "get_approxDP" else exact_delta_bounds
             lower, upper = fn(exact, values.ravel())
             if np.all(_narrow(lower, upper, accuracy)):
@@ -344,7 +344,7 @@ class QueryDispatch:
                                f"this mechanism")
         return Bounds(pick(low), pick(upper), method, step, True, "mechanism",
                       f"the dominating pairs are not attained: the lower end is the largest over {len(found)} "
-                      f"attained compositions (pld/attained.py); the width beyond the accuracy is the pairs' "
+                      f"attained compositions (pld/profiles/attained.py); the width beyond the accuracy is the pairs' "
                       f"looseness, not the grids'")
 
     @reports("epsilon(delta) interval", steps=1)  # the certified interval
@@ -352,7 +352,7 @@ class QueryDispatch:
         """ε(δ) with a certified interval: ``Bounds(lower, upper, method, step)``.
 
         ``upper`` comes from the pessimistic grid (as ``get_approxDP``), ``lower``
-        from the optimistic one (``pld/discretise_optimistic.py``): the exact ε lies
+        from the optimistic one (``pld/grids/discretise_optimistic.py``): the exact ε lies
         in between. The grid is refined until upper − lower ≤ accuracy·upper,
         else ``AccuracyNotReached`` says what could be reached. Where the pairs
         are not attained, ``lower`` comes from attained compositions or is None

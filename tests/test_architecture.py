@@ -41,7 +41,7 @@ ALLOWED = allowed_from_doc()
 
 
 def unit_of(dotted):
-    """'dpaccount.pld.grid' -> 'pld'; 'dpaccount.mechanism' -> 'mechanism'."""
+    """'dpaccount.pld.grids.grid' -> 'pld'; 'dpaccount.mechanism' -> 'mechanism'."""
     parts = dotted.split(".")
     assert parts[0] == "dpaccount", dotted
     return parts[1] if len(parts) > 1 else "__init__"

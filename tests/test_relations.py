@@ -14,8 +14,8 @@ from dpaccount.mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMe
                                            ExponentialMechanism, PureDPMechanism)
 from dpaccount.mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism,
                                            LaplaceMechanism, RandomizedResponse)
-from dpaccount.pld.discrete_pair import DiscretePair
-from dpaccount.pld.symmetric_hull import symmetric_hull_pair
+from dpaccount.pld.pairs.discrete_pair import DiscretePair
+from dpaccount.pld.pairs.symmetric_hull import symmetric_hull_pair
 from dpaccount.relations import (ADD_REMOVE, REPLACE_ONE, GroupRelation, Relation, check_relation,
                                  group_relation)
 from dpaccount.transformers.composition import Composition

@@ -16,8 +16,8 @@ import pytest
 from scipy import special
 
 import dpaccount as dpa
-import dpaccount.pld.discrete_pair as discrete_pair
-import dpaccount.pld.pairs as pairs
+import dpaccount.pld.pairs.discrete_pair as discrete_pair
+import dpaccount.pld.pairs.base as pairs
 import dpaccount.rdp.poisson_sampling as rdp_poisson
 import ulp_noise
 

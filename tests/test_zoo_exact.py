@@ -182,7 +182,7 @@ def check_epsilon(name, delta):
 def _narrow(b, where):
     """≤ REL wide where the pairs are attained; where they are not (subset sampling's), the exact
     value here is the pair's and the lower end comes from attained compositions below the
-    mechanism (pld/attained.py): its width is the pairs' looseness, and only containment holds."""
+    mechanism (pld/profiles/attained.py): its width is the pairs' looseness, and only containment holds."""
     if b.reason is None:
         assert b.upper - b.lower <= REL * b.upper, (*where, b)
 

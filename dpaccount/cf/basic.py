@@ -29,9 +29,9 @@ import math
 import numpy as np
 
 from ..errors import RepresentationUnavailable
-from ..pld.discrete_pair import DiscretePair
-from ..pld.pairs import GaussianPair, LaplacePair
-from ..pld.pairs_zoo import LogisticPair
+from ..pld.pairs.discrete_pair import DiscretePair
+from ..pld.pairs.base import GaussianPair, LaplacePair
+from ..pld.pairs.zoo import LogisticPair
 
 U = np.finfo(float).eps
 BASIC = (GaussianPair, LaplacePair, LogisticPair, DiscretePair)

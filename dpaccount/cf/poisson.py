@@ -1,7 +1,7 @@
 """M(s) of the Poisson-subsampled pairs, by quadrature over the base pair.
 
 With g(ℓ) = log(1 − q + q e^ℓ) the losses of ``PoissonRemovePair(base, q)`` and
-``PoissonAddPair(base, q)`` are g(L) and −g(−L) (``pld/poisson_sampling.py``;
+``PoissonAddPair(base, q)`` are g(L) and −g(−L) (``pld/pairs/poisson_sampling.py``;
 Zhu, Dong & Wang 2022, Thm 11), so over the *base* pair
 
     remove: M(s) = E_{P'}[e^{s g(L)}],  P' = (1−q)Q + qP = e^{g(L) − L} P,
@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from ..pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from ..pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from .basic import U, base_atoms, base_continuous_spec, base_loss_sup
 
 POISSON = (PoissonRemovePair, PoissonAddPair)

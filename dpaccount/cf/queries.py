@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from ..errors import ApproximationWarning, RepresentationUnavailable
-from ..pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from ..pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from .characteristic import atoms, log_mgf_continuous
 from .inversion import direction
 

@@ -2,7 +2,7 @@
 
 Neighbouring relation: add/remove one record by default. The remove
 direction is dominated by (law with the record, law without), the add
-direction by the reverse pair (``pld/pairs_zoo.py`` builds the pairs). Each
+direction by the reverse pair (``pld/pairs/zoo.py`` builds the pairs). Each
 mechanism below takes ``relation=`` (``relations.py``): the sensitivity (or
 the guarantee of ``PureDP``/``ApproxDP``, the utility's sensitivity of
 ``Exponential``) is then understood over those neighbours. Their pairs are
@@ -31,8 +31,8 @@ User-given pairs (``DiscreteMechanism``, ``ContinuousMechanism``) are in
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.accountant import PairComposition
-from ..pld.pairs_zoo import LogisticPair, discrete_gaussian_pair, discrete_laplace_pair, leaky_rr_pair
+from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.zoo import LogisticPair, discrete_gaussian_pair, discrete_laplace_pair, leaky_rr_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp
 from ..rdp.zoo import bounded_range_rdp, max_rdp
 from ..relations import ADD_REMOVE, with_relation

@@ -41,10 +41,10 @@ import numpy as np
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.accountant import PairComposition
-from ..pld.discrete_pair import DiscretePair, binomial_pair, randomized_response_pair
-from ..pld.pairs import GaussianPair, LaplacePair
-from ..pld.symmetric_hull import symmetric_hull_pair
+from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.discrete_pair import DiscretePair, binomial_pair, randomized_response_pair
+from ..pld.pairs.base import GaussianPair, LaplacePair
+from ..pld.pairs.symmetric_hull import symmetric_hull_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp, laplace_rdp, randomized_response_rdp
 from ..relations import ADD_REMOVE, with_relation
 

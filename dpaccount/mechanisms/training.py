@@ -4,7 +4,7 @@
   without the record, Σᵢ pᵢ N(cᵢ, σ²) with it (Choquette-Choo et al. 2023,
   amplified banded matrix factorization; dp_accounting's
   ``MixtureOfGaussiansDpEvent``). Pairs: remove (P, Q), add (Q, P), through
-  the monotone loss (``pld/mixture_gaussian.py``); where the shifts are {0, c}
+  the monotone loss (``pld/pairs/mixture_gaussian.py``); where the shifts are {0, c}
   it *is* a Poisson-subsampled Gaussian of rate p(c) and μ = c/σ (ZDW 2022,
   Thm 11 — the add pair (N(μ), (1−q)N(μ) + qN(0)) is the mixture's reverse
   reflected about μ/2) and takes those pairs, which have closed forms.
@@ -38,11 +38,11 @@ import numpy as np
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.accountant import PairComposition
-from ..pld.discrete_pair import identical_pair
-from ..pld.mixture_gaussian import MixtureOfGaussiansPair
-from ..pld.pairs import GaussianPair
-from ..pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.discrete_pair import identical_pair
+from ..pld.pairs.mixture_gaussian import MixtureOfGaussiansPair
+from ..pld.pairs.base import GaussianPair
+from ..pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from ..rdp.curve import RDPCurve, RDPFunction, gaussian_rdp
 from ..rdp.mixture_gaussian import mixture_gaussian_rdp
 from ..relations import with_relation

@@ -11,8 +11,8 @@ reveals it (dp_accounting's ``NoOpDpEvent`` and ``NonPrivateDpEvent``).
 import numpy as np
 
 from ..mechanism import Mechanism
-from ..pld.accountant import PairComposition
-from ..pld.discrete_pair import DiscretePair, identical_pair
+from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.discrete_pair import DiscretePair, identical_pair
 from ..rdp.curve import RDPCurve, RDPFunction
 from ..relations import with_relation
 

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from ..pld.discrete_pair import DiscretePair
-from ..pld.pairs_zoo import MonotoneLossPair
+from ..pld.pairs.discrete_pair import DiscretePair
+from ..pld.pairs.zoo import MonotoneLossPair
 from .discrete import PairMechanism
 
 SPEC_LAWS = ("norm", "logistic", "gumbel_r", "gumbel_l")

@@ -1,7 +1,7 @@
 r"""Exact RDP of Poisson-subsampled finite and lattice pairs: explicit sums.
 
 Zhu, Dong & Wang (2022, Thm 11) give the pairs that dominate Poisson
-subsampling per direction (``pld/poisson_sampling.py``); Rényi divergence
+subsampling per direction (``pld/pairs/poisson_sampling.py``); Rényi divergence
 cannot grow under post-processing, so their divergences bound the RDP, and
 for outcomes on a finite set or a lattice they are sums over the outcomes.
 With the base pair (P, Q) of each direction and its loss L = log P/Q:

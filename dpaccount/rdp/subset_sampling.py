@@ -38,7 +38,7 @@ _LOG2 = math.log(2.0)
 def pure_epsilon(pairs):
     """ε(∞): the largest privacy loss of a ``PairComposition`` over both
     directions (k-fold use adds k times the loss), or ``inf``: its
-    ``pure_epsilon`` (each pair's certified supremum of L, ``pld/pairs.py``;
+    ``pure_epsilon`` (each pair's certified supremum of L, ``pld/pairs/base.py``;
     summed and rounded up). L ≤ ε P-almost surely, so no neighbouring pair
     the pair dominates exceeds it."""
     return pairs.pure_epsilon()

@@ -1,4 +1,4 @@
-"""Rényi-DP of truncated Poisson sampling of a Gaussian (``pld/truncated_poisson.py``).
+"""Rényi-DP of truncated Poisson sampling of a Gaussian (``pld/pairs/truncated_poisson.py``).
 
 The pair is a disjoint mixture over a public coin: Poisson sampling at rate q
 of the base (weight 1 − w) and at rate η of its replace-one pair (weight w).

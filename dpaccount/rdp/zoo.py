@@ -16,7 +16,7 @@
   so ε(α) = f(s*)/(α−1), attained (an exponential mechanism on two
   outcomes realises every t). As α → 1 it is Cesar & Rogers' KL bound
   ε/(e^ε − 1) − 1 + log((e^ε − 1)/ε). It is below the RDP of the logistic
-  pair of ``pld/pairs_zoo.py`` (33% at α → 1, ε = 1: that pair dominates
+  pair of ``pld/pairs/zoo.py`` (33% at α → 1, ε = 1: that pair dominates
   every ε-BR pair's hockey-stick curve but is not itself ε-BR, its loss
   spans 2ε) and below their zCDP bound αε²/8.
   Rounded up (``_br_excess``): f at the computed s* with a bound on its

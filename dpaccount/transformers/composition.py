@@ -7,7 +7,7 @@ import itertools
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.accountant import PairComposition
+from ..pld.grids.accountant import PairComposition
 from ..rdp.curve import RDPCurve
 from ..relations import common_relation
 from .base import Transformer, check_mechanism

@@ -22,7 +22,7 @@ steps of m, each stage on a grid planned for its own spread. The rounding
 is pessimistic only: an optimistic grid is not a dominating pair. Nor is
 the grid attained: it lies above the mechanism's curve, so the lower end of
 a certified interval comes from the base's own pairs (the grid pair's
-``witnesses``, ``pld/attained.py``), never from the grid.
+``witnesses``, ``pld/profiles/attained.py``), never from the grid.
 The result keeps the mechanism's RDP (still valid: same mechanism).
 """
 import numpy as np
@@ -30,8 +30,8 @@ import numpy as np
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..queries import DEFAULT_ACCURACY
-from ..pld.accountant import DIRECTIONS, PairComposition
-from ..pld.discrete_pair import DiscretePair
+from ..pld.grids.accountant import DIRECTIONS, PairComposition
+from ..pld.pairs.discrete_pair import DiscretePair
 from .base import Transformer, check_mechanism
 
 
@@ -40,7 +40,7 @@ def grid_to_pair(grid, name, witnesses=()):
     ``grid`` (finite atoms at the grid points, p_∞ on an outcome Q never takes).
     Not tight (it lies above the mechanism's curve); ``witnesses``: the
     mechanism's own pairs of that direction, where its certified lower ends
-    come from (``pld/attained.py``)."""
+    come from (``pld/profiles/attained.py``)."""
     if not grid.pessimistic:
         raise ValueError("only a pessimistic grid dominates its mechanism; got an optimistic one")
     live = grid.probs > 0

@@ -43,7 +43,7 @@ sensitivity is still 1, it is loose — build the mechanism with
 mechanism is not two add/remove steps of itself: replacing x by y changes
 one record's slot, included with probability q on both sides, and its pair
 is the Gaussian mixture pair of Lebeda, Regehr, Kamath & Steinke 2024
-(``pld/poisson_replace.py``; no RDP curve is derived for it). Other
+(``pld/pairs/poisson_replace.py``; no RDP curve is derived for it). Other
 Poisson-subsampled bases raise ``RepresentationUnavailable``. The converse has no sound general
 rule: a replace-one guarantee says nothing about a mechanism that reveals
 |D|, so no ``ToAddRemove`` is offered.
@@ -58,10 +58,10 @@ from ..mechanism import Mechanism
 from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, PureDPMechanism
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
-from ..pld.accountant import PairComposition
-from ..pld.discrete_pair import DiscretePair, binomial_pair
-from ..pld.pairs import check_atoms
-from ..pld.poisson_replace import PoissonReplaceGaussianPair
+from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.discrete_pair import DiscretePair, binomial_pair
+from ..pld.pairs.base import check_atoms
+from ..pld.pairs.poisson_replace import PoissonReplaceGaussianPair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp
 from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relation, with_relation
 from .base import Transformer, check_mechanism

@@ -1,7 +1,7 @@
 """``PoissonSampling()(mechanism, q)``: each record enters with probability q.
 
 Add/remove mechanisms only. Pairs per direction (Zhu, Dong & Wang 2022,
-Thm 11; ``pld/poisson_sampling.py``); RDP exactly for the Gaussian (Mironov,
+Thm 11; ``pld/pairs/poisson_sampling.py``); RDP exactly for the Gaussian (Mironov,
 Talwar & Zhang 2019), by exact sums over the outcomes for finite pairs and
 the discrete Gaussian (``rdp/poisson_sums.py``), and by the general bound of
 Zhu & Wang 2019 otherwise (``rdp/poisson_sampling.py``; also where a sum
@@ -11,12 +11,12 @@ import numpy as np
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.accountant import PairComposition
-from ..pld.discrete_pair import identical_pair
-from ..pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.discrete_pair import identical_pair
+from ..pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from ..rdp.curve import RDPCurve, RDPFunction
 from ..mechanisms.discrete import DiscreteGaussianMechanism
-from ..pld.discrete_pair import DiscretePair
+from ..pld.pairs.discrete_pair import DiscretePair
 from ..rdp.poisson_sampling import subsampled_gaussian_rdp, subsampled_rdp_bound
 from ..rdp.poisson_sums import discrete_gaussian_poisson_rdp, poisson_finite_rdp
 from ..relations import ADD_REMOVE, require_relation

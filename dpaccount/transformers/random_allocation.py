@@ -4,7 +4,7 @@ one epoch of balls-in-bins batching). Compose epochs with ``Composition``.
 
 Add/remove mechanisms whose pairs are one pair per direction. The remove
 direction is the allocation of the base's remove pair, the add direction the
-reversed allocation of the base's add pair reversed (``pld/random_allocation.py``:
+reversed allocation of the base's add pair reversed (``pld/pairs/random_allocation.py``:
 Feldman & Shenfeld 2025; its upper pair for upper bounds, its lower pair for
 certified lower bounds of the mechanism).
 
@@ -18,9 +18,9 @@ No RDP representation (none is implemented here).
 """
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.accountant import PairComposition
-from ..pld.discrete_pair import identical_pair
-from ..pld.random_allocation import AllocationPair, allocation_pair
+from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.discrete_pair import identical_pair
+from ..pld.pairs.random_allocation import AllocationPair, allocation_pair
 from ..relations import ADD_REMOVE, require_relation
 from .base import Transformer, check_mechanism
 from .poisson_sampling import sampled_params

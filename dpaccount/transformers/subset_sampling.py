@@ -2,15 +2,15 @@
 replacement, under replace-one neighbours.
 
 The tight pair (Dong, Roth & Su 2022, Thm 4.2) and why it dominates are in
-``pld/subset_sampling.py``; RDP: Wang, Balle & Kasiviswanathan 2019, Thm 9
+``pld/pairs/subset_sampling.py``; RDP: Wang, Balle & Kasiviswanathan 2019, Thm 9
 (``rdp/subset_sampling.py``).
 """
 import numpy as np
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.accountant import PairComposition
-from ..pld.subset_sampling import replace_one_pair, subset_sampled_pair
+from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.subset_sampling import replace_one_pair, subset_sampled_pair
 from ..rdp.curve import RDPCurve, RDPFunction
 from ..rdp.subset_sampling import pure_epsilon, subset_rdp_bound
 from ..relations import REPLACE_ONE, require_relation

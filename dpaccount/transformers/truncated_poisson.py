@@ -4,7 +4,7 @@ Poisson sampling at rate q, then a uniformly random subset of at most
 sampling", arXiv:2508.15089, 2025; dp_accounting's
 ``TruncatedSubsampledGaussianDpEvent``, here for any base with pairs).
 
-Add/remove mechanisms only. Pairs: ``pld/truncated_poisson.py`` — a mixture,
+Add/remove mechanisms only. Pairs: ``pld/pairs/truncated_poisson.py`` — a mixture,
 over the public coin "the other records' Poisson sample has ≥ B members", of
 Poisson sampling at rate q of the base and Poisson sampling at the smaller
 rate η of the base's *replace-one* pair (``ToReplaceOne``: when the batch is
@@ -18,9 +18,9 @@ base only (``rdp/truncated_poisson.py``).
 from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
-from ..pld.accountant import PairComposition
-from ..pld.subset_sampling import replace_one_pair
-from ..pld.truncated_poisson import truncated_pairs, truncation_weights
+from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.subset_sampling import replace_one_pair
+from ..pld.pairs.truncated_poisson import truncated_pairs, truncation_weights
 from ..rdp.curve import RDPCurve, RDPFunction
 from ..rdp.truncated_poisson import truncated_gaussian_rdp
 from ..relations import ADD_REMOVE, require_relation

@@ -2,7 +2,7 @@
 of ``batch_size`` independent uniform draws from ``dataset_size`` records (a
 record may appear several times), under replace-one neighbours.
 
-The pair and why it dominates: ``pld/with_replacement.py`` (the count K of
+The pair and why it dominates: ``pld/pairs/with_replacement.py`` (the count K of
 the differing record's copies is Bin(b, 1/n); each K = k is a k-fold
 replace-one neighbour, the base's ``GroupPrivacy`` pair; the result is the
 subset-sampling construction at rate γ = P(K ≥ 1) on their mixture). The
@@ -15,9 +15,9 @@ the relation between batches of datasets of different sizes is not analysed).
 from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
-from ..pld.accountant import PairComposition
-from ..pld.subset_sampling import replace_one_pair
-from ..pld.with_replacement import with_replacement_pair
+from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.subset_sampling import replace_one_pair
+from ..pld.pairs.with_replacement import with_replacement_pair
 from ..relations import REPLACE_ONE, require_relation
 from .base import Transformer, check_mechanism
 from .group_privacy import GroupPrivacy

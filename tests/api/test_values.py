@@ -120,7 +120,7 @@ def test_set_cache_limit_validates_and_bounds_memory():
         dpa.set_cache_limit(-1)
     with pytest.raises((TypeError, ValueError), match="nbytes"):
         dpa.set_cache_limit("a lot")
-    from dpaccount.pld.cache import GRIDS, DEFAULT_LIMIT
+    from dpaccount.pld.grids.cache import GRIDS, DEFAULT_LIMIT
     try:
         dpa.set_cache_limit(4 * 2 ** 20)
         for s in (1.0, 1.5, 2.0, 2.5):

@@ -23,9 +23,9 @@ from dpaccount.cf.contour import RealMGF, log_alias
 from dpaccount.cf.inversion import direction
 from dpaccount.cf.line import Line
 from dpaccount.cf.window import log_kernel_moment, window
-from dpaccount.pld.discrete_pair import randomized_response_pair
-from dpaccount.pld.pairs import GaussianPair, LaplacePair
-from dpaccount.pld.poisson_sampling import PoissonRemovePair
+from dpaccount.pld.pairs.discrete_pair import randomized_response_pair
+from dpaccount.pld.pairs.base import GaussianPair, LaplacePair
+from dpaccount.pld.pairs.poisson_sampling import PoissonRemovePair
 
 
 @pytest.mark.parametrize("tau, taper", [(48.0, None), (480.0, 5.0)])

@@ -26,11 +26,11 @@ from dpaccount.cf.characteristic import log_mgf, log_phi
 from dpaccount.cf.inversion import cf_to_delta, cf_to_epsilon, composed_log_phi
 from dpaccount.mechanisms.discrete import ExponentialMechanism
 from dpaccount.mechanisms.user_defined import ContinuousMechanism
-from dpaccount.pld.accountant import PairComposition
-from dpaccount.pld.discrete_pair import binomial_pair, randomized_response_pair
-from dpaccount.pld.pairs import GaussianPair, LaplacePair
-from dpaccount.pld.pairs_zoo import LogisticPair
-from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from dpaccount.pld.grids.accountant import PairComposition
+from dpaccount.pld.pairs.discrete_pair import binomial_pair, randomized_response_pair
+from dpaccount.pld.pairs.base import GaussianPair, LaplacePair
+from dpaccount.pld.pairs.zoo import LogisticPair
+from dpaccount.pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 
 # 17 digits for the quadrature oracles here (conftest.mp_precision), the others keep 50
 pytestmark = pytest.mark.mp_dps(17)

@@ -21,9 +21,9 @@ import pytest
 
 import dpaccount as dpa
 from dpaccount.cf.characteristic import log_continuous_bound, log_decay, log_mgf_continuous
-from dpaccount.pld.pairs import GaussianPair, LaplacePair
-from dpaccount.pld.pairs_zoo import LogisticPair
-from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from dpaccount.pld.pairs.base import GaussianPair, LaplacePair
+from dpaccount.pld.pairs.zoo import LogisticPair
+from dpaccount.pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 
 SIGMA, Q_G, P_RR, Q_RR, K_RR = 1.0, 0.05, 0.8, 0.1, 200
 

@@ -134,7 +134,7 @@ def test_upper_curve_of_kinks_known_within_tau_holds_the_exact_curve():
     where the conjugate is 2.5e-7 below the true curve's at α = 0.1 (the supremum sits at the
     true kink); the kinks' rounding slack covers it. Exact: the true laws' vertices, in Fractions."""
     from dpaccount.converters.fdp import max_profile_to_tradeoff_upper
-    from dpaccount.pld.discrete_pair import DiscretePair
+    from dpaccount.pld.pairs.discrete_pair import DiscretePair
     p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
     err = (np.full(3, 1e-6), np.full(3, 1e-6))
     for shift in (1e-6, -1e-6):

@@ -19,8 +19,8 @@ from dpaccount.mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMe
                                            DiscreteLaplaceMechanism, ExponentialMechanism, PureDPMechanism)
 from dpaccount.mechanisms.standard import BinomialMechanism
 from dpaccount.mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
-from dpaccount.pld.pairs import GaussianPair
-from dpaccount.pld.pairs_zoo import LogisticPair, MonotoneLossPair, discrete_gaussian_pair
+from dpaccount.pld.pairs.base import GaussianPair
+from dpaccount.pld.pairs.zoo import LogisticPair, MonotoneLossPair, discrete_gaussian_pair
 from dpaccount.transformers.composition import Composition
 
 EPS = [0.0, 0.3, 1.0, 2.0]
@@ -110,7 +110,7 @@ def test_discrete_gaussian_with_pure_dp_is_certified(delta):
     got, b = mech.get_approxDP(delta), mech.get_approxDP_bounds(delta)
     assert lo <= got <= float(hi) * (1 + 1e-3)
     assert b.lower <= lo and hi <= b.upper and b.upper - b.lower <= 1e-3 * b.upper, (b, exact)
-    # the grids themselves (the default route sums these few atoms exactly, pld/exact_sum.py)
+    # the grids themselves (the default route sums these few atoms exactly, pld/profiles/exact_sum.py)
     profile = mech.privacy_profile()
     low, up = profile.epsilon_lower(delta), profile.epsilon(delta)
     assert low <= lo and hi <= up and up - low <= 1e-3 * up, (low, up, exact)

@@ -12,7 +12,7 @@ import dpaccount as dpa
 from dpaccount import (Composition, GaussianMechanism, MixtureOfGaussiansMechanism, PoissonSampling,
                        RDPFallbackWarning, RepeatAndSelect, TreeAggregation, ZCDPMechanism)
 from dpaccount.mechanisms.training import tree_depth
-from dpaccount.pld.mixture_gaussian import MixtureOfGaussiansPair
+from dpaccount.pld.pairs.mixture_gaussian import MixtureOfGaussiansPair
 from dpaccount.rdp.mixture_gaussian import mixture_gaussian_rdp
 from dpaccount.rdp.repeat_and_select import tnb_gamma, tnb_mean
 

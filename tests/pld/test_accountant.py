@@ -12,11 +12,11 @@ import pytest
 from oracles import gdp_delta, gdp_epsilon, rr_composed_delta, subsampled_gaussian_remove_delta
 
 import dpaccount as dpa
-from dpaccount.pld.compose import compose
-from dpaccount.pld.discretise import loss_range, pair_to_grid
-from dpaccount.pld.discrete_pair import binomial_pair
-from dpaccount.pld.pairs import GaussianPair
-from dpaccount.pld.poisson_sampling import PoissonRemovePair
+from dpaccount.pld.grids.compose import compose
+from dpaccount.pld.grids.discretise import loss_range, pair_to_grid
+from dpaccount.pld.pairs.discrete_pair import binomial_pair
+from dpaccount.pld.pairs.base import GaussianPair
+from dpaccount.pld.pairs.poisson_sampling import PoissonRemovePair
 
 
 def _grid(pair, step, pessimistic=True, tail=1e-30):

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaccount.pld.accountant import composed_grid
-from dpaccount.pld.apriori import apriori_plan
-from dpaccount.pld.discrete_pair import DiscretePair
-from dpaccount.pld.pairs import GaussianPair
+from dpaccount.pld.grids.accountant import composed_grid
+from dpaccount.pld.grids.apriori import apriori_plan
+from dpaccount.pld.pairs.discrete_pair import DiscretePair
+from dpaccount.pld.pairs.base import GaussianPair
 
 
 def _exact_delta(p, q, k, eps):
@@ -43,7 +43,7 @@ def test_the_plan_is_first_order_so_much_finer_than_needed():
     """The a priori step for a Gaussian and a non-lattice pair at η = 1e-6 is
     far finer than the accountant's own (certified a posteriori) step, and the
     error on it is far below its bound."""
-    from dpaccount.pld.accountant import plan_step
+    from dpaccount.pld.grids.accountant import plan_step
     p, q = np.array([0.5, 0.3, 0.2]), np.array([0.3, 0.3, 0.4])
     pairs = ((DiscretePair(np.log(p), np.log(q)), 3), (GaussianPair(0.5), 4))
     plan = apriori_plan(pairs, 1.0, 1e-6)

@@ -1,4 +1,4 @@
-"""What the lower end of a certified interval bounds (issue 27 §1; pld/attained.py).
+"""What the lower end of a certified interval bounds (issue 27 §1; pld/profiles/attained.py).
 
 A lower bound on a dominating pair's curve bounds the mechanism only where the
 pair is attained. Where it is not (symmetric hulls, subset-sampled pairs,
@@ -19,7 +19,7 @@ from api_fixtures import SHARED_NAMES, mech
 from zoo_exact_oracles import Loss, binomial_outcomes, poisson_add, poisson_remove, rr_outcomes
 
 import dpaccount as dpa
-from dpaccount.pld.attained import attained_compositions
+from dpaccount.pld.profiles.attained import attained_compositions
 from dpaccount.sweep import SerialExecutor
 
 C = dpa.Composition()
@@ -79,7 +79,7 @@ def test_two_sided_binomial_under_add_remove_is_bounded_alike():
 
 
 def test_subset_sampled_composition_holds_the_adaptive_value():
-    """A subset-sampled pair stands for A and A reversed at each use (pld/subset_sampling.py)."""
+    """A subset-sampled pair stands for A and A reversed at each use (pld/pairs/subset_sampling.py)."""
     gamma = 0.2
     a = poisson_remove(*rr_outcomes(0.8), gamma)
     witnesses = [a, a[::-1]]

@@ -13,16 +13,16 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpaccount.pld import cells
-from dpaccount.pld.cache import GridCache
-from dpaccount.pld.chernoff import LogMGF, log_mgf, quantile
-from dpaccount.pld.discretise import _RANGES, _scan, loss_ranges, pair_to_grid, pairs_to_grids
-from dpaccount.pld.log_cells import normal_cells
-from dpaccount.pld.discrete_pair import binomial_pair, randomized_response_pair
-from dpaccount.pld.pairs import GaussianPair, LaplacePair, stacked_masses
-from dpaccount.pld.pairs_zoo import leaky_rr_pair
-from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
-from dpaccount.pld.subset_sampling import SubsetSampledPair
+from dpaccount.pld.grids import cells
+from dpaccount.pld.grids.cache import GridCache
+from dpaccount.pld.grids.chernoff import LogMGF, log_mgf, quantile
+from dpaccount.pld.grids.discretise import _RANGES, _scan, loss_ranges, pair_to_grid, pairs_to_grids
+from dpaccount.pld.pairs.log_cells import normal_cells
+from dpaccount.pld.pairs.discrete_pair import binomial_pair, randomized_response_pair
+from dpaccount.pld.pairs.base import GaussianPair, LaplacePair, stacked_masses
+from dpaccount.pld.pairs.zoo import leaky_rr_pair
+from dpaccount.pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from dpaccount.pld.pairs.subset_sampling import SubsetSampledPair
 
 PAIRS = [GaussianPair(1.0), GaussianPair(0.02), LaplacePair(1.0), randomized_response_pair(0.6),
          binomial_pair(10, 0.5), PoissonRemovePair(GaussianPair(1.0), 0.1), PoissonAddPair(GaussianPair(1.0), 0.1),

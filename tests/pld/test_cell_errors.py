@@ -1,7 +1,7 @@
 """Every pair's cell masses lie within the error bounds it states (``masses_of(…, errors=True)``).
 
-The grids take each cell at the safe end of its bounds (``pld/discretise.py``,
-``pld/discretise_optimistic.py``), so a bound that is too small is a bound the
+The grids take each cell at the safe end of its bounds (``pld/grids/discretise.py``,
+``pld/grids/discretise_optimistic.py``), so a bound that is too small is a bound the
 grids can fall short by. Here the exact cells (mpmath, 200 bits, each written
 without cancellation) of narrow cells across each pair's loss range, and of
 wide ones, must lie within the stated bounds of the computed ones: strictly,
@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaccount.pld.discretise import loss_range
-from dpaccount.pld.discrete_pair import binomial_pair
-from dpaccount.pld.pairs import GaussianPair, LaplacePair
-from dpaccount.pld import pairs_zoo
-from dpaccount.pld.pairs_zoo import LogisticPair, MonotoneLossPair
-from dpaccount.pld.poisson_sampling import PoissonRemovePair
+from dpaccount.pld.grids.discretise import loss_range
+from dpaccount.pld.pairs.discrete_pair import binomial_pair
+from dpaccount.pld.pairs.base import GaussianPair, LaplacePair
+from dpaccount.pld.pairs import zoo as pairs_zoo
+from dpaccount.pld.pairs.zoo import LogisticPair, MonotoneLossPair
+from dpaccount.pld.pairs.poisson_sampling import PoissonRemovePair
 
 PREC = 200
 

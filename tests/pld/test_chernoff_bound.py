@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import dpaccount as dpa
-from dpaccount.pld.accountant import DIRECTIONS, step_grids
-from dpaccount.pld.cache import GRIDS
-from dpaccount.pld.chernoff import delta_bound
+from dpaccount.pld.grids.accountant import DIRECTIONS, step_grids
+from dpaccount.pld.grids.cache import GRIDS
+from dpaccount.pld.grids.chernoff import delta_bound
 from zoo_exact_oracles import Loss, leaky_rr_outcomes, rr_outcomes
 
 EPS = np.linspace(0.0, 12.0, 25)

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from oracles import rr_composed_delta
 
-from dpaccount.pld.compose import _DIRECT_LIMIT, compose, saddle_tilt
-from dpaccount.pld.discretise import pair_to_grid
-from dpaccount.pld.discrete_pair import randomized_response_pair
+from dpaccount.pld.grids.compose import _DIRECT_LIMIT, compose, saddle_tilt
+from dpaccount.pld.grids.discretise import pair_to_grid
+from dpaccount.pld.pairs.discrete_pair import randomized_response_pair
 
 
 @functools.lru_cache(maxsize=None)

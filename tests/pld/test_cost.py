@@ -1,12 +1,12 @@
 """Issue 28 item 8: a query whose work is far beyond the usual says so up
-front (``pld/cost.py``), before the work starts."""
+front (``pld/grids/cost.py``), before the work starts."""
 import warnings
 
 import numpy as np
 import pytest
 
 import dpaccount as dpa
-from dpaccount.pld.cost import DISTINCT_WARN, distinct_pairs
+from dpaccount.pld.grids.cost import DISTINCT_WARN, distinct_pairs
 
 
 def _distinct_laplace(n):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import dpaccount as dpa
-from dpaccount.pld.discrete_pair import DiscretePair
+from dpaccount.pld.pairs.discrete_pair import DiscretePair
 
 
 def _random_pair(rng, n, holes):

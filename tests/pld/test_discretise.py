@@ -12,10 +12,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dpaccount.pld.discretise import loss_range, pair_to_grid
-from dpaccount.pld.discrete_pair import binomial_pair, randomized_response_pair
-from dpaccount.pld.pairs import GaussianPair, LaplacePair
-from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from dpaccount.pld.grids.discretise import loss_range, pair_to_grid
+from dpaccount.pld.pairs.discrete_pair import binomial_pair, randomized_response_pair
+from dpaccount.pld.pairs.base import GaussianPair, LaplacePair
+from dpaccount.pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from oracles import gdp_delta
 
 PAIRS = {
@@ -41,7 +41,7 @@ def test_grids_bracket_the_exact_curve(name, log_step):
     pess = pair_to_grid(pair, step, jlo, jhi)
     opt = pair_to_grid(pair, step, jlo, jhi, pessimistic=False)
     eps = np.concatenate((np.linspace(lo - 1, hi + 1, 701), pess.losses[:: max(1, len(pess.probs) // 300)]))
-    # the exact curve, itself bracketed by its rounding (pld/pairs.py)
+    # the exact curve, itself bracketed by its rounding (pld/pairs/base.py)
     assert np.all(opt.delta(eps) <= pair.delta(eps, upper=True))
     assert np.all(pess.delta(eps) >= pair.delta(eps, upper=False))
     # the optimistic P-mass never exceeds 1 (off-grid kinks moved down may
@@ -118,8 +118,8 @@ def test_monotone_loss_grids_survive_logcdf_erring_its_assumed_worst(monkeypatch
     the pessimistic grid fell 1.35e-11 below it, relative, at ε = 6.26.)"""
     from scipy import stats
 
-    from dpaccount.pld import pairs_zoo
-    from dpaccount.pld.pairs_zoo import LOG_CDF_ULPS, MonotoneLossPair
+    from dpaccount.pld.pairs import zoo as pairs_zoo
+    from dpaccount.pld.pairs.zoo import LOG_CDF_ULPS, MonotoneLossPair
     mu, step = 0.7, 0.0123
     sign = -1 if pessimistic else 1
     # the wrapped laws' locations, as the pair reads a scipy law's (else it assumes the support's)
@@ -164,7 +164,7 @@ def test_a_grid_cut_short_keeps_its_tails():
     the exact √2-GDP curve at ε = 0)."""
     from oracles import gdp_delta
 
-    from dpaccount.pld.compose import compose
+    from dpaccount.pld.grids.compose import compose
     pair, step = GaussianPair(1.0), 0.01
     lo, hi = -100, 300            # losses in [-1, 3]: P(L < -1) ≈ 0.07, P(L > 3) ≈ 0.006
     pess, opt = pair_to_grid(pair, step, lo, hi), pair_to_grid(pair, step, lo, hi, pessimistic=False)

@@ -1,4 +1,4 @@
-"""The exact sum over a composition's atoms (``pld/exact_sum.py``).
+"""The exact sum over a composition's atoms (``pld/profiles/exact_sum.py``).
 
 Oracles: mpmath loss laws (``zoo_exact_oracles.py``, nothing from dpaccount).
 What the grids could not do and the sum must: δ(ε) just below the top of a
@@ -13,7 +13,7 @@ import pytest
 from zoo_exact_oracles import Loss, epsilon_of, leaky_rr_outcomes, rr_outcomes
 
 import dpaccount as dpa
-from dpaccount.pld import exact_sum
+from dpaccount.pld.profiles import exact_sum
 
 C = dpa.Composition()
 USER_P, USER_Q = (0.5, 0.25, 0.125, 0.125), (0.125, 0.25, 0.25, 0.375)

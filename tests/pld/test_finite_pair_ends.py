@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 from dpaccount.cf import characteristic
-from dpaccount.pld.discretise import pair_to_grid
-from dpaccount.pld.exact_sum import exact_direction
-from dpaccount.pld.discrete_pair import DiscretePair
-from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
-from dpaccount.pld.subset_sampling import SubsetSampledPair
+from dpaccount.pld.grids.discretise import pair_to_grid
+from dpaccount.pld.profiles.exact_sum import exact_direction
+from dpaccount.pld.pairs.discrete_pair import DiscretePair
+from dpaccount.pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from dpaccount.pld.pairs.subset_sampling import SubsetSampledPair
 
 ERR = 1e-6       # the logs' stated error (large, so that a short pad shows above every margin)
 PREC = 200
@@ -148,7 +148,7 @@ def test_optimistic_tangent_at_zero_takes_q_ninf_down(step):
 
 @pytest.mark.parametrize("k", [1, 3])
 def test_exact_sums_of_poisson_pairs_bracket_the_exact_curve(k):
-    """``pld/exact_sum.py`` of Poisson-sampled finite pairs: the base's Q(L = −∞) (remove)
+    """``pld/profiles/exact_sum.py`` of Poisson-sampled finite pairs: the base's Q(L = −∞) (remove)
     and P(L = +∞) (add) land at ∓log(1 − q) as a finite atom: its mass errs by the base's
     ``end_errors()`` (taken as ulps of itself before)."""
     q = 0.3

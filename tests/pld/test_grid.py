@@ -13,7 +13,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpaccount.pld.grid import PLDGrid
+from dpaccount.pld.grids.grid import PLDGrid
 
 
 def _exact_delta(grid, eps):

@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 import dpaccount as dpa
-from dpaccount.pld.plan import BYTES_PER_POINT, MAX_BASE, affordable
+from dpaccount.pld.profiles.plan import BYTES_PER_POINT, MAX_BASE, affordable
 
 README = dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=1.1), 256 / 60000)], [14063])
 

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from dpaccount.pld.discrete_pair import DiscretePair, randomized_response_pair
-from dpaccount.pld.mixture import MixturePair
-from dpaccount.pld.pairs import GaussianPair
+from dpaccount.pld.pairs.discrete_pair import DiscretePair, randomized_response_pair
+from dpaccount.pld.pairs.mixture import MixturePair
+from dpaccount.pld.pairs.base import GaussianPair
 
 EPS = np.array([-1.0, -0.2, 0.0, 0.3, 0.9, 1.7, 3.0])
 

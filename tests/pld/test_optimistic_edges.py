@@ -21,10 +21,10 @@ import pytest
 from scipy import integrate
 
 import dpaccount as dpa
-from dpaccount.pld.discretise import loss_range, pair_to_grid
-from dpaccount.pld.discrete_pair import randomized_response_pair
-from dpaccount.pld.pairs import GaussianPair, LaplacePair
-from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from dpaccount.pld.grids.discretise import loss_range, pair_to_grid
+from dpaccount.pld.pairs.discrete_pair import randomized_response_pair
+from dpaccount.pld.pairs.base import GaussianPair, LaplacePair
+from dpaccount.pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 import oracles
 
 _PAIRS = [GaussianPair(1.0), GaussianPair(4.0), LaplacePair(1.0), randomized_response_pair(0.7)]

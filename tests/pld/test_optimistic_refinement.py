@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpaccount as dpa
-from dpaccount.pld.discretise import loss_range
-from dpaccount.pld.discretise_optimistic import _Curve, _lower_hull, pair_to_lower_grid
-from dpaccount.pld.pairs import GaussianPair
-from dpaccount.pld.poisson_sampling import PoissonRemovePair
+from dpaccount.pld.grids.discretise import loss_range
+from dpaccount.pld.grids.discretise_optimistic import _Curve, _lower_hull, pair_to_lower_grid
+from dpaccount.pld.pairs.base import GaussianPair
+from dpaccount.pld.pairs.poisson_sampling import PoissonRemovePair
 import oracles
 
 

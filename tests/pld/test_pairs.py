@@ -7,10 +7,10 @@ import pytest
 from oracles import (discrete_delta, gdp_delta, laplace_delta_quad, subsampled_gaussian_add_delta,
                      subsampled_gaussian_remove_delta)
 
-from dpaccount.pld.discrete_pair import binomial_pair, randomized_response_pair
+from dpaccount.pld.pairs.discrete_pair import binomial_pair, randomized_response_pair
 
-from dpaccount.pld.pairs import GaussianPair, LaplacePair
-from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from dpaccount.pld.pairs.base import GaussianPair, LaplacePair
+from dpaccount.pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 
 EPS = [-1.5, -0.2, 0.0, 0.01, 0.3, 1.0, 2.5]
 
@@ -89,7 +89,7 @@ def test_poisson_base_edges_against_mpmath(q):
     −log1p(expm1(−ε)/q) (add), against mpmath from ε = −50 to 800, where expm1(ε)/q
     leaves the float range and the other form takes over; −∞ / +∞ where no base loss
     maps there (e^ε ≤ 1 − q, remove; e^{−ε} ≤ 1 − q, add)."""
-    from dpaccount.pld.poisson_sampling import _add_base_edges, _remove_base_edges
+    from dpaccount.pld.pairs.poisson_sampling import _add_base_edges, _remove_base_edges
     eps = np.concatenate((np.linspace(-50, 50, 41), [0.01, 700.0, 709.0, 712.0, 750.0, 800.0]))
     for fn, sign in ((_remove_base_edges, 1), (_add_base_edges, -1)):
         got = fn(eps, q)
@@ -122,7 +122,7 @@ def test_poisson_atom_masses_are_the_masses_of_a_small_cell_around_them(cls, bas
     and P(L = ±∞) of the base landing at ∓log(1 − q)), atom_masses(x) equals the
     (P, Q)-masses of the cell (x − d, x + d] of ``masses`` for a tiny d: two routes,
     one exact answer."""
-    from dpaccount.pld.pairs_zoo import leaky_rr_pair
+    from dpaccount.pld.pairs.zoo import leaky_rr_pair
     make = {"rr": lambda: randomized_response_pair(0.7), "leaky-rr": lambda: leaky_rr_pair(1.0, 0.01),
             "leaky-rr-reversed": lambda: leaky_rr_pair(1.0, 0.01).reverse()}[base]
     pair, q = cls(make(), 0.3), 0.3

@@ -1,5 +1,5 @@
 """The default ε(δ) lands within 0.1 % of the exact value at few steps too
-(small ε): the plan (``pld/plan.py``) sizes the step for the ε the smallest
+(small ε): the plan (``pld/profiles/plan.py``) sizes the step for the ε the smallest
 planned δ reaches, down to where the saddle-point δ is 1e-1, at the near-mean
 rate max(λ, 0.8/σ_λ). Planned from the 1e-2 Chernoff tail alone, DP-SGD at
 T = 235 read 0.3074305 against a certified upper end 0.3070329 (+0.13 %).

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import dpaccount as dpa
-from dpaccount.pld.cache import GRIDS
+from dpaccount.pld.grids.cache import GRIDS
 from oracles import gdp_delta, gdp_epsilon
 
 
@@ -82,7 +82,7 @@ def test_a_looser_finer_level_cannot_make_delta_rise(monkeypatch):
     before (every answer still a certified upper bound), δ(ε) would jump up
     where the plan moves to a looser level; the anchors (each level's answer
     at its last ε) hold it down, so δ(ε) stays non-increasing."""
-    from dpaccount.pld.step_profile import StepProfile
+    from dpaccount.pld.profiles.step_profile import StepProfile
     m = dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=0.8), 0.1)], [20])
     eps = np.linspace(0.0, 12.0, 600)
     profile = m.privacy_profile()

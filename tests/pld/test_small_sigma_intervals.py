@@ -20,11 +20,11 @@ from scipy import optimize, special
 
 import dpaccount as dpa
 from dpaccount.errors import AccuracyNotReached
-from dpaccount.pld.accountant import optimistic_frame, step_grids
-from dpaccount.pld.discrete_pair import randomized_response_pair
-from dpaccount.pld.discretise import loss_range, pair_to_grid, pairs_to_grids
-from dpaccount.pld.pairs import GaussianPair
-from dpaccount.pld.poisson_sampling import PoissonAddPair, PoissonRemovePair
+from dpaccount.pld.grids.accountant import optimistic_frame, step_grids
+from dpaccount.pld.pairs.discrete_pair import randomized_response_pair
+from dpaccount.pld.grids.discretise import loss_range, pair_to_grid, pairs_to_grids
+from dpaccount.pld.pairs.base import GaussianPair
+from dpaccount.pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 
 _EDGED = [kind(base, q) for base, q in ((GaussianPair(2.0), 2e-4), (GaussianPair(2.0), 4.3e-3),
                                        (randomized_response_pair(0.75), 1e-3), (randomized_response_pair(0.9), 0.05))

@@ -77,8 +77,8 @@ def test_grid_to_pair_reproduces_the_grid():
 
 
 def test_grid_to_pair_refuses_an_optimistic_grid():
-    from dpaccount.pld.discretise import pair_to_grid
-    from dpaccount.pld.discrete_pair import randomized_response_pair
+    from dpaccount.pld.grids.discretise import pair_to_grid
+    from dpaccount.pld.pairs.discrete_pair import randomized_response_pair
     low = pair_to_grid(randomized_response_pair(0.8), 0.1, -20, 20, pessimistic=False)
     with pytest.raises(ValueError, match="pessimistic"):
         grid_to_pair(low, "low")

@@ -7,7 +7,7 @@ import pytest
 
 from dpaccount import (Composition, GaussianMechanism, LaplaceMechanism, PoissonSampling, RepresentationUnavailable,
                        ToReplaceOne)
-from dpaccount.pld.poisson_replace import PoissonReplaceGaussianPair
+from dpaccount.pld.pairs.poisson_replace import PoissonReplaceGaussianPair
 from oracles import hockey_stick_quad, normal_logpdf
 
 

@@ -71,7 +71,7 @@ def test_mass_at_infinity_of_the_remove_direction(q):
     p_inf2 = 1 - (1 - mp.mpf(p_inf)) ** 2
     assert twice.get_approxDP(float(p_inf2) * 0.99) == math.inf
     assert twice.get_approx_delta(50.0) >= p_inf2
-    # the grids too (the queries above sum the atoms exactly, pld/exact_sum.py)
+    # the grids too (the queries above sum the atoms exactly, pld/profiles/exact_sum.py)
     for m, mass in ((mech, p_inf), (twice, p_inf2)):
         grids = m.privacy_profile()
         assert grids.epsilon(float(mass) * 0.99) == math.inf and grids.delta(50.0) >= mass

@@ -23,7 +23,7 @@ from dpaccount import (Composition, GaussianMechanism, LaplaceMechanism, Poisson
                        SubsetSampling, TruncatedPoissonSampling, dump, load)
 from dpaccount.errors import RepresentationUnavailable
 from dpaccount.mechanisms.standard import BinomialMechanism
-from dpaccount.pld.truncated_poisson import _REL, inclusion_probability, truncation_weights
+from dpaccount.pld.pairs.truncated_poisson import _REL, inclusion_probability, truncation_weights
 
 EPS = [0.0, 0.1, 0.3, 0.7, 1.5]
 TRIALS, THETA = 4, 0.5
@@ -150,7 +150,7 @@ def test_gaussian_single_step_against_mpmath(n, q, cap, sigma):
     assert mech.available_methods()[0] == "analytic"
     ours = mech.get_approx_delta(eps)
     assert np.all(ours >= np.array(exact))
-    # the spill: w's bracket, 2·_REL·w wide (pld/truncated_poisson.py), and a few ulps
+    # the spill: w's bracket, 2·_REL·w wide (pld/pairs/truncated_poisson.py), and a few ulps
     np.testing.assert_allclose(ours, exact, rtol=1e-9, atol=2.1 * _REL * float(w) + 1e-15)
     b = mech.get_approx_delta_bounds(eps, method="pld", accuracy=1e-3)
     assert b.lower is None and b.lower_of is None  # the mixture reveals the coin: not attained
@@ -245,7 +245,7 @@ def test_bad_input_is_refused_by_name():
 
 def test_a_base_without_a_replace_one_rule_has_no_pairs():
     """Poisson sampling of a Poisson-sampled Laplace mechanism: no replace-one rule (only the
-    Poisson-sampled Gaussian has one, ``pld/poisson_replace.py``), so no pairs."""
+    Poisson-sampled Gaussian has one, ``pld/pairs/poisson_replace.py``), so no pairs."""
     inner = PoissonSampling()(LaplaceMechanism(b=1.0), 0.5)
     m = TruncatedPoissonSampling()(inner, 0.1, 100, 5)
     with pytest.raises(RepresentationUnavailable, match="replace-one pair"):

@@ -1,0 +1,272 @@
+"""The PLD accountant: from a mechanism's dominating pairs to a certified grid.
+
+``PairComposition`` is the representation a mechanism carries for the tight
+accountants: for each neighbouring direction (remove, add) the multiset of
+dominating pairs whose product dominates it (Zhu, Dong & Wang 2022, Thm 10:
+dominating pairs compose by taking products).
+
+``composed_grid`` turns one direction into a ``PLDGrid``:
+
+1. Pairs that are exactly Gaussian merge first, exactly: μ = sqrt(Σ k μ_i²).
+2. The grid step h is planned from the composed spread (per direction; a
+   mechanism uses the coarser of its two directions' steps for both): Connect-the-Dots
+   widens each loss by at most h²/4 in variance, so with K rounded terms
+   and composed variance V the relative widening is K h²/(4V); we ask for
+   ``rho`` of it, h = 2·sqrt(ρ V / K). Measured on DP-SGD, 200 distinct
+   subsampled Gaussians, subsampled Laplace and short compositions, the
+   relative excess of ε is then ≈ 0.35·ρ (benchmarks/rho_calibration.py);
+   queries use ρ = 0.3 × the accuracy asked for. The answer is an upper
+   bound whatever ρ is: ρ only trades tightness for time. A pair with losses on a lattice g
+   (randomized response) fixes h = g/m so it is placed exactly
+   (Koskela & Honkela 2021, Lemma 5); if every pair is on that lattice,
+   h = g and the whole computation is exact up to floating point. A pair's
+   ``anchor`` (the atoms ±ε₀ of the Laplace loss) is used the same way. A
+   lattice more than 4× finer than the planned step (a frozen grid from
+   ``Discretise``) is ignored: pinning h to it would only cost points.
+3. Every pair is discretised on [lo, hi], its tails beyond being below
+   ``tail/K`` (``pld/grids/discretise.py``), then all are composed (``pld/grids/compose.py``).
+"""
+import math
+from dataclasses import dataclass, replace
+
+from ... import progress
+from ...errors import GridTooLarge
+from .compose import MAX_GRID, compose, saddle_tilt
+from .cache import GRIDS
+from ..pairs.discrete_pair import DiscretePair
+from .discretise import loss_moments, loss_ranges, pairs_to_grids
+from ..pairs.base import _U, GaussianPair
+
+DIRECTIONS = ("remove", "add")
+
+
+@dataclass(frozen=True)
+class PairComposition:
+    """Per direction, a tuple of (DominatingPair, count) whose product dominates."""
+
+    remove: tuple
+    add: tuple
+
+    @staticmethod
+    def single(remove_pair, add_pair):
+        return PairComposition(((remove_pair, 1),), ((add_pair, 1),))
+
+    def direction(self, name):
+        return getattr(self, name)
+
+    def compose(self, parts):
+        """Concatenate ``[(PairComposition, count), ...]`` after this one."""
+        rem, add = dict(self.remove), dict(self.add)
+        for rep, k in parts:
+            for pair, c in rep.remove:
+                rem[pair] = rem.get(pair, 0) + c * k
+            for pair, c in rep.add:
+                add[pair] = add.get(pair, 0) + c * k
+        return PairComposition(_absorbed(rem), _absorbed(add))
+
+    def pure_epsilon(self):
+        """The pure ε: per direction Σ k·(each pair's ``pure_epsilon``), the larger
+        direction; rounded up (the n-term sum: (1 + n·u)); +∞ where a pair's is."""
+        sums = [math.fsum(k * p.pure_epsilon() for p, k in pairs) * (1 + (len(pairs) + 2) * _U)
+                for pairs in (self.remove, self.add)]
+        return max(max(sums), 0.0)
+
+    @property
+    def tight(self):
+        """Every pair attained (``DominatingPair.tight``): then lower bounds on this
+        composition's curves are lower bounds on the mechanism's (every step sees the
+        same neighbours); else see ``pld/profiles/attained.py``."""
+        return all(p.tight for side in (self.remove, self.add) for p, _ in side)
+
+    @property
+    def gaussian_mu(self):
+        """μ if every pair in both directions is Gaussian, else None."""
+        mus = []
+        for pairs in (self.remove, self.add):
+            if any(p.gaussian_mu is None for p, _ in pairs):
+                return None
+            mus.append(_root_sum_squares((p.gaussian_mu, k) for p, k in pairs))
+        return max(mus)
+
+
+def _absorbed(parts):
+    """A direction's parts; where one pair has no finite P-mass at all (P ⟂ Q: its
+    loss is +∞ P-almost surely), that pair once: the composed loss is then +∞
+    P-almost surely too, whatever the other parts (δ(ε) = 1 for every ε), and the
+    single pair says so exactly instead of a grid of no finite mass."""
+    for pair in parts:
+        if no_finite_mass(pair):
+            return ((pair, 1),)
+    return tuple(parts.items())
+
+
+def no_finite_mass(pair):
+    """Whether the pair's loss is +∞ P-almost surely (a finite pair with P ⟂ Q)."""
+    return isinstance(pair, DiscretePair) and pair.atoms[0].size == 0
+
+
+def _root_sum_squares(terms):
+    """sqrt(Σ k μ²) over (μ, k) without overflow or underflow of μ²: the μ are
+    scaled by a power of two first (exact), so in range the value is unchanged
+    (up to terms far below the rounding of the sum)."""
+    terms = list(terms)
+    top = max((mu for mu, _ in terms), default=0.0)
+    if top == 0.0 or not math.isfinite(top):
+        return top
+    scale = math.ldexp(1.0, math.frexp(top)[1] - 1)  # top/scale in [1, 2)
+    return scale * math.sqrt(sum(k * (mu / scale) ** 2 for mu, k in terms))
+
+
+def _merge_gaussians(pairs):
+    gauss = [(p, k) for p, k in pairs if p.gaussian_mu is not None]
+    rest = [(p, k) for p, k in pairs if p.gaussian_mu is None]
+    if len(gauss) > 1 or (gauss and gauss[0][1] > 1):
+        mu = _root_sum_squares((p.gaussian_mu, k) for p, k in gauss)
+        gauss = [(GaussianPair(mu), 1)]
+    return gauss + rest
+
+
+def plan_step(pairs, rho, tail):
+    """Grid step for a list of (pair, count), see the module docstring."""
+    total_k = sum(k for _, k in pairs)
+    variance, rounded_k = 0.0, 0
+    for (p, k), (lo, hi) in zip(pairs, loss_ranges([p for p, _ in pairs], tail / total_k)):
+        _, var = loss_moments(p, lo, hi)
+        variance += k * var
+        if p.lattice is None:
+            rounded_k += k
+    if variance <= 0.0 and not _lattices(pairs):
+        return 1.0  # every loss is a single point (0): any step represents it
+    target = step_target(variance, rounded_k or total_k, rho)
+    if not target > 0.0:  # an accuracy so fine that ρ underflows
+        raise GridTooLarge(f"rho={rho!r} asks for a grid step of 0: no grid can reach that accuracy")
+    return snap_to_lattice(pairs, target)
+
+
+def step_target(variance, rounded_k, rho):
+    """h = 2·sqrt(ρ V / K): Connect-the-Dots widens the variance by at most K h²/4 (module docstring)."""
+    return 2.0 * math.sqrt(rho * max(variance, 1e-300) / max(rounded_k, 1))
+
+
+def _lattices(pairs):
+    return {p.lattice or p.anchor for p, _ in pairs if (p.lattice or p.anchor) is not None}
+
+
+def snap_to_lattice(pairs, target):
+    """``target`` as a step that keeps the pairs' lattice g (or anchor) on the
+    grid: g/m, or g itself where every pair is on it (then the grid is exact);
+    a lattice far finer than the target (a frozen grid) is ignored."""
+    lattices = _lattices(pairs)
+    if len(lattices) == 1:
+        g = lattices.pop()
+        if g >= 0.25 * target:  # a lattice far finer than needed would only cost points
+            return g if all(p.lattice is not None for p, _ in pairs) else g / math.ceil(g / target)
+    return target
+
+
+def plan_joint_step(composition, rho, tail):
+    """One grid step for both directions: the coarser of their own plans.
+
+    A direction whose loss barely varies (the add direction of a subsampled
+    mechanism with tiny σ, say) would otherwise ask for an absurdly fine grid
+    to resolve a δ that the other direction dominates anyway; on the coarser
+    grid its answer is still a rigorous upper bound."""
+    return max(plan_step(_merge_gaussians(composition.direction(d)), rho, tail) for d in DIRECTIONS)
+
+
+@progress.stage("composing a grid")
+def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt_at=None, base=None,
+                  hints=(None, None), proxy_step=None):
+    """The certified grid of one direction (a tuple of (pair, count)).
+
+    With ``tilt_at`` (a loss level) the composition is also run exponentially
+    tilted towards that level and combined with ``base`` (the untilted grid)
+    bin by bin (``pld/compose.compose``): small δ near that level become
+    accurate to ~1e-15 of themselves (plus the tilting's rounding pad, ~1e-8)
+    instead of ~1e-15 of the peak. ``hints``:
+    the window's Chernoff λ on coarser grids (``compose.chernoff_lambdas``);
+    ``proxy_step``: a coarser step whose grids the searches for the tilt's λ
+    run on (``compose._MGF``)."""
+    pairs = _merge_gaussians(pairs)
+    if step is None:
+        step = plan_step(pairs, rho, tail)
+    args = (pairs, tail, tilt_at, base, hints, proxy_step)
+    if pessimistic:
+        return _composed(*args, step, True, False)
+    try:  # optimistic: on the finer frame where it fits (``optimistic_frame``), else on the level's
+        return _composed(*args, step, False, True)
+    except GridTooLarge:
+        return _composed(*args, step, False, False)
+
+
+def _composed(pairs, tail, tilt_at, base, hints, proxy_step, step, pessimistic, finer):
+    """``composed_grid`` at a given step (and, optimistic, frame)."""
+    items = step_grids(pairs, step, tail, pessimistic, finer)
+    proxy = step_grids(pairs, proxy_step, tail, pessimistic, finer) if proxy_step and proxy_step != step else None
+    # optimistic grids compose in their frame (``optimistic_frame``): losses less Σ k·shift
+    total = 0.0 if pessimistic else sum(k * _shift(p) for p, k in pairs)
+    tilt = saddle_tilt(items, tilt_at - total, proxy) if tilt_at is not None else 0.0
+    whole = int(math.floor(total / items[0][0].step - 1e-9)) if total else 0  # rounded down, never up
+    if base is not None and base.step != items[0][0].step:
+        base = None  # the untilted grid on the other frame (it did not fit): the tilted one alone
+    if base is not None and whole:
+        base = replace(base, offset=base.offset - whole)
+    out = compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base, hints=hints, proxy=proxy)
+    # back from the frame: every loss moved down by the fraction of a step dropped from
+    # Σ k·shift (moving loss down lowers every δ: still a lower bound)
+    return replace(out, offset=out.offset + whole) if whole else out
+
+
+def _shift(pair):
+    """The frame shift of a pair's optimistic grid: its heaviest edge, which the
+    grid then holds as its point 0 (``DominatingPair.edges``)."""
+    return pair.edges[0] if pair.edges else 0.0
+
+
+_FINER = 128  # how much finer than the level's step an optimistic grid may go to hold its edges apart
+
+
+def optimistic_frame(pairs, step, finer=True):
+    """(step, shifts) of a direction's optimistic grids: pair i's grid point j
+    sits at the loss j·step + shifts[i], its heaviest edge, so that the edge
+    is a grid point; where the direction is one pair with two edges (a
+    Poisson-subsampled finite pair), the step is also made the largest
+    d/m ≤ step, d the edges' distance, so that both are (not below step/2).
+    ``finer``: a step of at most half the smallest |edge| (its next point
+    must stay inside (1 − q, 1) on the remove side, where the tangent at 0
+    is still above 0: else the whole curve above ε = 0 goes with the
+    near-atom), where that is at most ``_FINER`` times finer.
+    An optimistic grid with an atom or a near-atom of mass ~1 at an edge
+    between its points is first order in its step (``discretise_optimistic.py``),
+    on them second order. The composed grid moves its losses back by Σ k·shifts,
+    rounded down (``composed_grid``); the frame chooses tightness, never soundness."""
+    edges = [p.edges for p, _ in pairs]
+    small = min((abs(e[0]) for e in edges if e), default=math.inf) / 2
+    if finer and step > small >= step / _FINER:
+        step = small
+    if len(pairs) == 1 and len(edges[0]) == 2:
+        d = abs(edges[0][1] - edges[0][0])
+        if d >= step:
+            step = d / math.ceil(d / step)
+    return step, [e[0] if e else 0.0 for e in edges]
+
+
+def step_grids(pairs, step, tail, pessimistic=True, finer=True):
+    """[(single-step grid, count), ...] of a direction (Gaussians merged first), each
+    pair discretised on its loss range with tails below tail/K (cached)."""
+    pairs = _merge_gaussians(pairs)
+    total_k = sum(k for _, k in pairs)
+    shifts = [0.0] * len(pairs)
+    if not pessimistic:
+        step, shifts = optimistic_frame(pairs, step, finer)
+    keys = []
+    for p, s, (lo, hi) in zip((p for p, _ in pairs), shifts, loss_ranges([p for p, _ in pairs], tail / total_k)):
+        jlo, jhi = int(math.floor((lo - s) / step)), int(math.ceil((hi - s) / step))
+        if jhi - jlo + 1 > MAX_GRID:
+            raise GridTooLarge(f"discretising {p!r} at step {step:.3g} needs {jhi - jlo + 1} points; "
+                               f"the cap is {MAX_GRID}")
+        keys.append(("pair", p, step, jlo, jhi, pessimistic, s))
+    grids = GRIDS.get_many(keys, lambda missing: pairs_to_grids([key[1] for key in missing], step,
+                                                                 [key[3:5] for key in missing], pessimistic,
+                                                                 [key[6] for key in missing]))
+    return list(zip(grids, (k for _, k in pairs)))

@@ -1,0 +1,38 @@
+"""An up-front estimate of a query's work, said before the work starts.
+
+The accountant discretises and transforms each *distinct* pair of a
+composition on its own (``pld/profiles/step_profile.py``): equal pairs are composed
+at once (powered), Gaussians merge exactly, but every other distinct pair
+costs its own grid and transform at each step size the query needs. So the
+work of a first query grows with the number of distinct pairs, about
+``SECONDS_PER_PAIR`` each (measured: 300, 1,000 and 3,000 distinct Laplace
+parts took 1.0, 3.1 and 7.1 s on a loaded 2-core machine; a 7 MB spec of
+99,998 distinct Laplace parts would take minutes). Past ``DISTINCT_WARN``
+distinct pairs a ``CostWarning`` says so before the work starts, with the
+estimate and what would be cheaper.
+"""
+import warnings
+
+from ...errors import CostWarning
+from .accountant import DIRECTIONS, _merge_gaussians
+
+DISTINCT_WARN = 2_000   # distinct pairs in one direction: ~5 s of work and more
+SECONDS_PER_PAIR = 2.5e-3
+
+
+def distinct_pairs(composition):
+    """The number of distinct pairs the grids of a ``PairComposition`` are built from
+    (the larger direction; Gaussians merged)."""
+    return max(len(_merge_gaussians(composition.direction(d))) for d in DIRECTIONS)
+
+
+def warn_if_costly(composition, stacklevel=3):
+    """A ``CostWarning`` up front where the composition's first grid query is far
+    beyond the usual work (more than ``DISTINCT_WARN`` distinct pairs)."""
+    n = distinct_pairs(composition)
+    if n > DISTINCT_WARN:
+        warnings.warn(f"this composition has {n} distinct parts, each discretised and transformed on its own: "
+                      f"expect roughly {n * SECONDS_PER_PAIR:.0f} s for its first query (~{1e3 * SECONDS_PER_PAIR:g} "
+                      f"ms per part; more at fine accuracy). Equal parts are composed at once: group equal steps "
+                      f"(Composition()([m], [k])), or use method='rdp' (fast, looser)",
+                      CostWarning, stacklevel=stacklevel + 1)

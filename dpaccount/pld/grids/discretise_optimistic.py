@@ -1,0 +1,345 @@
+"""The optimistic grid: a valid grid pair that the true pair dominates.
+
+Its hockey-stick curve g(x), x = e^ε, is built *below* the exact curve δ(x)
+with a second-order gap, the optimistic counterpart of Connect-the-Dots:
+
+1. On a segment [x_j, x_{j+1}] the chord of the convex δ exceeds δ by at
+   most the height of the triangle it forms with the tangents at the two
+   ends, Δx(s_c − s_L)(s_R − s_c)/(s_R − s_L) (s_L, s_c, s_R: slopes of the
+   left tangent, chord, right tangent; increasing in s_R, so the right
+   derivative −Q(L > ε_{j+1}) may stand in for the left one). With the
+   masses (A, B) of the open cell (ε_j, ε_{j+1}) this is
+   (x_{j+1}B − A)(A − x_j B)/(Δx·B) ≤ Δx·B/4 (an atom at ε_{j+1} itself, which
+   the pair reports through ``atom_masses``, is taken out of the closed cell).
+   The line through the ends lowered by (c_L, c_R) passes below the apex,
+   hence below δ on the segment, iff c_L/ℓ + c_R/r ≥ 1 with ℓ = A − x_j B,
+   r = x_{j+1}B − A (ℓ + r = Δx·B; the height is ℓr/(Δx·B)). Each segment
+   asks for the height at both ends, except where an end has less room than
+   that above max(T, 0) (T below): that end is lowered by its room only and
+   the other end by the rest, r(1 − c_L/ℓ) or ℓ(1 − c_R/r) (≤ Δx·B). Each
+   point is lowered by the larger request of its two segments, so the broken
+   line through the lowered points is below δ. Why the room matters: near
+   the bottom of a loss with an edge (log(1−q) of a Poisson remove pair) δ
+   is T itself, and a point lowered below T drags the convex curve below T
+   all the way to x = 0 (g(0) = 1): a mean-loss bias of the whole lowering,
+   first order in the step, where the same lowering inside the curve costs
+   only its hat's weight Δx/x ≈ h. The same holds at the top, where δ
+   reaches 0: a point lowered below 0 moves the end of the support down.
+   After the last point the line drops, over one more grid step, to the
+   mass at +∞ lowered by the last gap; from its lowest point on, the hull
+   is replaced by the flat line at that height (still below it). Where the
+   lowered points fall below P(L = ∞) itself (a coarse grid, a large atom
+   in the top cell), the hull is cut where it meets that floor instead:
+   δ ≥ P(L = ∞) everywhere, so the flat line stays below δ and the mass at
+   +∞ is kept. The lower convex hull B of these
+   points is below δ, and so is its linear extension to the left (a secant
+   of a convex function lies below it outside its interval).
+2. g = max(T, B, F) with T(x) = 1 − (1 − Q(L = −∞))·x, the tangent of δ at
+   x = 0, and the floor F = P(L = ∞)(1 − margin), both masses at ±∞ rounded
+   down (``end_bounds()``: a finite pair computes them from logs that err, and
+   a Q(L = −∞) too large raises T above δ): convex, below δ, g(0) = 1
+   and every slope ≥ −1, so it is the curve of a valid pair. Its kinks are
+   B's (grid points) and the two crossings with T and with F, which lie off
+   the grid: their mass is moved
+   down to the grid point below (moving loss down lowers every δ(ε)).
+3. A valid pair below δ everywhere is dominated by the true pair
+   (Blackwell; Zhu, Dong & Wang 2022), and domination survives
+   composition: composed optimistic grids give rigorous lower bounds.
+
+Numerics: near the bottom δ(x) = 1 − x + E(x) with E tiny, so points with
+ε ≤ 0 are held as the excess E(x_j) = E_Q[(x_j − e^L)_+] (summed from the
+bottom, non-negative terms), points with ε > 0 as δ(ε_j) (summed from the
+top); each segment's slope is taken from the form that is accurate on it
+(adding the linear 1 − x changes no kink). Points carry a relative margin
+of 1e-10 and are lowered by their cells' error bounds summed (``masses_of(…,
+errors=True)``: ulps of |log Φ| at a Gaussian cell's ends, ``pld/pairs/log_cells.py``);
+slope jumps that rounding makes negative are dropped, and a
+sliver (1e-12 + 4·n·u) of every mass is dropped against the rounding of the
+telescoping sums (dropping mass only lowers δ, also after composition).
+"""
+import math
+
+import numpy as np
+
+from ...lazy import lazy
+from .grid import PLDGrid
+from ..pairs.base import stacked_masses
+
+optimize = lazy("scipy.optimize")
+
+_MARGIN = 1e-10
+_U = np.finfo(float).eps
+
+
+class _Curve:
+    """Points of the curve in both forms: excess e = g − (1 − x) and g."""
+
+    def __init__(self, x, e, g):
+        self.x, self.e, self.g = x, e, g
+
+    def slopes(self, keep):
+        """Slopes of g between consecutive kept points, each from the form
+        that is accurate on its segment (e − 1 where x ≤ 1, g beyond, where
+        the slopes can be far smaller than u)."""
+        x, i, k = self.x, keep[:-1], keep[1:]
+        dx = x[k] - x[i]
+        low = (self.e[k] - self.e[i]) / dx - 1.0
+        high = (self.g[k] - self.g[i]) / dx
+        return np.where(x[k] <= 1.0, low, high)
+
+
+def _lower_hull(curve):
+    """Indices of the lower convex hull, in O(n): the hull's slopes are the
+    isotonic (non-decreasing) regression of the segment slopes weighted by
+    their widths (the greatest convex minorant; pool-adjacent-violators,
+    ``scipy.optimize.isotonic_regression``), its vertices the ends of the
+    pools. That is a first guess only, up to the rounding of the pooled
+    means: points the guess dropped but that lie below its broken line are
+    put back, and points above the segment joining their neighbours are
+    removed, pass after pass, until neither happens (usually at once)."""
+    n = len(curve.x)
+    keep = np.arange(n)
+    if n > 2:
+        pools = optimize.isotonic_regression(curve.slopes(keep), weights=np.diff(curve.x)).blocks
+        keep = np.unique(np.append(pools, n - 1))
+    for _ in range(4):
+        keep = _convex(curve, keep)
+        below = _below(curve, keep)
+        if not below.any():
+            return keep
+        keep = np.union1d(keep, np.nonzero(below)[0])
+    return _convex(curve, np.arange(n))  # the guess does not settle: every pass from scratch
+
+
+def _convex(curve, keep):
+    """``keep`` less the points above the segment joining their neighbours,
+    pass after pass (a point never on the hull stays off it)."""
+    while True:
+        s = curve.slopes(keep)
+        bad = np.nonzero(s[:-1] > s[1:])[0] + 1
+        if len(bad) == 0:
+            return keep
+        bad = bad[np.append(True, np.diff(bad) > 1)]  # never two neighbours at once
+        keep = np.delete(keep, bad)
+
+
+def _below(curve, keep):
+    """Which points not in ``keep`` lie below the broken line through it, each
+    compared in the form the slopes use on its segment (e where x ≤ 1, else g),
+    by more than the line's own rounding (and, where x ≤ 1, the ulp of the
+    slope e-slope − 1 that ``_convex`` compares) plus 1e-13 of the line: the
+    points are lowered by 1e-10 of themselves (``_MARGIN``), so a line that
+    much above one is still below the exact curve."""
+    x = curve.x
+    seg = np.clip(np.searchsorted(x[keep], x, side="right") - 1, 0, len(keep) - 2)
+    left, right = keep[seg], keep[seg + 1]
+    low = x[right] <= 1.0
+    value = np.where(low, curve.e, curve.g)
+    dx, width = x - x[left], x[right] - x[left]
+    slope = (value[right] - value[left]) / width
+    line = value[left] + slope * dx
+    slack = 4 * _U * (np.abs(value[left]) + np.abs(slope) * dx + np.where(low, dx, 0.0)) + 1e-13 * np.abs(line)
+    below = value < line - slack
+    below[keep] = False
+    return below
+
+
+
+_KEEP = 0.875  # of the next point's δ, a point keeps above it when short of room (``_room``)
+
+
+def _room(eps, x, e0, g0, q_ninf, low, top):
+    """How far each point may be lowered before it passes below the tangent
+    T at 0 (where it would leave the hull off the grid: a crossing whose kink
+    moves down a whole step), or, above 0, below ``_KEEP`` of the next
+    point's δ (``top``: P(L = ∞) after the last). A point lowered to 0 takes
+    the convex curve to 0 for good, every loss above it lost (an atom off
+    the grid in the cell below, with rarer ones above: a discrete
+    Gaussian's); kept this way the other end of the cell takes the lowering
+    (it has room: its δ exceeds the next one's by the cell's ℓ). Only a
+    policy: nothing rests on it."""
+    to_t = np.where(low, e0, g0 + np.expm1(eps)) - q_ninf * x
+    to_zero = np.where(low, e0 - np.expm1(eps), g0 - _KEEP * np.append(g0[1:], top))
+    return np.maximum(np.minimum(to_t, to_zero), 0.0)
+
+
+def _requests(low_part, high_part, tri, pad, room_l, room_r, least=False):
+    """Each segment's lowering of its left and right end, (c_L, c_R), with
+    c_L/ℓ + c_R/r ≥ 1 for the cell's ℓ = A − x_j B and r = x_{j+1}B − A
+    (the line through the lowered ends then passes below the apex of the
+    triangle under δ): the padded triangle height ``tri`` at both ends
+    (tri/ℓ + tri/r = 1 exactly, padded up) where both ends have that room;
+    else the end short of room is lowered by its room only and the other
+    takes c = (its part + pad)·(1 − room/(the other part + pad)), rounded
+    up: ℓ and r are inflated by their rounding (``pad``), which can only
+    raise c. Where neither way fits, the triangle height at both ends.
+
+    ``least``: each segment takes the way that lowers its ends least beyond
+    their rooms instead, an end pinned at min(room, its part + pad) whether
+    or not that is below the triangle height, the left end first on ties.
+    Lowering beyond a room is what costs first order (a mean-loss bias of
+    that much); within, the cost is second order. The case it is for: an
+    edge cell holding a whole near-atom (a Poisson pair's log(1 − q), q
+    small), where an end's room equals the other end's part up to the
+    margins, so the rest overshoots it by a hair, and the triangle height at
+    both ends drags the curve a whole step's worth below T (or 0)."""
+    if least:
+        return _least_over(low_part, high_part, tri, pad, room_l, room_r)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        right_rest = (high_part + pad) * np.maximum(1.0 - room_l / (low_part + pad), 0.0) * (1 + 8 * _U)
+        left_rest = (low_part + pad) * np.maximum(1.0 - room_r / (high_part + pad), 0.0) * (1 + 8 * _U)
+    right_rest = np.nan_to_num(right_rest, nan=0.0)
+    left_rest = np.nan_to_num(left_rest, nan=0.0)
+    fits = (room_l >= tri) & (room_r >= tri)
+    pin_left = ~fits & (room_l < tri) & (right_rest <= room_r)
+    pin_right = ~fits & ~pin_left & (room_r < tri) & (left_rest <= room_l)
+    left = np.where(pin_left, np.minimum(room_l, tri), np.where(pin_right, left_rest, tri))
+    right = np.where(pin_left, right_rest, np.where(pin_right, np.minimum(room_r, tri), tri))
+    return left, right
+
+
+def _least_over(low_part, high_part, tri, pad, room_l, room_r):
+    """``_requests(…, least=True)``: of the three ways (the triangle height at
+    both ends; the left end pinned at c_L = min(room_l, ℓ + pad) and the right
+    end at the rest; the mirror image), the one that exceeds the rooms least.
+    A pinned end's rest (r + pad)·(1 − c_L/(ℓ + pad)), rounded up, keeps
+    c_L/ℓ + c_R/r ≥ 1 whatever c_L ≥ 0 (ℓ ≤ ℓ + pad, r ≤ r + pad)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pin_l = np.minimum(room_l, low_part + pad)
+        pin_r = np.minimum(room_r, high_part + pad)
+        right_rest = np.nan_to_num((high_part + pad) * np.maximum(1.0 - pin_l / (low_part + pad), 0.0),
+                                   nan=0.0) * (1 + 8 * _U)
+        left_rest = np.nan_to_num((low_part + pad) * np.maximum(1.0 - pin_r / (high_part + pad), 0.0),
+                                  nan=0.0) * (1 + 8 * _U)
+    over = np.stack([np.maximum(right_rest - room_r, 0.0),                              # pin left
+                     np.maximum(left_rest - room_l, 0.0),                               # pin right
+                     np.maximum(tri - room_l, 0.0) + np.maximum(tri - room_r, 0.0)])    # both
+    way = np.argmin(over, axis=0)
+    left = np.choose(way, [pin_l, left_rest, tri])
+    right = np.choose(way, [right_rest, pin_r, tri])
+    return left, right
+
+
+def pair_to_lower_grid(pair, step, lo, hi, split=True, shift=0.0):
+    """The optimistic grid of ``pair`` on the losses lo·step + shift, …,
+    (hi+1)·step + shift (+ p_∞), its point j at index j − lo (the grid's
+    losses are those less ``shift``: ``accountant.optimistic_frame``).
+    ``split``: a segment's lowering is split by the room each end has above
+    max(T, 0) (``_room``); else both ends take the triangle height, but for an
+    end at 0 (the top of a bounded support), which keeps its place while the
+    other end takes the rest (Laplace's atoms at ±ε₀ fare better so)."""
+    eps = np.arange(lo, hi + 1) * step + shift
+    m = len(eps)
+    if eps[-1] + step > 700 or eps[0] < -700:
+        raise OverflowError("optimistic grids need losses within ±700")
+    # cells (−∞, ε₀], …, (ε_{m−1}, ∞), and bounds on their errors
+    a, b, err_a, err_b = stacked_masses([pair], eps, [m], errors=True)
+    x = np.exp(eps)
+    eps_end = eps[-1] + step
+    x_end = math.exp(eps_end)
+    # the masses at ±∞ rounded down (``end_bounds``): a lower δ at every point, and a lower
+    # tangent T at 0 (its slope Q(L = −∞) − 1: a Q(L = −∞) too large raises T above the
+    # exact curve's tangent, and max(T, B, F) above δ near x = 0)
+    (p_inf, _), (q_ninf, _) = pair.end_bounds()
+    q_le = np.cumsum(b)[:-1]                 # Q(−∞ < L ≤ ε_j)
+    q_gt = np.cumsum(b[::-1])[::-1][1:]      # Q(L > ε_j)
+    # excess E_j = Σ_{L ≤ ε_j} (x_j q − p) + x_j Q(L = −∞), from the bottom
+    e_terms = np.maximum(x * b[:-1] - a[:-1], 0.0)
+    e_terms[1:] += np.diff(x) * (q_le[:-1] + q_ninf)
+    excess = np.cumsum(e_terms) + x[0] * q_ninf
+    # δ_j from the top: δ_j = δ_{j+1} + (A − x_j B)_{cell j+1} + (x_{j+1} − x_j) Q(L > ε_{j+1})
+    d_terms = np.maximum(a[1:] - x * b[1:], 0.0)
+    d_terms[:-1] += np.diff(x) * q_gt[1:]
+    delta = np.cumsum(d_terms[::-1])[::-1] + p_inf
+    # the cells' errors: each term max(·, 0) above exceeds its exact value (≥ 0) by at most its
+    # own error bound, each Δx·Q term by Δx times Q's, so the excess errs up by at most
+    # Σ_{k≤j} err_A + x_j Σ_{k≤j} err_B (the x-weights telescope to x_j), δ_j by at most
+    # Σ_{k>j} (err_A + (2x_{k−1} − x_j) err_B) ≤ Σ_{k>j} (err_A + 2x_{k−1} err_B)
+    # (a sum of n bounds rounds by ≤ n·u of itself, within the bounds' own slack)
+    err_low = np.cumsum(err_a[:-1]) + x * np.cumsum(err_b[:-1])
+    err_high = np.cumsum(err_a[::-1])[::-1][1:] + 2 * np.cumsum((x * err_b[1:])[::-1])[::-1]
+    # gaps of the segments [x_j, x_{j+1}] (the last one ends at x_end)
+    # segment gaps: the height of the triangle between the chord and the end
+    # tangents, (x_{j+1}B − A)(A − x_j B)/(Δx·B) for the cell's (A, B), with a
+    # pad for rounding; the last segment, whose cell is unbounded, Δx·B/4
+    # (an atom at a cell's right end is not inside the open cell: take it out)
+    atom_p, atom_q = pair.atom_masses(eps)
+    ca = np.maximum(a[1:-1] - atom_p[1:], 0.0)
+    cb = np.maximum(b[1:-1] - atom_q[1:], 0.0)
+    dx = np.diff(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low_part = np.maximum(ca - x[:-1] * cb, 0.0)          # A − x_j B  ∈ [0, Δx B]
+        high_part = np.maximum(x[1:] * cb - ca, 0.0)          # x_{j+1} B − A ∈ [0, Δx B]
+        # (a ratio in [0, 1] first: the product of two tail masses underflows)
+        tri = np.where(cb > 0, low_part * np.minimum(high_part / (dx * cb), 1.0), 0.0)
+    pad = 64 * _U * (ca + x[1:] * cb) + err_a[1:-1] + x[1:] * err_b[1:-1]  # rounding, and the cells' errors
+    tri = np.minimum(tri * (1.0 + 64 * _U / step), dx * cb / 4.0) + pad
+    # each segment asks its ends to be lowered by (c_L, c_R) with
+    # c_L/(A − x_j B) + c_R/(x_{j+1}B − A) ≥ 1 (the line then passes below the
+    # triangle's apex); by the triangle height at both ends where each end has
+    # that much room above max(T, 0), else the end without room keeps its room
+    # and the other end takes the rest (``_requests``)
+    low = eps <= 0
+    e0, g0 = excess * (1 - _MARGIN) - err_low, delta * (1 - _MARGIN) - err_high
+    room = _room(eps, x, e0, g0, q_ninf, low, p_inf * (1 - _MARGIN)) if split else np.where(delta > 0.0, np.inf, 0.0)
+    left_demand, right_demand = _requests(low_part, high_part, tri, pad, room[:-1], room[1:], split == "least")
+    top_gap = (x_end - x[-1]) * (b[-1] + err_b[-1]) / 4.0
+    lower_by = np.maximum(np.append(0.0, right_demand), np.append(left_demand, top_gap))
+    gap = np.append(tri, top_gap)
+    e_low = e0 - lower_by
+    g_high = g0 - lower_by
+    e = np.where(low, e_low, np.expm1(eps) + g_high)
+    g = np.where(low, -np.expm1(eps) + e_low, g_high)
+    g_end = p_inf * (1 - _MARGIN) - gap[-1]
+    curve = _Curve(np.append(x, x_end), np.append(e, math.expm1(eps_end) + g_end), np.append(g, g_end))
+    slot = np.arange(m + 1)                                   # grid slots lo … hi+1
+    keep = _lower_hull(curve)
+    hx, he, hg, hslot = curve.x[keep], curve.e[keep], curve.g[keep], slot[keep]
+    s = curve.slopes(keep)                                    # g-slopes between kept points
+    probs = np.zeros(m + 1)
+
+    def put_below(x_kink, mass):  # an off-grid kink: to the grid point at or below it
+        if x_kink <= 0 or mass <= 0:
+            return  # a kink at x = 0 carries no P-mass
+        j = int(math.floor((math.log(x_kink) - shift) / step + 1e-9)) - lo
+        if j >= 0:  # below the grid: dropped (moving it up to the first point is not below δ
+            probs[min(j, m)] += mass  # once composed; dropping P-mass lowers every δ)
+
+    # left: T has g-slope q_ninf − 1; B starts below T and crosses it once
+    t_gap = he - q_ninf * hx                                  # B − T at the kept points (e-form)
+    if t_gap[-1] < 0 or len(s) == 0:
+        raise OverflowError("the grid does not reach above the tangent at 0")
+    below_t = np.nonzero(t_gap < 0)[0]                        # B − T is convex: one last crossing
+    k = int(below_t[-1]) + 1 if len(below_t) else 0
+    s_left = s[k - 1] if k > 0 else s[0]
+    x_anchor, gap_anchor = (hx[k - 1], t_gap[k - 1]) if k > 0 else (hx[0], t_gap[0])
+    turn = s_left + 1.0 - q_ninf                              # slope jump T → B, ≥ 0
+    if turn > 0:
+        x_cross = x_anchor - gap_anchor / turn
+        put_below(x_cross, x_cross * turn)
+    hx, hg, hslot, s = hx[k:], hg[k:], hslot[k:], s[k:]
+    # right: g must not rise: it stays flat from the first kept point after
+    # which it would (g-slope ≥ 0); and it must not fall below the floor
+    # P(L = ∞)(1 − margin) ≤ δ (0 without mass at +∞): cut there, flat beyond
+    rising = np.nonzero(s >= 0.0)[0]
+    last = int(rising[0]) if len(rising) else len(hx) - 1
+    hx, hg, hslot, s = hx[:last + 1], hg[:last + 1], hslot[:last + 1], s[:last]
+    floor = max(p_inf * (1 - _MARGIN), 0.0)
+    under = np.nonzero(hg <= floor)[0]
+    if len(under):
+        k = int(under[0])
+        if k == 0:
+            raise OverflowError("the curve reaches its floor before the grid: too coarse a grid")
+        x_cut = hx[k - 1] - (hg[k - 1] - floor) / s[k - 1]    # g falls with slope s < 0
+        put_below(x_cut, x_cut * -s[k - 1])
+        hx, hslot, s = hx[:k], hslot[:k], s[:k]
+        p_inf = floor
+    else:
+        s = np.append(s, 0.0)                                 # flat g after the last point
+        p_inf = float(hg[-1])
+    jumps = np.maximum(np.diff(np.append(s_left, s)), 0.0)  # at hx[i]: slope before → after
+    np.add.at(probs, hslot, hx * jumps)
+    # the sums above telescope to 1 only up to rounding: drop a sliver of mass
+    keep_share = 1.0 - 1e-12 - 4 * m * _U
+    return PLDGrid(step=step, offset=int(lo), probs=probs * keep_share, p_inf=p_inf * keep_share,
+                   pessimistic=False)

@@ -1,0 +1,195 @@
+"""The privacy-loss-distribution grid: a representation, and its queries.
+
+A ``PLDGrid`` holds P-masses p_j of the privacy loss at ε_j = (offset + j)·h,
+plus the mass p_∞ at L = +∞, and says which way it was rounded:
+``pessimistic`` grids over-state every hockey-stick value (rigorous upper
+bounds), optimistic ones under-state them (rigorous lower bounds).
+
+Queries (Koskela & Honkela 2021, eq. 2.3; Sommer et al. 2019):
+
+    δ(ε) = Σ_{ε_j > ε} p_j (1 − e^{ε − ε_j}) + p_∞.
+
+Evaluated with sums that have no cancellation: with m the first index whose
+ε_m > ε, SP[m] = Σ_{j≥m} p_j and D[m] = Σ_{j>m} p_j (1 − e^{−(ε_j − ε_m)}),
+
+    δ(ε) = (1 − e^{ε−ε_m}) SP[m] + e^{ε−ε_m} D[m] + p_∞,   δ(ε_m) = D[m] + p_∞,
+
+and D obeys D[m] = D[m+1] + (1 − e^{−h}) S̃[m+1] with S̃[m] = p_m + e^{−h} S̃[m+1],
+all terms non-negative. Their relative rounding errors (``_sums``: below
+n·u for SP, ~2.5n·u for D, over n points) are added (pessimistic) or
+subtracted.
+"""
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ...lazy import lazy
+
+signal = lazy("scipy.signal")
+
+_U = np.finfo(float).eps
+
+
+@dataclass(frozen=True, eq=False)
+class PLDGrid:
+    """P-masses ``probs`` at losses (offset + j)·step, plus ``p_inf`` at +∞."""
+
+    step: float
+    offset: int
+    probs: np.ndarray = field(repr=False)
+    p_inf: float
+    pessimistic: bool = True
+    noise: float = 0.0  # per-bin bound of the transform noise included in probs
+    # per-bin noise bounds where they differ by bin (tilted grids), else None
+    noise_bins: np.ndarray = field(default=None, repr=False)
+
+    def noise_effect(self, eps):
+        """An upper bound on how much the included noise bound raises δ(ε):
+        the noise of the grid points above ε (weights 1 − e^{ε−ε_j} ≤ 1)."""
+        # clipped as floats first: ε = ∞ (or huge) must not go through an integer cast
+        first = np.clip(np.floor(np.asarray(eps, dtype=float) / self.step) + 1 - self.offset,
+                        0, len(self.probs)).astype(np.int64)
+        if self.noise_bins is None:
+            return self.noise * (len(self.probs) - first)
+        start, above = self._suffix("_held_noise", int(first.min(initial=len(self.probs))), self._noise_above)
+        return above[first - start]
+
+    def _noise_above(self, start):
+        """Σ_{i ≥ j} noise_i for each j ≥ start (indexed j − start), and 0 past the end."""
+        out = np.empty(len(self.noise_bins) - start + 1)
+        out[-1] = 0.0
+        np.cumsum(self.noise_bins[:start - 1 if start else None:-1], out=out[-2::-1])
+        return out
+
+    def _suffix(self, key, m0, build):
+        """(start, ``build(start)``): sums over the points j ≥ m for each m ≥ start, start ≤ m0,
+        kept under ``key``. They run from the top down, the same whatever the start, so a
+        grid read only above some point (a tilted grid's band) never sums below it; a read
+        further down sums again from the top."""
+        held = self.__dict__.get(key)
+        if held is None or held[0] > m0:
+            held = self.__dict__[key] = (m0, build(m0))
+        return held
+
+    def __post_init__(self):
+        object.__setattr__(self, "probs", _read_only(self.probs))
+        if self.noise_bins is not None:
+            object.__setattr__(self, "noise_bins", _read_only(self.noise_bins))
+
+    @cached_property
+    def _live_log(self):
+        """(log p_j, ε_j) of the points with p_j > 0 (``chernoff.LogMGF``)."""
+        live = self.probs > 0
+        return np.log(self.probs[live]), self.losses[live]
+
+    @property
+    def losses(self):
+        """The loss value of each grid point."""
+        return (self.offset + np.arange(len(self.probs))) * self.step
+
+    @property
+    def mass(self):
+        """Total P-mass, finite part plus p_∞ (1 up to rounding and padding)."""
+        return float(self.probs.sum() + self.p_inf)
+
+    def _sums(self, start):
+        """(SP[m], D[m]) for m ≥ start, padded outwards by their rounding errors (u = 2^{−52}, roundings of
+        u/2, libm within 4 ulp): SP is one running sum of n non-negative terms, within
+        (n−1)·u/2 of itself. S̃ (``lfilter``: S̃[m] = fl(p_m + fl(r̂·S̃[m+1]))) carries p_j
+        through j−m products, j−m+1 additions and j−m factors r̂ = fl(1 + expm1(−h)),
+        within e_r·u = (1/2 + 4(e^h − 1))·u of e^{−h}: within ((1 + e_r)(n−1) + 1/2)·u.
+        D = c·Σ_{j>m} S̃[j] adds a running sum of n−2 terms, c = −expm1(−h) (4u) and
+        two products: ((1.5 + e_r)·n + 5)·u in all. The pads, (n + 8)·u and
+        ((2.5 + 4(e^h − 1))·n + 8)·u, cover these, their second-order terms and
+        their own products."""
+        n, top_down = len(self.probs), self.probs[:start - 1 if start else None:-1]  # the pads count all n
+        sp = np.empty(n - start)
+        np.cumsum(top_down, out=sp[::-1])
+        st = signal.lfilter([1.0], [1.0, -(1.0 + math.expm1(-self.step))], top_down)  # S̃, last point first
+        d = np.empty(n - start)
+        d[-1] = 0.0
+        np.cumsum(st[:-1], out=d[-2::-1])  # Σ_{j>m} S̃[j]
+        sign = 1.0 if self.pessimistic else -1.0
+        sp *= 1.0 + sign * (n + 8) * _U
+        d *= -math.expm1(-self.step) * (1.0 + sign * ((2.5 + 4.0 * math.expm1(self.step)) * n + 8) * _U)
+        return sp, d
+
+    def delta(self, eps):
+        """δ(ε) of this grid, vectorised; in the grid's rounding direction."""
+        eps = np.asarray(eps, dtype=float)
+        losses_end = (self.offset + len(self.probs)) * self.step
+        # m: the first ε_m > ε. ε/h may round across an integer; a pessimistic grid then
+        # takes the point below too (and δ(ε_m) ≥ δ(ε) there), an optimistic one the point above
+        x = np.minimum(eps, losses_end) / self.step  # beyond the last point δ = p_∞ (below): no int overflow
+        slack = 4 * _U * np.abs(x)
+        m = np.floor(x - slack if self.pessimistic else x + slack).astype(np.int64) + 1 - self.offset
+        m = np.clip(m, 0, len(self.probs))
+        inside = m < len(self.probs)
+        start, (sp, d) = self._suffix("_held_sums", int(m.min(initial=len(self.probs) - 1)), self._sums)
+        mi = np.where(inside, m, start)
+        gap = np.where(inside, np.minimum(eps - (self.offset + mi) * self.step, 0.0), 0.0)
+        out = np.where(inside, -np.expm1(gap) * sp[mi - start] + np.exp(gap) * d[mi - start], 0.0) + self.p_inf
+        out = np.where(eps >= losses_end, self.p_inf, out)
+        # three non-negative terms, exp/expm1 (a few ulps), two products and two sums: the
+        # total errs by under 8u of itself (the p_∞ term included); err outwards
+        out = out * (1.0 + 8 * _U if self.pessimistic else 1.0 - 8 * _U)
+        out = np.clip(out, 0.0, 1.0)
+        return float(out) if out.ndim == 0 else out
+
+    def epsilon(self, delta):
+        """Smallest ε ≥ 0 with δ(ε) ≤ delta for this grid (inf if p_∞ > delta)."""
+        delta = np.asarray(delta, dtype=float)
+        sp, d = self._suffix("_held_sums", 0, self._sums)[1]
+        at_points = d + self.p_inf  # δ(ε_m), non-increasing in m
+        # first m with δ(ε_m) ≤ delta
+        m = np.searchsorted(-at_points, -delta, side="left")
+        out = np.empty(delta.shape)
+        flat_m, flat_t, flat_o = m.ravel(), delta.ravel(), out.ravel()
+        for i, (mm, target) in enumerate(zip(flat_m, flat_t)):
+            flat_o[i] = self._solve_in_cell(int(mm), float(target), sp, d)
+        out = flat_o.reshape(delta.shape)
+        return float(out) if out.ndim == 0 else out
+
+    def _solve_in_cell(self, m, target, sp, d):
+        if self.p_inf > target:
+            return np.inf
+        if m >= len(self.probs):  # only p_∞ above the last point
+            eps = (self.offset + len(self.probs) - 1) * self.step
+            return max(eps, 0.0)
+        # on (ε_{m−1}, ε_m]: δ(ε) = SP[m] + p_∞ − e^{ε−ε_m} S̃[m], S̃[m] = SP[m] − D[m]
+        eps_m = (self.offset + m) * self.step
+        s_tilde = sp[m] - d[m]
+        excess = sp[m] + self.p_inf - target
+        if s_tilde <= 0 or excess <= 0:
+            eps = eps_m
+        else:
+            eps = min(eps_m, eps_m + np.log(excess / s_tilde))
+        eps = max(eps, 0.0)
+        # err outwards: a pessimistic grid steps up until its own δ is ≤ target, an optimistic
+        # one down until its δ, less the rounding of that last sum (8u), is still ≥ target
+        for _ in range(64):
+            if (self.delta(eps) <= target if self.pessimistic
+                    else eps <= 0.0 or self.delta(eps) * (1.0 - 8 * _U) >= target):
+                break
+            eps = eps + (1.0 if self.pessimistic else -1.0) * (max(abs(eps), 1.0) * 8 * _U + 1e-300)
+        return float(max(eps, 0.0))
+
+
+def frozen(array):
+    """``array`` made read-only: a ``PLDGrid`` takes a frozen float array that owns its
+    data as it is (``compose`` hands over the large arrays it built), not a copy."""
+    array.setflags(write=False)
+    return array
+
+
+def _read_only(array):
+    """A read-only float array of these values: ``array`` itself where it is frozen and
+    owns its data (no one can write it any more), else a copy."""
+    if isinstance(array, np.ndarray) and array.dtype == np.float64 and array.base is None \
+            and not array.flags.writeable:
+        return array
+    out = np.array(array, dtype=float)
+    out.setflags(write=False)
+    return out

@@ -1,0 +1,108 @@
+"""Cell masses of continuous laws from their log distribution functions, with error bounds.
+
+A cell (x_i, x_{i+1}] of a law with distribution function F has mass
+F(x_{i+1}) − F(x_i). Below the median it is computed from l = log F at
+both ends as e^{l_{i+1}}·(1 − e^{l_i − l_{i+1}}) (``expm1``), above it the
+same from log(1 − F), mirrored: never a difference of two numbers close to
+1. That does not make a cell accurate to a few ulps of itself, though: each
+l is a special function's result (``log_ndtr``; a scipy law's ``logcdf`` for
+``pairs_zoo.MonotoneLossPair``) and errs by some η_i *absolute*, a few ulps
+of |l| (up to 745), so each end's value e^l errs by η_i·F(x_i), and a narrow
+cell inherits both ends' errors in full:
+
+    |computed − exact| ≤ η_i F(x_i) + η_{i+1} F(x_{i+1}) + 16u·cell (+ 8 subnormal
+    spacings per end below the normal range: it errs by spacings, not ulps of itself),
+
+(computed cell = e^{l̃_{i+1}} − e^{l̃_i} up to its own rounding: the last
+term, exp and expm1 ≤ 4 ulp each (docs/portability.md), the difference of
+the logs ≤ ½ ulp of itself, which moves 1 − e^d by ≤ ½ ulp of it since
+|d|e^d ≤ 1 − e^d, and the product ½ ulp: 9u, taken as 16u). Relative to
+the cell that is (η_i + η_{i+1})·F/cell: a cell of width w at a tail of
+slope λ = F'/F carries ≈ 2η/(λw) of itself, far above the few ulps the
+grids would otherwise assume, and the pessimistic and optimistic grids pad
+by these bounds (``pld/grids/discretise.py``, ``pld/grids/discretise_optimistic.py``).
+"""
+import math
+
+import numpy as np
+
+from ...lazy import lazy
+
+special = lazy("scipy.special")
+
+_U = np.finfo(float).eps
+_SUBNORMAL = math.ulp(0.0)  # the subnormal spacing
+_NORMAL = np.finfo(float).tiny  # the least normal float
+# log_ndtr(x), x ≤ 0: ≤ 4.3 ulp of its result measured here (scipy 1.17, docs/portability.md),
+# 4 more on another platform: 8.3, taken as 16 (the rest covers the second-order terms:
+# η < 16·745u < 3e-12, so e^η − 1 ≤ η(1 + 3e-12), and the rounding of the bounds themselves)
+LOG_NDTR_ULPS = 16
+
+
+def log_cells(logs, eta=None):
+    """Masses between consecutive points of a non-decreasing F given as ``logs``
+    = log F at the points (non-decreasing; −inf where F = 0), as in the module
+    docstring. With ``eta`` (bounds on each log's absolute error, any value where
+    F = 0), also (bounds on each cell's error, η·F at each point). (A contiguous
+    ``logs``: numpy's exp may round a strided array otherwise, and the mirrored
+    cells of ``pld/grids/cells.py`` rely on equal inputs giving equal cells.)"""
+    f = np.exp(logs)
+    with np.errstate(invalid="ignore"):
+        cells = f[1:] * -np.expm1(logs[:-1] - logs[1:])
+        if eta is None:
+            return cells
+        # η·F, + 8 subnormal spacings for an e^l below the normal range (exp ≤ 4 ulp, its
+        # product with 1 − e^{l_i − l_{i+1}} ½); F = 0 exactly at −inf (η = ∞ there)
+        ends = np.where(f > 0, eta * f, 0.0) + np.where((f < _NORMAL) & (logs > -np.inf), 8 * _SUBNORMAL, 0.0)
+    return cells, ends[:-1] + ends[1:] + 16 * _U * np.abs(cells), ends
+
+
+def normal_cells(z, sizes=None, z_err=None):
+    """Φ-masses of the cells (−∞, z₀], (z₀, z₁], …, (z_{n−1}, ∞) of a
+    non-decreasing z (``log_cells``): cells below 0 from log Φ(z), cells above 0
+    from log Φ(−z), one special-function call per point; a cell straddling 0 is
+    1 − Φ(lo) − Φ(−hi). With ``sizes``, z is several runs (each non-decreasing)
+    and their cells come concatenated.
+
+    With ``z_err`` (bounds on each z's absolute error), also bounds on each
+    cell's absolute error (module docstring): log Φ errs by ``LOG_NDTR_ULPS``
+    ulps of itself, and by its slope φ/Φ times z's error; that slope is ≤ |z| + 1
+    for z ≤ 0 (Birnbaum 1942: (1 − Φ(t))/φ(t) > 2/(t + √(t² + 4)) ≥ 1/(t + 1), t ≥ 0),
+    taken as |z| + 2 for the distance moved."""
+    z = np.asarray(z, dtype=float)
+    sizes = np.array([len(z)] if sizes is None else sizes, dtype=np.int64)
+    # each run between −∞ and +∞: cells of consecutive entries, then the cells across runs dropped
+    ends = np.cumsum(sizes + 2) - 1
+    padded = np.full(len(z) + 2 * len(sizes), -np.inf)
+    padded[ends] = np.inf
+    at = np.arange(len(z)) + 2 * np.repeat(np.arange(len(sizes)), sizes) + 1
+    padded[at] = z
+    neg, pos = np.flatnonzero(padded <= 0), np.flatnonzero(padded >= 0)
+    out = np.empty(len(padded) - 1)
+    err = np.empty(len(padded) - 1) if z_err is not None else None
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # consecutive z ≤ 0 (z ≥ 0) of one run are adjacent: those cells lie left (right) of 0;
+        # a pair that is not adjacent spans a cell written below (straddling, or across runs)
+        lp = special.log_ndtr(padded[neg])                    # log Φ(z)
+        lm = special.log_ndtr(-padded[pos][::-1])             # log Φ(−z), z descending: non-decreasing
+        mid = np.flatnonzero((padded[:-1] < 0) & (padded[1:] > 0))  # lo < 0 < hi
+        lo, hi = np.searchsorted(neg, mid), len(pos) - 1 - np.searchsorted(pos, mid + 1)
+        straddle = -np.expm1(np.logaddexp(lp[lo], lm[hi]))    # 1 − e^{log(Φ(lo) + Φ(−hi))}
+        if err is None:
+            out[neg[:-1]] = log_cells(lp)
+            out[pos[:-1]] = log_cells(lm)[::-1]
+        else:
+            slack = np.zeros(len(padded))
+            slack[at] = (np.abs(z) + 2) * z_err
+            out[neg[:-1]], err[neg[:-1]], end_p = log_cells(lp, LOG_NDTR_ULPS * _U * np.abs(lp) + slack[neg])
+            cells, cell_err, end_m = log_cells(lm, LOG_NDTR_ULPS * _U * np.abs(lm) + slack[pos][::-1])
+            out[pos[:-1]], err[pos[:-1]] = cells[::-1], cell_err[::-1]
+            # 1 − e^{la}: the ends' errors pass on as they are; logaddexp (numpy: the larger
+            # argument + log1p(exp(−|x − y|)), ≤ 4 ulp per call) errs by ≤ 8u(|x| + |y|)
+            # absolute (the finite ones: at x = −∞ it is y), which 1 − e^{la} passes on
+            # times e^{la} ≤ 1; expm1 ≤ 4 ulp of the cell
+            size = np.where(np.isfinite(lp[lo]), np.abs(lp[lo]), 0.0) + np.where(np.isfinite(lm[hi]), np.abs(lm[hi]), 0.0)
+            err[mid] = end_p[lo] + end_m[hi] + 8 * _U * size + 4 * _U * straddle
+        out[mid] = straddle  # last: the neg and pos runs wrote across these cells
+    out = np.nan_to_num(np.delete(out, ends[:-1]), nan=0.0)
+    return out if err is None else (out, np.nan_to_num(np.delete(err, ends[:-1]), nan=0.0))

@@ -1,0 +1,407 @@
+"""Random allocation of a pair: each record takes part in exactly one of t steps.
+
+**The pair.** Let (P, Q) dominate one step in the remove direction, with
+likelihood ratio Y = dP/dQ = e^L (Y ∈ [0, ∞) under Q, E_Q[Y] = 1 − P(L = ∞)).
+One epoch of random allocation is dominated in the remove direction by
+
+    P_t = (1/t) Σ_i (Q, …, Q, P at step i, Q, …, Q)   against   Q^t
+
+(Feldman & Shenfeld 2025, "Privacy amplification by random allocation",
+the dominating pair of the allocation scheme; Chua et al. 2025 use the
+same pair for balls-in-bins DP-SGD). Its likelihood ratio is S/t,
+S = Y_1 + … + Y_t with the Y_i iid under Q^t, so the pair is that of the
+law of S alone (a sufficient statistic), plus P(L = ∞) at +∞:
+
+    δ_remove(ε) = P(L = ∞) + E_Q[(S/t − e^ε)_+],     δ_add(ε) = E_Q[(1 − e^ε S/t)_+]
+
+(the add direction: the reversed pair (Q^t, P_t), built from the base's
+add pair reversed). Both are expectations of convex functions of S, the
+first increasing, the second decreasing, for every ε of either sign.
+
+**Upper pair (a mean-preserving spread).** On the lattice a_j = j·h (h a
+power of two, so j·h is exact) each cell (a_j, a_{j+1}] of Y sends its
+Q-mass B to a_j and a_{j+1} keeping its mean A/B (A its P-mass):
+(a_{j+1}B − A)/h to a_j and (A − a_j B)/h to a_{j+1}; the cell above the top
+a_n sends its P-mass to Y = ∞ and its Q-mass to Y = 0 (the extreme spread).
+The spread Y' dominates Y in the convex order, so E[f(S')] ≥ E[f(S)] for
+every convex f of the sum (iid coordinates), in both directions at once
+(this is Connect-the-Dots on a linear lattice of the likelihood ratio).
+Each mass is rounded up (a pointwise larger measure with the same ratios
+only raises every hockey-stick value, also after composition).
+
+**Lower pair (a convex minorant).** The call function c(a) = E_Q[(Y − a)_+]
+is convex; points (a_j, c(a_j) − d_j), lowered so that every chord lies
+below c (the triangle between a cell's chord and its end tangents has height
+ℓr/(hB), ℓ = A − a_jB, r = a_{j+1}B − A; an end with less room above the lines
+c(0) − a and 0 is lowered by its room and the other end by the rest, as in
+``discretise_optimistic.py``), and their lower convex hull are the call
+function of a measure Y'' on the lattice with c'' ≤ c and the put function
+p'' ≤ p, total mass ≤ 1: Y'' is below Y in the increasing *and* the
+decreasing convex order, so both δ's of its allocation are below the exact
+ones (second order in h, as the spread). Masses are rounded down.
+
+**The law of S.** S' = Σ Y'_i is the t-fold convolution on the lattice (FFT,
+with its per-bin noise bound, ``transform.fft``) on a window [0, W·h], W set
+by a Chernoff quantile (``chernoff.quantile``): the Q-mass above it goes to
+the top atom (upper; lowers the add loss, raises nothing) or is dropped
+(lower), the P-mass above it — E_Q[S/t; S > W h], a Chernoff bound of the
+size-biased law (Y'_1 under P, the others under Q) — to +∞ (upper). The
+upper bins take the noise bound up, the lower ones down (and the aliased
+tail off). An epoch is then a finite pair (``DiscretePair``): atoms s with
+Q-mass q(s) and P-mass q(s)·s/t; it composes with everything else.
+
+**Limits.** The lattice is linear in Y, so a heavy-tailed Y (a Gaussian with σ ≲ 0.7:
+its ratio reaches e^{12}) either leaves its 1 − 10⁻¹⁰ P-tail off the lattice (to +∞)
+or coarsens h (``_CELLS``); and with few steps (t ≲ 5) the spread's mass at Y' = 0,
+(Q(Y' = 0))^t, is an add-direction atom at +∞ (a δ floor near 1e-6 for σ = 0.8,
+t = 2). Both only loosen the bounds. A geometric lattice of the loss (PLD_accounting's
+route) would not have them.
+
+``AllocationPair`` carries both: the upper pair for every pessimistic use
+(grids, δ upper bounds) and the lower one for optimistic grids and lower
+bounds (``bound(pessimistic)``).
+"""
+import math
+
+import numpy as np
+
+from ...errors import GridTooLarge
+from ..grids.chernoff import descend, exponent, log_mgf, quantile
+from .discrete_pair import DiscretePair
+from ..grids.discretise import loss_range
+from ..grids.grid import PLDGrid
+from .base import MAX_ATOMS, DominatingPair, stacked_masses
+from ..grids.transform import fft
+
+_U = np.finfo(float).eps
+_SLIVER = 1e-12  # relative mass dropped from the lower law against the hull's rounding
+TAIL = 1e-14     # tail of the base's loss beyond the lattice, and of S beyond its window
+_GROUP = 3e-4
+_POINTS = 2 ** 21    # lattice points of S's window planned for (an FFT of 2^21 reals: ~0.2 s)
+_WINDOW = 2 ** 22    # the largest window of S (beyond: its Chernoff tail at the cap)
+_CELLS = 2 ** 19     # lattice points of Y (each cell's masses with error bounds: ~3 µs)
+_LOOSE_TAIL = 1e-10  # the P-tail of the loss a heavy-tailed base may leave off its lattice    # width in log s of the groups an epoch's atoms are merged into (``coarsen``)
+
+
+def lattice_step(pair, rho):
+    """h = 2^m with h²/4 ≤ ρ·Var_Q(Y): the spread adds at most h²/4 to each Y's
+    variance (a relative ρ of S's spread); Var_Q(Y) = E_P[Y] − 1 from coarse cells."""
+    hi = math.exp(min(loss_range(pair, TAIL)[1], 700.0))
+    cells = _cells(pair, hi / 2048, 2048)
+    a, b = cells[0][:-1], cells[1][:-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        second = float(np.sum(np.where(b > 0, a * a / b, 0.0)))  # Σ A·(A/B) ≤ E_P[Y] (Jensen)
+    var = max(second - 1.0, 1e-12)
+    return 2.0 ** math.floor(math.log2(2.0 * math.sqrt(rho * var)))
+
+
+def _cells(pair, h, n):
+    """(A, B, err_A, err_B) of Y = e^L in (0, a_1], (a_1, a_2], …, (a_n, ∞), a_j = j·h
+    (the edges log a_j as floats: their rounding is paid in ``spread_law``)."""
+    return stacked_masses([pair], np.log(np.arange(1, n + 1) * h), [n], errors=True)
+
+
+def spread_law(pair, h, n, cells):
+    """(Q-masses of Y' at a_0 … a_n, P(L = ∞) of the allocation): the spread, rounded up
+    (``cells``: ``_cells(pair, h, n)``)."""
+    a_cell, b_cell, err_a, err_b = cells
+    a = np.arange(n + 1) * h
+    big_a, big_b, e_a, e_b = a_cell[:n], b_cell[:n], err_a[:n], err_b[:n]
+    lo, hi = a[:n], a[1:]
+    up = (big_a + e_a) - lo * np.maximum(big_b - e_b, 0.0) + 4 * _U * (big_a + lo * big_b)
+    down = hi * (big_b + e_b) - np.maximum(big_a - e_a, 0.0) + 4 * _U * (big_a + hi * big_b)
+    w = np.zeros(n + 1)
+    w[:n] += np.maximum(down, 0.0) / h
+    w[1:] += np.maximum(up, 0.0) / h
+    # the edges fl(log a_j) err by ≤ 8u(1 + |log a_j|) (libm ≤ 4 ulp): a cell's values may lie
+    # that far (relative) beyond [a_j, a_{j+1}], whose exact spread reaches a_{j−1} and a_{j+2}
+    # with at most B·κ·a/h more than the formula: padded on the four points around each cell
+    kappa = 8 * _U * (1.0 + np.abs(np.log(np.maximum(a, h))))
+    fuzz = big_b * (kappa[:n] * lo + kappa[1:] * hi) / h
+    for shift in (-1, 0, 1, 2):
+        idx = np.arange(n) + shift
+        ok = (idx >= 0) & (idx <= n)
+        np.add.at(w, idx[ok], fuzz[ok])
+    (_, p_inf), (_, q_ninf) = pair.end_bounds()
+    w[0] += q_ninf + b_cell[n] + err_b[n]   # Y = 0, and the top cell's Q-mass (extreme spread)
+    w *= 1 + 8 * _U
+    return w, (p_inf + a_cell[n] + err_a[n]) * (1 + 4 * _U)
+
+
+def minorant_law(pair, h, n, cells):
+    """(Q-masses of Y'' at a_0 … a_n, P(L = ∞) rounded down): the convex minorant
+    (module docstring), each mass rounded down (``cells``: ``_cells(pair, h, n)``)."""
+    big_a, big_b, err_a, err_b = cells
+    a = np.arange(n + 1) * h
+    # c_j = Σ_{k≥j} (A_k − a_j B_k) = c_{j+1} + ℓ_j + h·Q(Y > a_{j+1}), non-negative terms; its
+    # error ≤ Σ_{k≥j} (err_A + a_{k+1} err_B) and (n + 8)u of the sums
+    q_gt = np.cumsum(big_b[::-1])[::-1]                       # Q(Y > a_j), j = 0..n
+    ell = np.maximum(big_a[:n] - a[:n] * big_b[:n], 0.0)
+    terms = np.append(ell + h * q_gt[1:], max(big_a[n] - a[n] * big_b[n], 0.0))
+    c = np.cumsum(terms[::-1])[::-1]
+    weight = np.append(a[1:], a[n])
+    err_c = np.cumsum((err_a + weight * err_b)[::-1])[::-1] + (n + 8) * _U * c
+    c_low = np.maximum(c - err_c, 0.0)
+    e0 = float(err_c[0]) * (1 + 4 * _U)                       # c(0) − c_low[0] ≤ e0
+    g0 = float(c_low[0])
+    base = c_low - e0                                          # the points before their requests
+    # rooms above the lines g0 − a and 0 (the hull's slopes must stay in [−1, 0])
+    room = np.maximum(np.minimum(base - (g0 - a) - 4 * _U * (g0 + a + c_low), base), 0.0)
+    room[0] = 0.0
+    # each segment's requests (c_L, c_R) with c_L/ℓ + c_R/r ≥ 1 for ℓ, r rounded up
+    ell_up = ell + err_a[:n] + a[:n] * err_b[:n] + 4 * _U * (big_a[:n] + a[:n] * big_b[:n])
+    r_up = np.maximum(a[1:] * big_b[:n] - big_a[:n], 0.0) + err_a[:n] + a[1:] * err_b[:n] \
+        + 4 * _U * (big_a[:n] + a[1:] * big_b[:n])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = np.where(ell_up + r_up > 0, ell_up * r_up / (ell_up + r_up), 0.0) * (1 + 8 * _U)
+        left_short, right_short = room[:n] < tau, room[1:] < tau
+        c_left = np.where(left_short, room[:n],
+                          np.where(right_short, ell_up * np.maximum(1 - room[1:] / r_up, 0.0) * (1 + 4 * _U), tau))
+        c_right = np.where(left_short, r_up * np.maximum(1 - room[:n] / ell_up, 0.0) * (1 + 4 * _U),
+                           np.where(right_short, room[1:], tau))
+    c_left, c_right = np.nan_to_num(c_left, nan=0.0), np.nan_to_num(c_right, nan=0.0)
+    d = np.zeros(n + 1)
+    d[:n] = c_left
+    d[1:] = np.maximum(d[1:], c_right)
+    g = base - d - 4 * _U * c_low                              # the subtraction's rounding, down
+    g[0], g[n] = g0, min(g[n], 0.0)                            # c'' = 0 from a_n on
+    keep = _lower_hull(a, g)
+    x, y = a[keep], g[keep]
+    slopes = np.diff(y) / np.diff(x)
+    mass = np.zeros(n + 1)
+    inner = keep[1:-1]
+    jumps = np.diff(slopes)
+    # a jump's rounding: the slopes are differences of three points over ≥ h (≤ 8u of them / h)
+    slack = 8 * _U * (np.abs(y[:-2]) + 2 * np.abs(y[1:-1]) + np.abs(y[2:])) / h
+    mass[inner] = np.maximum(jumps - slack, 0.0)
+    mass[n] = max(-slopes[-1] - 8 * _U * abs(y[-2]) / h, 0.0)
+    # the mass at 0: what is left of 1, less e0/a_n (the put function beyond a_n: p'' ≤ p there
+    # asks the total mass to be ≤ 1 − (c(0) − g0)/a for every a ≥ a_n)
+    mass[0] = max(1.0 - mass[1:].sum() * (1 + (n + 4) * _U) - e0 / a[n], 0.0)
+    excess = mass.sum() - 1.0
+    if excess > 0:  # rooms broken by rounding: remove the excess from the lowest points (lowers c'', p'')
+        cut = np.minimum(np.cumsum(mass), excess * (1 + 4 * _U) + (n + 4) * _U)
+        mass -= np.diff(np.concatenate(([0.0], cut)))
+        mass = np.maximum(mass, 0.0)
+    mass *= 1 - _SLIVER
+    (p_inf_low, _), _ = pair.end_bounds()
+    return mass, p_inf_low
+
+
+def _lower_hull(x, y):
+    """Indices of the lower convex hull of the points (x_j, y_j) (x increasing, both ends
+    kept): a few vectorised passes drop reflex points, never two neighbours in one pass (each
+    dropped point lies above the chord of its kept neighbours, so the polyline only moves
+    down), then Andrew's monotone chain finishes on what is left (long runs of near-collinear
+    points in a far tail need one pass per point otherwise)."""
+    keep = np.arange(len(x))
+    for _ in range(16):
+        if len(keep) <= 2:
+            return keep
+        xs, ys = x[keep], y[keep]
+        s = np.diff(ys) / np.diff(xs)
+        reflex = np.flatnonzero(s[:-1] > s[1:]) + 1
+        if not len(reflex):
+            return keep
+        first = np.ones(len(reflex), bool)
+        first[1:] = np.diff(reflex) > 1           # of a run of reflex points, every other one
+        run_start = np.maximum.accumulate(np.where(first, np.arange(len(reflex)), 0))
+        keep = np.delete(keep, reflex[(np.arange(len(reflex)) - run_start) % 2 == 0])
+    xs, ys, hull = x[keep].tolist(), y[keep].tolist(), []
+    for i in range(len(xs)):
+        while len(hull) >= 2 and ((ys[hull[-1]] - ys[hull[-2]]) * (xs[i] - xs[hull[-2]])
+                                  >= (ys[i] - ys[hull[-2]]) * (xs[hull[-1]] - xs[hull[-2]])):
+            hull.pop()  # the last kept point lies on or above the chord to this one
+        hull.append(i)
+    return keep[np.array(hull)]
+
+
+def sum_law(w, t, h, pessimistic):
+    """(Q-masses of S = Σ_t Y on [0, W·h] indices 0..W, bound on Q(S > W h), W) of the
+    lattice law w (t-fold, FFT with its noise bound): rounded up (pessimistic) or down."""
+    total = float(w.sum()) * (1 + (len(w) + 2) * _U)
+    scale = max(total, 1.0)
+    grid = PLDGrid(step=h, offset=0, probs=w / scale, p_inf=0.0)
+    items = [(grid, t)]
+    top = (len(w) - 1) * t
+    level, _ = quantile(log_mgf(items), math.log(TAIL), 1.0)
+    big_w = min(top, max(int(math.ceil(level / h)), 1), _WINDOW)
+    if big_w >= top:
+        tail = 0.0
+    elif big_w * h >= level:
+        tail = TAIL * scale ** t * (1 + (t + 4) * _U)
+    else:  # a heavy tail whose 1 − TAIL quantile lies beyond the cap: the bound at the cap
+        tail = _chernoff_tail(items, big_w * h, scale ** t)
+    values, err, _, _ = fft(items, 0, big_w + 1)
+    if pessimistic:  # the aliased tail only adds; the division by ``scale`` undone, rounded up
+        q = np.maximum(values + err, 0.0) * (scale ** t * (1 + (t + 4) * _U) if scale > 1 else 1.0)
+    else:
+        q = np.maximum(values - err - tail, 0.0)
+    return q, tail, big_w
+
+
+def size_biased_tail(w, t, h, level):
+    """A Chernoff bound on E_Q[S/t; S > level] = P(Y_1^P + Y_2 + … + Y_t > level), Y^P the
+    size-biased law (masses a_j w_j, a_j = j·h; ``level`` a value of S), both laws
+    divided by ``scale`` ≥ their totals (the bound multiplied back by scale^t, rounded up)."""
+    j = np.arange(len(w), dtype=float)
+    scale = max(float(w.sum()) * (1 + (len(w) + 2) * _U), float((j * h * w).sum()) * (1 + (len(w) + 2) * _U), 1.0)
+    items = [(PLDGrid(step=h, offset=0, probs=(j * h) * w / scale, p_inf=0.0), 1),
+             (PLDGrid(step=h, offset=0, probs=w / scale, p_inf=0.0), t - 1)]
+    return _chernoff_tail(items, level, scale ** t)
+
+
+def _chernoff_tail(items, level, factor):
+    """P(S > level) of the sum of the items' laws (lattice masses, counts), times ``factor``
+    (a normalisation undone), rounded up: the least over cuts x of
+
+        Σ_i k_i·P_i(Y > x) + min_λ exp(K_x(λ) − λ·level),
+
+    K_x the log-MGF of the laws cut at x (sub-probabilities: the event that no term exceeds
+    x; ``chernoff.exponent``). Without a cut (x = ∞) this is Chernoff's bound, useless for a
+    heavy tail (a log-normal likelihood ratio), where one large term carries the tail."""
+    step = items[0][0].step
+    size = max(len(g.probs) for g, _ in items)
+    cuts = {size} | {int(c) for c in np.geomspace(8, size, 12) if c < size}
+    best = 1.0
+    for cut in sorted(cuts):
+        above = sum(k * float(g.probs[cut:].sum()) * (1 + (len(g.probs) + 2) * _U) for g, k in items)
+        if above >= best:
+            continue
+        cut_items = [(PLDGrid(step=step, offset=0, probs=g.probs[:cut], p_inf=0.0), k) for g, k in items]
+        value = descend(exponent(log_mgf(cut_items), level), 1.0 / max(level, 1.0), tol=1e-3)[0]
+        best = min(best, (above + math.exp(min(value, 0.0))) * (1 + 4 * _U))
+    return min(1.0, best * factor * (1 + 16 * _U))
+
+
+def epoch_pair(pair, t, h, n, cells, pessimistic):
+    """One epoch's remove-direction pair (``DiscretePair``): atoms s = i·h with Q-mass q_i
+    and P-mass q_i·s/t, plus P(L = ∞); the upper (spread) or lower (minorant) version."""
+    w, p_inf = (spread_law if pessimistic else minorant_law)(pair, h, n, cells)
+    q, tail, big_w = sum_law(w, t, h, pessimistic)
+    if pessimistic and tail:  # the P-mass above the window to +∞
+        p_inf = min(1.0, (p_inf + size_biased_tail(w, t, h, big_w * h)) * (1 + 4 * _U))
+    # groups narrow against the spread of the loss (sd of S/S̄: the loss's, to first order),
+    # whose second-order error they otherwise set
+    i = np.arange(len(q), dtype=float)
+    m1, m2 = float(q @ i), float(q @ (i * i))
+    spread = math.sqrt(max(m2 * float(q.sum()) / (m1 * m1) - 1.0, 0.0)) if m1 > 0 else 1.0
+    index, q, rel = coarsen(q, pessimistic, min(_GROUP, 0.02 * spread))
+    live = q > 0
+    index, q, rel = index[live], q[live], rel[live]
+    if pessimistic and tail:
+        # the Q-mass above the window as an outcome P_t never takes (loss −∞ here, +∞ in the
+        # add direction, where its true loss is below that of the top atom): no P-mass added
+        index, q, rel = np.append(index, 0.0), np.append(q, tail), np.append(rel, 0.0)
+    with np.errstate(divide="ignore"):
+        log_q = np.log(q)
+        log_ratio = np.log(index * (h / t))  # i·h exact (an integer i, or a group's mean); /t ½ ulp
+    if pessimistic and tail:
+        log_ratio[-1] = -np.inf
+    # log p = log q + log(s/t): both logs ≤ 4 ulp, s/t ½ ulp (and a mean's ``rel``), the sum ½ ulp
+    finite = np.isfinite(log_ratio)
+    err_q = 4 * _U * np.abs(log_q)
+    err_p = err_q + 4 * _U * np.abs(np.where(finite, log_ratio, 0.0)) + 2 * _U + rel \
+        + _U * np.abs(np.where(finite, log_q + log_ratio, 0.0))
+    return DiscretePair(log_q + log_ratio, log_q, name=f"allocation(t={t},h={h!r},{'up' if pessimistic else 'low'})",
+                        p_inf=p_inf if p_inf > 0 else None, log_err=(err_p, err_q))
+
+
+def coarsen(q, pessimistic, eta=_GROUP):
+    """(indices, Q-masses, relative errors of the indices) of the law q of S on the index
+    lattice, its atoms grouped by log-spaced bins of width ``eta`` in log s (the loss
+    log(s/t) moves by ≤ eta inside a group; S = 0 alone). Upper: each group's mass spread to
+    its first and last index keeping its mean (convex order: both δ's only rise), rounded
+    up. Lower: each group as one atom at its mean (Jensen: both δ's only fall), masses
+    rounded down, the mean's rounding ((m + 4)u of it, m atoms) returned for the loss."""
+    i = np.arange(len(q), dtype=float)
+    with np.errstate(divide="ignore"):
+        group = np.where(i > 0, np.floor(np.log(np.maximum(i, 1.0)) / eta) + 1, 0).astype(np.int64)
+    starts = np.flatnonzero(np.diff(group, prepend=-1))
+    ends = np.append(starts[1:], len(q)) - 1
+    mass = np.add.reduceat(q, starts)
+    moment = np.add.reduceat(q * i, starts)
+    size = (ends - starts + 1).astype(float)
+    if not pessimistic:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(mass > 0, moment / mass, starts.astype(float))
+        mean = np.clip(mean, starts, ends)
+        return mean, mass * (1 - (size + 4) * _U), (size + 4) * _U
+    lo, hi = starts.astype(float), ends.astype(float)
+    span = np.maximum(hi - lo, 1.0)
+    # the spread of the group [lo, hi]: (moment − lo·mass)/span up, (hi·mass − moment)/span down,
+    # each rounded up by the sums' rounding ((m + 4)u of the terms)
+    pad = (size + 4) * _U * (moment + hi * mass)
+    up = np.where(hi > lo, np.maximum(moment - lo * mass + pad, 0.0) / span, 0.0)
+    down = np.where(hi > lo, np.maximum(hi * mass - moment + pad, 0.0) / span, mass)
+    index = np.concatenate((lo, hi[hi > lo]))
+    masses = np.concatenate((down, up[hi > lo])) * (1 + 4 * _U)
+    order = np.argsort(index, kind="stable")
+    return index[order], masses[order], np.zeros(len(index))
+
+
+class AllocationPair(DominatingPair):
+    """A pair known through two finite pairs, ``upper`` (dominates the mechanism) and
+    ``lower`` (dominated by it): every pessimistic use takes ``upper``, every optimistic
+    one ``lower`` (``bound``)."""
+
+    def __init__(self, upper, lower, key, tight=False):
+        self.upper, self.lower, self._key, self._tight = upper, lower, key, tight
+
+    @property
+    def tight(self):
+        """Attained where the base pair is: the allocation of an attained base pair is the
+        mechanism's own pair in that direction (a record whose every step meets the base's
+        worst neighbours), and ``lower`` lies below it in the convex order, so the optimistic
+        grids bound the mechanism."""
+        return self._tight
+
+    def bound(self, pessimistic):
+        return self.upper if pessimistic else self.lower
+
+    p_inf = property(lambda self: self.upper.p_inf)
+    q_ninf = property(lambda self: self.upper.q_ninf)
+
+    def masses(self, edges):
+        return self.upper.masses(edges)
+
+    def _masses(self, edges, errors):
+        return self.upper._masses(edges, errors)
+
+    def end_bounds(self):
+        (p_low, _), (q_low, _) = self.lower.end_bounds()
+        (_, p_up), (_, q_up) = self.upper.end_bounds()
+        return (min(p_low, p_up), p_up), (min(q_low, q_up), q_up)
+
+    def delta(self, eps, upper=True):
+        return self.bound(upper).delta(eps, upper)
+
+    def reverse(self):
+        return AllocationPair(self.upper.reverse(), self.lower.reverse(), ("reversed",) + self._key, self._tight)
+
+    def key(self):
+        return self._key
+
+
+def allocation_pair(pair, steps, rho=1e-4):
+    """The remove-direction ``AllocationPair`` of one epoch of ``steps`` steps of ``pair``."""
+    # a pair with atoms (a finite one): its call function has kinks between lattice points,
+    # where the minorant loses h·B/4, first order in h: a finer lattice (ρ·10⁻⁴); both capped
+    # so that the window of S stays within 2^21 points
+    # so that the window of S stays within _POINTS: a heavy-tailed Y (a small σ) first gives up
+    # its lattice above the 1 − _LOOSE_TAIL quantile of the loss under P (the P-mass above the
+    # lattice goes to +∞: δ rises by at most that), then h coarsens
+    h = lattice_step(pair, rho * (1e-4 if hasattr(pair, "atoms") else 1.0))
+    top = math.exp(min(loss_range(pair, TAIL)[1], 700.0))
+    if (steps + top) / h > _POINTS or top / h > _CELLS:
+        top = max(min(_POINTS * h - steps, _CELLS * h), math.exp(min(loss_range(pair, _LOOSE_TAIL)[1], 700.0)))
+        h = max(h, 2.0 ** math.ceil(math.log2(max((steps + top) / _POINTS, top / _CELLS))))
+    n = int(math.ceil(top / h)) + 1
+    if n + 1 > MAX_ATOMS:
+        raise GridTooLarge(f"the likelihood ratio of {pair!r} reaches {top:.3g}: {n + 1} lattice points "
+                           f"at step {h!r}; the cap is {MAX_ATOMS}")
+    if steps == 1:
+        return pair
+    cells = _cells(pair, h, n)
+    return AllocationPair(epoch_pair(pair, steps, h, n, cells, True), epoch_pair(pair, steps, h, n, cells, False),
+                          ("allocation", pair.key(), steps, rho), tight=pair.tight)

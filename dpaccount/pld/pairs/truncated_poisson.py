@@ -1,0 +1,111 @@
+"""Truncated Poisson sampling: Poisson sampling, then at most B records.
+
+The pairs of ``TruncatedPoissonSampling()(mechanism, q, dataset_size,
+max_batch_size)`` (``transformers/truncated_poisson.py``): every one of the n
+records enters with probability q; if more than B entered, a uniformly random
+B of them are kept; ``mechanism`` runs on the batch ("Tighter privacy
+analysis for truncated Poisson sampling", arXiv:2508.15089, 2025; the scheme
+of dp_accounting's ``TruncatedSubsampledGaussianDpEvent``). Neighbours:
+add/remove; n counts the records of the larger neighbour (x included), as
+in dp_accounting.
+
+The analysis (derived here; the conditioning is the one dp_accounting 0.6
+implements for that paper, the second component's pair is taken tightly). Let D' = D ∪ {x}, S the
+Poisson sample of the n − 1 others and N = |S| ~ Bin(n − 1, q), whose law
+does not depend on x. Condition on the coin C = [N ≥ B]:
+
+* N ≤ B − 1: the batch is S, or S ∪ {x} with probability q: exactly Poisson
+  sampling at rate q of an add/remove neighbour. Dominated by
+  ``PoissonRemovePair(base, q)`` / ``PoissonAddPair(base, q)`` (Zhu, Dong &
+  Wang 2022, Thm 11).
+* N ≥ B: without x the batch V is a uniform B-subset of S, hence of the
+  others, *whatever N is*. With x the batch is a uniform B-subset of S ∪ {x}:
+  with probability qB/(N + 1) it is {x} ∪ W, W a uniform (B−1)-subset of the
+  others (again whatever N is), else it has V's law. Coupling V = W ∪ {y}:
+  given C, M(D') = (1 − η)Q_B + η R_B, M(D) = Q_B, with
+  Q_B = E M(W ∪ {y}), R_B = E M(W ∪ {x}) replace-one neighbours and
+  η = E[qB/(N + 1) | N ≥ B] = (B/n)·P(Bin(n, q) ≥ B + 1)/P(N ≥ B) < q
+  (using q·C(n−1, k)/(k+1) = C(n, k+1)q/n). The exact advanced-joint-convexity
+  identity H_α((1−η)Q + ηR || Q) = η H_{1+(α−1)/η}(R || Q) (Balle, Barthe &
+  Gaboardi 2018, Thm 2), with joint convexity over the coupling, gives the
+  dominating pair ``PoissonRemovePair(R, η)`` (and ``PoissonAddPair(R, η)``
+  for the reverse order), R a pair dominating replace-one neighbours of the
+  base. R is the base's replace-one pair (``ToReplaceOne``: two add/remove
+  steps; for a sum of clipped gradients g(x) − g(y) has norm ≤ 2C, i.e. the
+  Gaussian at sensitivity 2, attained).
+
+The coin C is public (its law is x-free), so the mixture over it
+(``pld/pairs/mixture.py``) with weights 1 − w, w, w = P(Bin(n−1, q) ≥ B), dominates.
+dp_accounting 0.6 (``from_truncated_subsampled_gaussian_mechanism``) uses the
+same coin and weights, and for the second component the replace-one
+subsampled Gaussian ((1−η)N(0) + ηN(−2), (1−η)N(0) + ηN(2)) (noise σ/2,
+"slightly loose"), which dominates ((1−η)N(0) + ηN(2), N(0)) used here.
+Revealing C is the only slack of the analysis: it is why a truncation that
+happens with probability w ~ 0.4 % per step costs as much as it does
+(benchmarks/bench_truncated.py). A lower bound for the Gaussian is the
+instance where every other record's gradient is 0: x then enters the final
+batch with probability q' = (1 − w)q + wη and nothing else moves, i.e.
+Poisson sampling at q'.
+
+Numerics. w and wη are binomial tails (scipy's ``binom.sf``: Boost's
+incomplete beta; measured against mpmath's ``betainc`` on 300 random
+(n ≤ 3000, q, B): worst 3.6e-13 relative, 1.6e3 ulps; taken here within
+``_REL`` = 1e-11 relative, and the tests check it against exact sums). The mixture
+takes w at its lower end, 1 − w at its lower end, and the difference, with
+the roundings, as ``spill`` at ±∞ (``pld/pairs/mixture.py``); η is taken at its upper
+end (each Poisson pair's curve grows with its rate).
+"""
+import numpy as np
+
+from ...lazy import lazy
+from .mixture import MixturePair
+from .poisson_sampling import PoissonAddPair, PoissonRemovePair
+
+stats = lazy("scipy.stats")
+
+_U = np.finfo(float).eps
+_REL = 1e-11      # the relative error allowed to scipy's binomial tails
+_TINY = 1e-290    # a tail this small is spilled whole (its relative error is then moot)
+
+
+def truncation_weights(q, n, batch):
+    """(w_low, w_high, eta_high): P(Bin(n−1, q) ≥ B) bracketed and an upper
+    bound on η = E[qB/(N+1) | N ≥ B] (module docstring); (0, 0, 0) where
+    truncation is impossible (B ≥ n or q = 0)."""
+    if batch >= n or q == 0.0:
+        return 0.0, 0.0, 0.0
+    w = float(stats.binom.sf(batch - 1, n - 1, q))
+    m = float(stats.binom.sf(batch, n, q)) * batch / n  # E[qB/(N+1); N ≥ B]
+    w_high = min(w * (1 + _REL) + _TINY, 1.0)
+    w_low = w * (1 - _REL) if w > _TINY else 0.0
+    if w_low == 0.0:
+        return 0.0, w_high, q
+    eta = m * (1 + _REL) / w_low * (1 + 4 * _U)
+    return w_low, w_high, min(eta, q)
+
+
+def truncated_pairs(remove, add, replace, q, n, batch):
+    """(remove pair, add pair) of truncated Poisson sampling: ``remove``/``add``
+    the base's add/remove pairs, ``replace`` a pair dominating both orders of
+    its replace-one neighbours (module docstring). Plain Poisson pairs where
+    truncation cannot happen."""
+    w_low, w_high, eta = truncation_weights(q, n, batch)
+    if w_high == 0.0:
+        return PoissonRemovePair(remove, q), PoissonAddPair(add, q)
+    keep = (1.0 - w_high) * (1 - 2 * _U)         # ≤ the exact 1 − w
+    spill = (w_high - w_low + 2 * _U) * (1 + 2 * _U)  # ≥ 1 − keep − w_low
+    rem = [(keep, PoissonRemovePair(remove, q))]
+    ad = [(keep, PoissonAddPair(add, q))]
+    if w_low > 0:
+        rem.append((w_low, PoissonRemovePair(replace, eta)))
+        ad.append((w_low, PoissonAddPair(replace, eta)))
+    return MixturePair(rem, spill), MixturePair(ad, spill)
+
+
+def inclusion_probability(q, n, batch):
+    """q' = P(x is in the final batch) = (1 − w)q + wη, as computed (no rounding
+    direction: the rate of the Gaussian lower-bound instance, module docstring)."""
+    if batch >= n:
+        return q
+    return q * float(stats.binom.cdf(batch - 1, n - 1, q)) + float(stats.binom.sf(batch, n, q)) * batch / n
+

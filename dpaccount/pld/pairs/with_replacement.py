@@ -1,0 +1,107 @@
+"""Sampling with replacement under replace-one neighbours.
+
+The pair of ``SamplingWithReplacement()(mechanism, dataset_size, batch_size)``
+(``transformers/with_replacement.py``): b independent uniform draws from the
+n records form the batch (a list: a record may appear several times), and
+``mechanism`` — replace-one on lists of b records — runs on it. Neighbours
+are replace-one: record x at index i becomes y.
+
+The analysis (derived here from Balle, Barthe & Gaboardi 2018, Thm 2 and
+the proof of Dong, Roth & Su 2022, Thm 4.2). The count K of draws that hit
+index i is Bin(b, 1/n) on both neighbours. Let T be the other b − K draws
+(uniform over the others) and U_K, K further such draws. With w_k = P(K = k),
+γ = P(K ≥ 1) = 1 − (1 − 1/n)^b,
+
+    M(D)  = w_0 M_0 + γ P_+,  P_+ = Σ_{k≥1} (w_k/γ) E M(T + k·x),
+    M(D') = w_0 M_0 + γ Q_+,  Q_+ = Σ_{k≥1} (w_k/γ) E M(T + k·y),
+
+with M_0 = E M(b draws from the others) = E M(T + U_k) for every k. For
+α = e^ε ≥ 1, BBG's Thm 2 (advanced joint convexity) gives
+H_α(M(D) || M(D')) = γ H_{α'}(P_+ || (1 − β)M_0 + βQ_+), α' = 1 + (α−1)/γ,
+and, coupling component k of P_+ with component k of M_0 (= E M(T + U_k))
+and of Q_+, joint convexity bounds it by γ Σ_k (w_k/γ) H_{α'}(G_k), where
+G_k dominates both orders of k-fold replace-one neighbours (T + k·x against
+T + U_k and T + k·y: k list entries replaced): the base's k-fold group pair
+(``GroupPrivacy``; for a sum query of sensitivity Δ, the same noise at kΔ).
+That is the ε ≥ 0 curve of ``PoissonRemovePair(A, γ)``, A = ⊕_{k≥1} (w_k/γ) G_k
+the disjoint mixture (``pld/pairs/mixture.py``), and exchanging x and y gives the
+same bound for the reverse order, so the mechanism is dominated by the
+symmetric pair of min(f_γ, f_γ⁻¹)** built from it: ``SubsetSampledPair(A, γ)``
+(``pld/pairs/subset_sampling.py``). With b = 1, K ∈ {0, 1}, γ = 1/n and A = G_1:
+this *is* subset sampling at rate 1/n (DRS Thm 4.2, tight). For b > 1 the
+slack is the disjoint mixture over k (K is revealed): K ≥ 2 has probability
+≈ (b − 1)/(2n) given K ≥ 1, but it is paid at sensitivity 2Δ. The instance
+"every other record contributes 0" is the mixture Σ_k w_k N(kΔ, σ²) against
+N(0, σ²) on *one* space, where the rare second copy hides in the first one's
+tail: on DP-SGD (n = 60000, b = 256, σ = 1.1, 1000 steps) our ε(1e-5) is 1.559
+and that instance's ≈ 0.60 (dp_accounting's pessimistic PLD of it;
+benchmarks/bench_truncated.py). Whether the one-space mixture dominates for
+every dataset is not shown here, so it is not used.
+
+Numerics. γ = −expm1(b·log1p(−1/n)) rounded up (the pair's curve grows with
+γ); w_k/γ in logs with its error bound, taken at the lower end
+(``copies_weights``); K is cut at the first k whose upper tail P(K > k)/γ is below
+``_TAIL``, and that tail with the weights' slack is the mixture's ``spill``.
+"""
+import math
+
+import numpy as np
+
+from ...lazy import lazy
+from .mixture import MixturePair
+from .subset_sampling import subset_sampled_pair
+
+stats = lazy("scipy.stats")
+
+_U = np.finfo(float).eps
+_REL = 1e-11     # the relative error allowed to scipy's binomial pmf and tails
+_TAIL = 1e-30    # P(K > k_max | K ≥ 1) left in the spill
+MAX_COPIES = 64  # k_max is at most this; the rest of K's tail is spilled (b/n ≳ 20: ε may be ∞)
+
+
+def copies_rate(n, b):
+    """γ = P(K ≥ 1) = 1 − (1 − 1/n)^b, rounded up (1/n itself for b = 1, as
+    ``SubsetSampling`` takes it)."""
+    if b == 1:
+        return 1.0 / n
+    return min(-math.expm1(b * math.log1p(-1.0 / n)) * (1 + 16 * _U), 1.0)
+
+
+def copies_weights(n, b):
+    """(weights, spill): lower bounds on P(K = k | K ≥ 1) for k = 1..k_max, and
+    an upper bound on the rest of the probability (module docstring).
+
+    log P(K = k)/γ = Σ_{j<k} log(b − j) − log k! − k log n + (b − k) log1p(−1/n)
+    − log γ, summed from libm values (≤ 4 ulp each, docs/portability.md) and
+    rounded: its error is ≤ 8u·(the sum of the terms' magnitudes + 1), which exp
+    turns into that much relative (+ 4 ulp). The tail P(K > k_max)/γ is scipy's
+    (within ``_REL``)."""
+    if b == 1:
+        return [1.0], 0.0
+    log_gamma = math.log(-math.expm1(b * math.log1p(-1.0 / n)))
+    ks = np.arange(1, min(b, MAX_COPIES) + 1)
+    tails = stats.binom.sf(ks, b, 1.0 / n) / math.exp(log_gamma)
+    k_max = int(ks[np.argmax(tails < _TAIL)]) if (tails < _TAIL).any() else int(ks[-1])
+    log_n, log_stay = math.log(n), math.log1p(-1.0 / n)
+    weights, slack = [], 0.0
+    for k in range(1, k_max + 1):
+        terms = [math.log(b - j) for j in range(k)] + [-math.lgamma(k + 1), -k * log_n,
+                                                      (b - k) * log_stay, -log_gamma]
+        rel = 8 * _U * (math.fsum(abs(t) for t in terms) + 1) + 4 * _U
+        w = math.exp(math.fsum(terms))
+        weights.append(w * (1 - rel))
+        slack += 2 * rel * w
+    # 1 − Σ weights ≤ the exact tail + the weights' slack; rounded up
+    spill = (float(tails[k_max - 1]) * (1 + _REL) + slack + (k_max + 4) * _U) * (1 + 2 * _U)
+    return weights, min(spill, 1.0)
+
+
+def with_replacement_pair(group_pairs, n, b):
+    """``SubsetSampledPair(A, γ)``: ``group_pairs(k)`` returns G_k, a pair
+    dominating both orders of k-fold replace-one neighbours of the base."""
+    if n == 1:  # every draw is the record: K = b, no sampling left (G_b dominates both orders)
+        return group_pairs(b)
+    weights, spill = copies_weights(n, b)
+    parts = [(w, group_pairs(k)) for k, w in enumerate(weights, start=1)]
+    mix = parts[0][1] if (len(parts) == 1 and spill == 0.0) else MixturePair(parts, spill)
+    return subset_sampled_pair(mix, copies_rate(n, b))

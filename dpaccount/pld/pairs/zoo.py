@@ -1,0 +1,405 @@
+"""Dominating pairs of the discrete and user-defined mechanisms.
+
+Each pair is (P, Q) = (law with the record, law without), seen through the
+privacy loss L = log dP/dQ (``pld/pairs/base.py`` explains the protocol).
+
+* ``discrete_gaussian_pair(sigma, sensitivity)`` — (N_Z(Δ, σ²), N_Z(0, σ²)),
+  the discrete Gaussian of Canonne, Kamath & Steinke (NeurIPS 2020, Def. 1):
+  P(x) ∝ exp(−(x−Δ)²/(2σ²)) on the integers. L(x) = (2xΔ − Δ²)/(2σ²).
+* ``discrete_laplace_pair(t, sensitivity)`` — (Δ + DLap(t), DLap(t)) with
+  DLap(t)(x) ∝ exp(−|x|/t) on Z; represented exactly by Δ + 1 atoms.
+* ``leaky_rr_pair(eps, delta)`` — the pair of Kairouz, Oh & Viswanath
+  (ICML 2015, Thm 2.1) that dominates every (ε, δ)-DP mechanism; δ = 0 is
+  randomized response with p = e^ε/(1+e^ε), which dominates every ε-DP one.
+* ``LogisticPair(eps)`` — (Logistic(ε, 1), Logistic(0, 1)): the envelope of
+  all ε-bounded-range pairs (the exponential mechanism; see its docstring).
+* ``MonotoneLossPair(P, Q)`` — two continuous laws whose loss increases
+  strictly in the outcome x (monotone likelihood ratio).
+"""
+import math
+
+import numpy as np
+
+from ...lazy import lazy
+from .log_cells import log_cells
+from .discrete_pair import DiscretePair
+from .base import DominatingPair, check_atoms, underflow_slack
+
+special = lazy("scipy.special")
+
+_U = np.finfo(float).eps
+# A law's logcdf and logsf (scipy.stats; scipy documents no bound) are taken to err by
+# LOG_CDF_ULPS·u·(|log| + 1), besides their argument's rounding (``MonotoneLossPair._log_errors``).
+# Measured here (scipy 1.17.1, 5,000 points over each law's 1e-300 quantiles, against
+# mpmath, where the cells use them: F ≤ ½ for logcdf, 1 − F ≤ ½ for logsf): norm 2.2 (its
+# log_ndtr, which ``log_cells`` takes as 16 ulp of |log Φ|), logistic 0.43, gumbel_r 0.62,
+# gumbel_l 0.71, hypsecant 0.66, in these units. 64 leaves room for another platform's libm
+# (≤ 4 ulp per call, a few calls per value) and for laws whose logcdf is scipy's generic
+# log(cdf), which turns a cdf accurate to ~1e-14 relative (cephes' incomplete gamma and beta
+# functions, documented to a few 1e-14) into as much absolute: 64u = 1.4e-14.
+LOG_CDF_ULPS = 64
+_TINY = 1e-300  # mass dropped from an infinite support is at most this (relative)
+
+
+def discrete_gaussian_pair(sigma, sensitivity=1):
+    """(N_Z(Δ, σ²), N_Z(0, σ²)) on the integers x ∈ [−X, Δ + X], X ≈ 37σ + 2.
+
+    The normaliser Z = Σ_x exp(−x²/(2σ²)) is summed in log space (it is not
+    sqrt(2πσ²) for small σ). The two tails beyond the range carry the same
+    mass T ≤ 1e-300 under P and under Q (by the reflection x ↦ Δ − x); it is
+    bounded above by a geometric series and put at L = +∞ under P and at
+    L = −∞ under Q. That can only increase every hockey-stick value:
+    Σ_tail (p − αq)_+ ≤ Σ_tail p = T, and both laws stay normalised (up to T
+    rounded up). The loss (Δ/σ²)(x − Δ/2) lies on the lattice Δ/σ² (Δ even)
+    or Δ/(2σ²) (Δ odd); each log p is built as log q + (lattice index)·g so
+    that the losses are exact multiples of g.
+
+    Tight: the outputs on neighbours where the query moves by Δ, up to the
+    tails T ≤ 1e-300 put at ±∞ (a total variation of T per use, far below the
+    downward rounding of every lower bound at any δ(ε) above ~1e-280).
+    """
+    sigma, delta_ = float(sigma), int(sensitivity)
+    two_var = 2.0 * sigma * sigma
+    reach = math.sqrt(two_var * 310 * math.log(10))
+    # |L(x)| ≤ (2|x| + Δ)Δ/(2σ²) on the support |x| ≤ reach + Δ + 3: it must stay in the float range
+    if not (two_var > 0.0 and (2 * reach + 3 * delta_ + 6) * delta_ / two_var < 1e300):
+        raise ValueError(f"sigma={sigma!r} with sensitivity={delta_}: the privacy loss (2x − Δ)Δ/(2σ²) "
+                         f"of the discrete Gaussian leaves the float range (sigma too small)")
+    check_atoms(f"the discrete Gaussian pair (sigma={sigma!r}, sensitivity={delta_})", 2 * reach + delta_)
+    half = int(math.ceil(reach)) + 2  # w(X) ≤ 1e-310 ≤ 1e-310·Z
+    x = np.arange(-half - delta_, half + delta_ + 1, dtype=float)
+    log_w = -x * x / two_var
+    log_z = special.logsumexp(log_w)  # omits a relative ≤1e-300 tail: Z rounds down, masses up
+    keep = (x >= -half) & (x <= half + delta_)
+    xs = x[keep]
+    log_q = log_w[keep] - log_z
+    g = delta_ / sigma ** 2 if delta_ % 2 == 0 else delta_ / (2 * sigma ** 2)
+    index = (xs - delta_ // 2) if delta_ % 2 == 0 else (2 * xs - delta_)  # L / g, exact integers
+    log_p = log_q + index * g
+    # tail beyond x > half (each side under Q; P's tails are the mirror image):
+    # Σ_{y > X} w(y) ≤ w(X+1)/(1 − r), r = w(X+2)/w(X+1) bounds every later ratio
+    log_r = -(2 * half + 3) / two_var
+    log_tail = -(half + 1) ** 2 / two_var - math.log(-math.expm1(log_r)) - log_z
+    log_tail = max(log_tail + math.log(2.0), math.log(_TINY))  # both sides; floor: representable
+    log_p = np.concatenate((log_p, [log_tail, -np.inf]))
+    log_q = np.concatenate((log_q, [-np.inf, log_tail]))
+    return DiscretePair(log_p, log_q, lattice=g,
+                        name=f"discrete-gaussian(sigma={sigma!r},sensitivity={delta_})", tight=True)
+
+
+def discrete_laplace_pair(t, sensitivity=1):
+    """(Δ + DLap(t), DLap(t)), DLap(t)(x) = (1−ρ)/(1+ρ) ρ^{|x|}, ρ = e^{−1/t}.
+
+    L(x) = (|x| − |x−Δ|)/t: −Δ/t on x ≤ 0, +Δ/t on x ≥ Δ, (2x−Δ)/t between.
+    The geometric tails are summed in closed form, so the pair is exact:
+      x ≤ 0: P = ρ^Δ/(1+ρ), Q = 1/(1+ρ);  x ≥ Δ: P = 1/(1+ρ), Q = ρ^Δ/(1+ρ);
+      0 < x < Δ: P = (1−ρ)/(1+ρ) ρ^{Δ−x}, Q = (1−ρ)/(1+ρ) ρ^x.
+    Every loss is a multiple of 1/t (the lattice). Tight: the outputs on
+    neighbours where the query moves by Δ, exactly.
+    """
+    t, d = float(t), int(sensitivity)
+    check_atoms(f"the discrete Laplace pair (t={t!r}, sensitivity={d})", d + 1)
+    s = 1.0 / t
+    log_end = -math.log1p(math.exp(-s))                       # log 1/(1+ρ)
+    log_mid = math.log(-math.expm1(-s)) + log_end             # log (1−ρ)/(1+ρ)
+    x = np.arange(1, d, dtype=float)
+    log_p = np.concatenate(([log_end - d * s], log_mid - (d - x) * s, [log_end]))
+    log_q = np.concatenate(([log_end], log_mid - x * s, [log_end - d * s]))
+    return DiscretePair(log_p, log_q, lattice=s, name=f"discrete-laplace(t={t!r},sensitivity={d})", tight=True)
+
+
+def leaky_rr_pair(eps, delta=0.0):
+    """Kairouz–Oh–Viswanath's pair on four outcomes (ICML 2015, Thm 2.1):
+    P = (δ, (1−δ)e^ε/(1+e^ε), (1−δ)/(1+e^ε), 0), Q = P reversed.
+
+    Every (ε, δ)-DP mechanism is a post-processing of it, so it dominates
+    both directions; H_{e^ε}(P||Q) = δ exactly. With δ = 0 it is randomized
+    response with p = e^ε/(1+e^ε) (the ε-DP pair). Logs are formed without
+    computing p first: log p = −log(1+e^{−ε}), log(1−p) = −ε − log(1+e^{−ε}),
+    so the losses are ±ε to the last bit (the lattice is ε); the mass at
+    L = +∞ is δ itself, not exp(log δ), so that ε(δ) is ε, not ∞.
+    Tight for the class it stands for: the pair is itself (ε, δ)-DP (both
+    orders), so the worst (ε, δ)-DP mechanism attains it.
+    """
+    eps, delta = float(eps), float(delta)
+    log_d = math.log(delta) if delta > 0 else -math.inf
+    log_hi = math.log1p(-delta) - math.log1p(math.exp(-eps))
+    log_lo = log_hi - eps
+    log_p = np.array([log_d, log_hi, log_lo, -np.inf])
+    return DiscretePair(log_p, log_p[::-1].copy(), lattice=eps or None, p_inf=delta, q_ninf=delta,
+                        name=f"leaky-rr(eps={eps!r},delta={delta!r})", tight=True)
+
+
+class LogisticPair(DominatingPair):
+    """(Logistic(ε, 1), Logistic(0, 1)): the tight pair of ε-bounded range.
+
+    A mechanism is ε-BR if for all neighbours the loss lies in an interval
+    [t − ε, t] (Durfee & Rogers 2019); the exponential mechanism with
+    probabilities ∝ exp(ε u/2) and a sensitivity-1 utility is ε-BR.
+    Dong, Durfee & Rogers (2020, Lemma 3.2) show that, for fixed t, the
+    worst case is the two-outcome pair with losses t and t − ε. Its curve is
+    p_t(1 − e^{ε'−t}) with p_t = (e^ε − e^t)/(e^ε − 1); the maximum over
+    t ∈ [0, ε] is at t = (ε + ε')/2 and gives, for |ε'| ≤ ε,
+
+        δ(ε') = (e^{ε/2} − e^{ε'/2})² / (e^ε − 1),
+
+    (1 − e^{ε'} below −ε, 0 above ε) — the hockey-stick curve of this
+    logistic pair ("the exponential mechanism is dominated by two logistic
+    distributions", Zhu, Dong & Wang 2022, talk). So it dominates every
+    ε-BR mechanism and no smaller pair does (each ε' is attained). Not
+    ``tight``: each ε' is attained by a different two-outcome pair (its own
+    t), none by this one, and a composition's worst case is not the product
+    of envelopes; no witness is given (a lower end is absent).
+    The loss law is simple: e^{L/2} ~ Uniform(e^{−ε/2}, e^{ε/2}) under P and
+    e^{−L/2} ~ Uniform(e^{−ε/2}, e^{ε/2}) under Q, so with c = e^{ε/2}
+
+        P(L ∈ (a, b]) = c (e^{b/2} − e^{a/2}) / (c² − 1),
+        Q(L ∈ (a, b]) = c (e^{−a/2} − e^{−b/2}) / (c² − 1)   (a, b ∈ [−ε, ε]).
+    """
+
+    p_inf = 0.0
+
+    def __init__(self, eps):
+        self._eps = float(eps)
+
+    def pure_epsilon(self):
+        return self._eps  # L ∈ [−ε, ε], the pair's own parameter (exact)
+
+    def masses(self, edges):
+        e = self._eps
+        z = np.clip(np.concatenate(([-e], np.asarray(edges, dtype=float), [e])), -e, e)
+        lo, hi = z[:-1], z[1:]
+        # c/(c²−1) = 1/(2 sinh(ε/2)); each cell as e^{lo/2}·expm1((hi−lo)/2): no cancellation
+        scale = 0.5 / math.sinh(e / 2)
+        a = scale * np.exp(lo / 2) * np.expm1((hi - lo) / 2)
+        b = scale * np.exp(-hi / 2) * np.expm1((hi - lo) / 2)
+        return a, b
+
+    def _masses(self, edges, errors):
+        """``masses``; with ``errors``, (24 + ε)u of each cell: sinh, exp and expm1 ≤ 4 ulp
+        each (docs/portability.md; the arguments ε/2, lo/2, −hi/2 are exact), the quotient
+        and two products ½ ulp each, hi − lo ½ ulp, which moves expm1(x), x = (hi − lo)/2 ≤ ε,
+        by ≤ ½(1 + x) ulp (its relative slope x·e^x/(e^x − 1) ≤ 1 + x): ≤ 14u + ½u·ε, taken
+        as (24 + ε)u (second-order terms, and a simulated machine erring 5 ulp per call);
+        + 16 subnormal spacings for results that underflow (``underflow_slack``). (The
+        default 8u of the cell fell short with exp, expm1 and sinh erring 4 ulp the wrong
+        way, 12.4u at ε = 1, and under ``DPACCOUNT_ULP_NOISE=4``, 12.3u.)"""
+        a, b = self.masses(edges)
+        if not errors:
+            return a, b
+        slack = (24 + self._eps) * _U
+        z = np.clip(np.asarray(edges, dtype=float), -self._eps, self._eps)
+        live = np.concatenate(([-self._eps], z)) < np.concatenate((z, [self._eps]))  # else exactly 0
+        return a, b, slack * a + underflow_slack(a, live), slack * b + underflow_slack(b, live)
+
+    def delta(self, eps, upper=True):
+        eps = np.asarray(eps, dtype=float)
+        e = self._eps
+        inside = np.clip(eps, -e, e)
+        # (c − e^{ε'/2})² / (c² − 1) = e^{ε'} expm1((ε−ε')/2)² / (e^ε − 1)
+        with np.errstate(over="ignore", divide="ignore"):
+            if e < 700:  # no factor can overflow: e^{ε'} expm1(·)² ≤ e^ε
+                # exp, expm1 (squared) and expm1: ≤ 4 ulp each (the documented worst case
+                # assumed) and three products: 24 ulp; the rounded argument x = (ε − ε')/2
+                # moves expm1(x)² by ≤ 2x ulp more
+                mid = np.exp(inside) * np.expm1((e - inside) / 2) ** 2 / math.expm1(e)
+                err = (24 + np.abs(e - inside)) * _U
+            else:  # in logs; a rounded log of size |x| errs by ≤ |x|·u, pad 8 u per unit of size
+                half = (e - inside) / 2
+                log_em1 = half + np.log(-np.expm1(-half))  # log expm1(half), no overflow
+                log_mid = inside + 2 * log_em1 - (e + math.log(-math.expm1(-e)))
+                mid = np.exp(log_mid)
+                err = 8 * _U * (2 + np.abs(inside) + 2 * np.abs(log_em1) + e + np.abs(log_mid))
+                err = np.where(np.isfinite(log_mid), err, 0.0)  # mid = 0 exactly (ε' = ε)
+            out = np.where(eps >= e, 0.0, np.where(eps <= -e, -np.expm1(eps), mid))
+        out = np.minimum(out * (1 + err), 1.0) if upper else out * np.maximum(1 - err, 0.0)
+        return float(out) if out.ndim == 0 else out
+
+    def reverse(self):
+        return self  # symmetric under the reflection x ↦ ε − x
+
+    def key(self):
+        return ("logistic", self._eps)
+
+
+class _Reflected:
+    """The law of −X for a distribution object X (for the reverse pair)."""
+
+    def __init__(self, dist):
+        self.dist = dist
+
+    def logpdf(self, y):
+        return self.dist.logpdf(-np.asarray(y))
+
+    def logcdf(self, y):
+        return self.dist.logsf(-np.asarray(y))
+
+    def logsf(self, y):
+        return self.dist.logcdf(-np.asarray(y))
+
+    def ppf(self, u):
+        return -self.dist.isf(u)
+
+    def isf(self, u):
+        return -self.dist.ppf(u)
+
+
+def _location(dist, fallback):
+    """|loc| of a scipy.stats frozen law (its methods compute at (x − loc)/scale), else ``fallback``."""
+    if isinstance(dist, _Reflected):  # −X: its methods call X's at −y
+        return _location(dist.dist, fallback)
+    try:
+        loc = float(dist.dist._parse_args(*dist.args, **dist.kwds)[1])
+    except Exception:  # not a scipy frozen law (or scipy changed): the bracket's bound
+        return fallback
+    return abs(loc) if math.isfinite(loc) else fallback
+
+
+def _dist_key(dist):
+    if hasattr(dist, "key"):  # a law of the library's own (``mixture_gaussian.GaussianMixtureLaw``)
+        return dist.key()
+    if isinstance(dist, _Reflected):
+        return ("reflected", _dist_key(dist.dist))
+    inner = getattr(dist, "dist", None)
+    if inner is not None and hasattr(dist, "args"):
+        return (getattr(inner, "name", repr(inner)), tuple(dist.args), tuple(sorted(dist.kwds.items())))
+    return ("object", id(dist))
+
+
+def _law_parameters(dist):
+    """The parameters of a frozen scipy law, as text (its scale first: the usual culprit)."""
+    try:
+        shapes, loc, scale = dist.dist._parse_args(*dist.args, **dist.kwds)
+    except (AttributeError, TypeError, ValueError):
+        return repr(dist)
+    text = f"scale={scale!r}" + (" must be > 0" if not scale > 0 else "") + f", loc={loc!r}"
+    return text + (f", shapes={tuple(shapes)!r}" if shapes else "")
+
+
+class MonotoneLossPair(DominatingPair):
+    """Two continuous laws P, Q on the real line, given as objects with
+    ``logpdf``, ``logcdf``, ``logsf``, ``ppf``, ``isf`` (scipy.stats frozen
+    continuous distributions), under the assumption — checked on a grid at
+    construction — that ℓ(x) = log p(x) − log q(x) is *strictly increasing*
+    (a monotone likelihood ratio: true for location shifts of a strictly
+    log-concave density, e.g. Gaussian, logistic). P and Q must have the same
+    support, with positive densities inside (no mass at L = ±∞).
+
+    Then {L > e} = {x > x_e} with ℓ(x_e) = e, so every cell mass is a
+    difference of cdf values. x_e is found by bisection on [x_lo, x_hi], the
+    1e-300 quantiles of the two laws; the root kept is the lower end of the
+    final bracket (and the support's bottom below ℓ(x_lo), x_hi above
+    ℓ(x_hi)), so mass is only ever counted in a cell at or above its own:
+    pessimistic, by at most the 1e-300 tails and ~1 ulp of x. Cells below
+    the P-median difference the cdf, above it the sf (from their logs,
+    each to a few ulps of itself); ``delta`` = P(x > x_ε) − e^ε Q(x > x_ε),
+    which is stationary in x_ε, padded for its rounding (assuming the
+    distribution functions are accurate to a few ulps).
+    A loss that is constant on an interval (an atom, e.g. Laplace) is not
+    supported: use the dedicated pair.
+    """
+
+    p_inf = 0.0
+    tight = True  # the laws the user gives are the mechanism's outputs on neighbours (user_defined.py)
+
+    def __init__(self, p_dist, q_dist):
+        for name, d in (("p_dist", p_dist), ("q_dist", q_dist)):
+            missing = [m for m in ("logpdf", "logcdf", "logsf", "ppf", "isf") if not hasattr(d, m)]
+            if missing:
+                raise TypeError(f"{name} must be a continuous distribution with {missing}, got {d!r}")
+        self._p, self._q = p_dist, q_dist
+        ends = [float(d.ppf(_TINY)) for d in (p_dist, q_dist)] + [float(d.isf(_TINY)) for d in (p_dist, q_dist)]
+        for name, d, lo, hi in (("p_dist", p_dist, ends[0], ends[2]), ("q_dist", q_dist, ends[1], ends[3])):
+            if math.isnan(lo) or math.isnan(hi):
+                raise ValueError(f"{name} has invalid parameters ({_law_parameters(d)}): its quantiles are NaN")
+        self._lo, self._hi = min(ends[:2]), max(ends[2:])
+        if not (np.isfinite(self._lo) and np.isfinite(self._hi) and self._lo < self._hi):
+            raise ValueError(f"p_dist, q_dist: cannot bracket their support, got [{self._lo}, {self._hi}]")
+        probe = np.linspace(self._lo, self._hi, 513)
+        loss = self._loss(probe)
+        slack = 1e-12 * (1.0 + np.abs(loss[1:]))  # far out, a bounded loss is flat in floats
+        if not np.all(np.isfinite(loss)) or np.any(np.diff(loss) < -slack) or loss[-1] <= loss[0]:
+            raise ValueError(f"p_dist, q_dist: the loss log p(x)/q(x) must be finite and strictly increasing "
+                             f"in x on [{self._lo:.4g}, {self._hi:.4g}]; got {p_dist!r}, {q_dist!r}")
+        self._lmin, self._lmax = float(loss[0]), float(loss[-1])
+
+    def _loss(self, x):
+        return np.asarray(self._p.logpdf(x), dtype=float) - np.asarray(self._q.logpdf(x), dtype=float)
+
+    def _roots(self, edges):
+        """x_e ≤ the true root for each edge (−inf below ℓ(x_lo), x_hi above ℓ(x_hi))."""
+        e = np.asarray(edges, dtype=float)
+        lo, hi = np.full(e.shape, self._lo), np.full(e.shape, self._hi)
+        for _ in range(200):  # invariant: ℓ(lo) ≤ e < ℓ(hi) where bracketed
+            mid = 0.5 * (lo + hi)
+            if np.all((mid == lo) | (mid == hi)):
+                break
+            up = self._loss(mid) <= e
+            lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+        return np.where(e < self._lmin, -np.inf, np.where(e >= self._lmax, self._hi, lo))
+
+    def _cells(self, dist, xs, errors=False):
+        """Masses of (−∞, x₀], (x₀, x₁], …, (x_last, ∞) under ``dist``: below its median
+        from log F, above from log(1 − F) (``log_cells``); with ``errors``, also bounds on
+        each cell's absolute error (``_log_errors``)."""
+        x = np.concatenate(([-np.inf], xs, [np.inf]))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            lc, ls = np.asarray(dist.logcdf(x), dtype=float), np.asarray(dist.logsf(x), dtype=float)
+            below = lc[1:] <= ls[1:]  # the cell ends below the median: cdf side
+            if not errors:
+                out = np.where(below, log_cells(lc), log_cells(np.ascontiguousarray(ls[::-1]))[::-1])
+                return np.nan_to_num(np.maximum(out, 0.0), nan=0.0)
+            eta_c, eta_s = self._log_errors(dist, x, lc, ls)
+            left, left_err, _ = log_cells(lc, eta_c)
+            right, right_err, _ = log_cells(np.ascontiguousarray(ls[::-1]), np.ascontiguousarray(eta_s[::-1]))
+            out = np.where(below, left, right[::-1])
+            err = np.where(below, left_err, right_err[::-1])
+        # a cell rounded below 0 is raised to 0, towards its exact value: its bound still holds
+        return np.nan_to_num(np.maximum(out, 0.0), nan=0.0), np.nan_to_num(err, nan=0.0)
+
+    def _log_errors(self, dist, x, lc, ls):
+        """Bounds on the absolute errors of log F(x) and log(1 − F(x)) as ``dist``
+        computes them (``LOG_CDF_ULPS``): ``LOG_CDF_ULPS``·u·(|log| + 1), and the
+        argument's rounding through the slope of the log, f/F (f/(1 − F)): a scipy law
+        standardises x as (x − loc)/scale, ≤ u·|x − loc| in x (two roundings), taken as
+        2u(|x| + |loc|), the slope doubled for its change over that distance and its
+        own rounding. loc is the law's own where scipy tells it (``_location``), else
+        the largest end of the support's bracket [x_lo, x_hi] (the 1e-300 quantiles:
+        a location inside the support lies within it)."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            lp = np.asarray(dist.logpdf(x), dtype=float)
+            shift = 2 * _U * (np.abs(x) + _location(dist, max(abs(self._lo), abs(self._hi))))
+            move = [np.where(np.isfinite(x) & np.isfinite(l), 2 * np.exp(lp - l) * shift, 0.0) for l in (lc, ls)]
+        return [LOG_CDF_ULPS * _U * (np.abs(l) + 1) + m for l, m in zip((lc, ls), move)]
+
+    def masses(self, edges):
+        xs = self._roots(edges)
+        return self._cells(self._p, xs), self._cells(self._q, xs)
+
+    def _masses(self, edges, errors):
+        if not errors:
+            return self.masses(edges)
+        xs = self._roots(edges)
+        (a, err_a), (b, err_b) = self._cells(self._p, xs, True), self._cells(self._q, xs, True)
+        return a, b, err_a, err_b
+
+    def delta(self, eps, upper=True):
+        eps = np.asarray(eps, dtype=float)
+        x = self._roots(eps.ravel())
+        with np.errstate(over="ignore", under="ignore"):
+            ps, qs = np.exp(self._p.logsf(x)), np.exp(eps.ravel() + self._q.logsf(x))
+        # above ℓ(x_hi) the root is beyond x_hi: δ ≤ P(x > x_hi), drop the Q term (errs up)
+        beyond = eps.ravel() >= self._lmax
+        out = np.where(beyond, ps, np.maximum(ps - qs, 0.0))
+        pad = 64 * _U * (ps + np.where(beyond, 0.0, qs))  # the sf's few ulps and the subtraction
+        with np.errstate(over="ignore"):  # e^ε overflows only for ε > 700, never below the least loss
+            out = np.where(eps.ravel() < self._lmin, -np.expm1(eps.ravel()), out)
+        out = np.minimum(out + pad if upper else np.maximum(out - pad, 0.0), 1.0).reshape(eps.shape)
+        return float(out) if out.ndim == 0 else out
+
+    def reverse(self):
+        """(Q, P): its loss −ℓ(x) increases in y = −x, so reflect both laws."""
+        return MonotoneLossPair(_Reflected(self._q), _Reflected(self._p))
+
+    def key(self):
+        return ("monotone", _dist_key(self._p), _dist_key(self._q))

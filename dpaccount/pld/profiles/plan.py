@@ -1,0 +1,250 @@
+"""Grid steps sized by the question: the plan of a ``PrivacyProfile``.
+
+Connect-the-Dots rounding widens each rounded single-step loss by at most
+h²/4 in variance (``accountant.py``), so K rounded steps add to the composed
+loss an independent-like noise of variance s² ≤ K h²/4. Near a level ε whose
+tail the exponential tilt λ governs (the saddle point, K'(λ) = ε with K the
+composed log-MGF of the P-law of the loss), a noise of variance s²
+multiplies the tilted law's MGF by e^{λ²s²/2}: the tail's quantiles move by
+≈ λs²/2 ≤ λKh²/8 and, as d log δ/dε ≈ −λ there, δ by a factor
+≈ 1 + λ²Kh²/8. Asking for a share ``c`` of the accuracy a:
+
+    ε(δ) queries:  λ K h²/8 ≤ c·a·ε   →   h² = 8 c a ε / (λ K),
+    δ(ε) queries:  λ²K h²/8 ≤ c·a     →   h² = 8 c a / (λ² K),
+
+λ taken ≥ 1 (near the mean the first-order picture has no tilt to lean on).
+Measured (benchmarks/rho_calibration.py) the first predicts the excess of ε
+within a factor 0.5–1.3 on subsampled Gaussians and Laplace; c = 1/2.
+
+The variance plan this replaces (h from the composed variance V:
+h² = 4ρV/K) is the λ = ε/V special case of the Gaussian, and wrong by orders
+of magnitude where the answer sits far out in the tail of the composition
+(tiny q with small σ: ε set by the rare large losses, not by the bulk).
+
+Steps form a lattice: ``coarse`` (the composed window at the first tail
+tier in ``_POINTS`` points), halved ``level`` times; a pair on a lattice g
+keeps its atoms on the grid (h = g/m, ``accountant.snap_to_lattice``).
+ε(δ) queries use one level per mechanism, the finest any ε needs from the
+Chernoff tail 1e-30 down to where the saddle-point δ (``Tilts.log_delta``)
+is 1e-1 (a 10× margin over the largest δ planned, 1e-2: at few steps ε(δ)
+sits in the bulk, where the Chernoff tail is far above δ), at the rate
+max(λ, 0.8/σ_λ) (so ε(δ) stays one non-increasing curve);
+δ(ε) queries take the ε(δ) level where it suffices and the finer level
+their ε needs elsewhere (non-decreasing in ε), at most ``DELTA_LEVELS``
+finer (the proxy grows without bound where ε nears the top of a bounded
+support). Beyond the planned tails the tilt tables see the edges of the
+single-step windows rather than the loss (λ(ε) shoots up): the proxy takes λ
+where the Chernoff tail is 1e-30 there, as measured errors level off.
+The plan only trades tightness for time: every level's answers are
+certified upper bounds.
+"""
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ...errors import GridTooLarge
+from ..grids.accountant import DIRECTIONS, _merge_gaussians, snap_to_lattice, step_grids
+from ..grids.chernoff import log_mgf
+from ..grids.compose import BYTES_PER_POINT, MAX_GRID, chernoff_lambdas, chernoff_window
+from ..grids.discretise import _is_multiple, loss_ranges
+
+SHARE = 0.5                       # c: the share of the accuracy the step may spend
+_POINTS = 4096                    # points of the coarsest composed window
+_LAMBDAS = np.geomspace(1e-2, 1e3, 41)
+_REFINE = 16                      # rounds of λ refinement
+_MARGIN = math.log(10.0)            # the saddle-point δ may be ~10× too small in the bulk (mixtures)
+_TAILS = (math.log(1e-30), math.log(1e-2))  # where ε(δ) queries are planned for
+MAX_LEVEL = 40
+DELTA_LEVELS = 3                  # δ(ε) queries: at most 2³× finer than ε(δ) queries
+# a base window's points: a certified interval (both roundings, tilted grids, cache) peaks at
+# ~BYTES_PER_POINT bytes a point (compose.py), so ~1 GB
+MAX_BASE = 3 << 20
+
+
+class Tilts(NamedTuple):
+    """A direction's composed log-MGF on a λ lattice: K(λ), K'(λ) (the tilted
+    mean), K''(λ) (its variance) and the count of rounded steps K_r; from its single-step grids."""
+
+    lam: np.ndarray
+    cgf: np.ndarray
+    mean: np.ndarray
+    var: np.ndarray
+    rounded: int
+
+    @property
+    def tail(self):
+        """log of the Chernoff bound P(L ≥ K'(λ)) ≤ e^{K(λ) − λK'(λ)}, decreasing in λ."""
+        return self.cgf - self.lam * self.mean
+
+    def at_eps(self, eps):
+        """(λ(ε) ≥ 1, log tail at ε) by interpolation (K' increases)."""
+        return np.maximum(np.interp(eps, self.mean, self.lam), 1.0), np.interp(eps, self.mean, self.tail)
+
+    def log_delta(self):
+        """log δ(K'(λ)) by the saddle point (non-increasing in λ): δ(ε) = E_P[(1 − e^{ε−L})₊]
+        ≈ e^{K(λ) − λε} ∫₀^∞ (1 − e^{−u}) e^{−λu} du / (σ_λ√(2π)) = tail / (λ(λ + 1) σ_λ √(2π)),
+        σ_λ² = K''(λ) (the tilted law near ε taken normal; cf. Lugannani–Rice). Far smaller
+        than the Chernoff tail where ε is small: there δ is a difference of nearly equal tails."""
+        lam = np.maximum(self.lam, 1e-300)
+        spread = 0.5 * np.log(2 * np.pi * np.maximum(self.var, 1e-300))
+        return np.minimum.accumulate(self.tail - np.log(lam * (lam + 1.0)) - spread)
+
+    def tail_at_delta(self, log_delta):
+        """The log Chernoff tail at the ε where the saddle-point δ is ``log_delta``."""
+        order = slice(None, None, -1)  # both decrease in λ: reverse for interp
+        return np.interp(log_delta, self.log_delta()[order], self.tail[order])
+
+    def at_tail(self, log_tail):
+        """(ε, λ ≥ 1) where the Chernoff tail is ``log_tail``."""
+        order = slice(None, None, -1)  # the tail decreases in λ: reverse for interp
+        return (np.interp(log_tail, self.tail[order], self.mean[order]),
+                np.maximum(np.interp(log_tail, self.tail[order], self.lam[order]), 1.0))
+
+
+class Plan(NamedTuple):
+    coarse: float          # the step of level 0
+    points: int            # the largest composed window at level 0 (points)
+    eps_level: int         # the level of every ε(δ) query
+    tilts: tuple           # Tilts per direction
+    hints: dict = None     # direction → the window's Chernoff λ (up, down) at the first tail
+
+    def step(self, composition, level):
+        return snap(composition, self.coarse / 2.0 ** level)
+
+    def delta_levels(self, eps, accuracy):
+        """The level δ(ε) queries need at each ε of a sorted lattice (non-decreasing):
+        only directions whose Chernoff tail at ε is within 10× of the larger count.
+        A query is answered at every level from ``eps_level`` up to its own."""
+        looks = [(t.at_eps(eps)[1], delta_ratio(t, eps), t.rounded) for t in self.tilts]
+        top = np.max([tail for tail, _, _ in looks], axis=0)
+        need = np.full(np.shape(eps), np.inf)
+        for tail, ratio, rounded in looks:
+            if rounded:
+                step = np.sqrt(8 * SHARE * accuracy / (ratio * rounded))
+                need = np.where(tail >= top - math.log(10.0), np.minimum(need, step), need)
+        return np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), self.eps_level,
+                       self.eps_level + DELTA_LEVELS)
+
+
+def delta_ratio(tilts, eps):
+    """p(ε)/δ(ε), the density of the composed loss over δ, at a lattice of ε,
+    by the saddle point: p ≈ P(L > ε)·max(λ, 0.8/σ_λ) (an exponential tail
+    of rate λ; near the mean, a normal density over P(L > ε) ≈ 1/2, σ_λ² =
+    K''(λ)) and δ ≈ P(L > ε)/(λ + 1) (Q(L > ε) ≈ e^{−ε}P(L > ε)·λ/(λ + 1))."""
+    # beyond the planned tails the tables see the single-step windows' edges, not the
+    # loss: λ and σ_λ are taken at most where the Chernoff tail reaches 1e-30
+    edge = tilts.at_tail(_TAILS[0])[0]
+    eps = np.minimum(eps, edge)
+    lam, _ = tilts.at_eps(eps)
+    return (lam + 1.0) * np.maximum(lam, 0.8 / _spread(tilts, eps))
+
+
+def _spread(tilts, eps):
+    """σ_λ = √K''(λ) at the λ whose tilted mean is ``eps``."""
+    return np.sqrt(np.maximum(np.interp(eps, tilts.mean, tilts.var), 1e-300))
+
+
+def snap(composition, target):
+    """``target`` moved onto the pairs' common lattice (the finer direction's)."""
+    return min(snap_to_lattice(_merge_gaussians(composition.direction(d)), target) for d in DIRECTIONS)
+
+
+def levels_for(coarse, need):
+    """ceil(log2(coarse/need)) ≥ 0 (at most ``MAX_LEVEL``)."""
+    with np.errstate(divide="ignore"):
+        level = np.ceil(np.log2(coarse / np.asarray(need, dtype=float)))
+    return np.clip(np.nan_to_num(level, nan=0.0, posinf=MAX_LEVEL), 0, MAX_LEVEL).astype(np.int64)
+
+
+def affordable(plan, level, refuse=False, accuracy=None):
+    """``level`` clipped to the finest level whose base window (the coarsest
+    window, doubled per level) holds at most ``MAX_BASE`` points (tilted and
+    deeper-tail windows are wider, up to ``MAX_GRID``). Decided before
+    anything is discretised; with ``refuse``, a level beyond it raises
+    ``GridTooLarge`` instead, naming the memory it would need and what would answer."""
+    top = max(int(math.floor(math.log2(MAX_BASE / max(plan.points, 1)))), 0)
+    if refuse and np.max(level) > top:
+        wanted = int(np.max(level))
+        need = plan.points * 2 ** wanted
+        # the step planned is ∝ sqrt(accuracy): each level finer costs 4× the accuracy
+        fits = accuracy * 4.0 ** (wanted - top)
+        fits = fits if fits < 0.5 and wanted < MAX_LEVEL else None  # at MAX_LEVEL the level was clipped
+        raise GridTooLarge(
+            f"accuracy={accuracy!r} needs a grid step of {plan.coarse / 2 ** wanted:.3g}: a window of ~{need:,} "
+            f"grid points, ~{need * BYTES_PER_POINT / 2 ** 30:.2g} GB, beyond the cap of {MAX_BASE:,} points "
+            f"(~{MAX_BASE * BYTES_PER_POINT / 2 ** 30:.2g} GB). "
+            f"{f'accuracy={fits:.2g} fits; ' if fits else ''}method='rdp' answers at once (a looser upper "
+            f"bound); or stage the composition with Discretise", fits)
+    return np.minimum(level, top)
+
+
+def tilts_of(items, rounded):
+    """``Tilts`` from [(single-step grid, count), ...] on a λ lattice refined
+    where the tilted mean or the Chernoff tail moves fast (a composition of
+    rare large losses swings from its bulk to its tail within a few % of λ)."""
+    lam, moments = _LAMBDAS, log_mgf(items).moments
+    cgf, mean, var = moments(lam)
+    for _ in range(_REFINE):
+        tail = cgf - lam * mean
+        # an interval reaching into the planned tails where ε grows by > 25 %
+        planned = (tail[:-1] >= _TAILS[0]) & (tail[1:] <= _TAILS[1])
+        steep = planned & (mean[1:] > 1.25 * mean[:-1]) & (lam[1:] > 1.001 * lam[:-1])
+        if not steep.any():
+            break
+        new = np.sqrt(lam[:-1] * lam[1:])[steep]
+        c, m, v = moments(new)
+        order = np.argsort(np.concatenate((lam, new)))
+        lam, cgf, mean, var = (np.concatenate(pair)[order] for pair in ((lam, new), (cgf, c), (mean, m), (var, v)))
+    return Tilts(lam, cgf, np.maximum.accumulate(mean), var, rounded)
+
+
+def plan(composition, accuracy, tail):
+    """The ``Plan`` of a ``PairComposition`` at ``accuracy`` (window tail ``tail``)."""
+    coarse, points, hints = _coarse(composition, tail)
+    tilts = []
+    for d in DIRECTIONS:
+        pairs = _merge_gaussians(composition.direction(d))
+        # a lattice the coarse step is not on is rounded too (until a finer level snaps to it)
+        rounded = sum(k for p, k in pairs if p.lattice is None or not _is_multiple(p.lattice, coarse))
+        tilts.append(tilts_of(step_grids(pairs, coarse, tail), rounded))
+    # ε(δ): at each tail level, from the directions whose ε is within 20 % of the larger; up to
+    # the tail where the saddle-point δ reaches the largest planned δ (1e-2), which is far
+    # above 1e-2 where ε is small (few steps): there ε(δ) sits in the bulk of the loss, and
+    # planning from the 1e-2 tail alone sized h for an ε ~2× too large (excess 0.08-0.13 %)
+    top_tail = max([_TAILS[1]] + [float(t.tail_at_delta(_TAILS[1] + _MARGIN)) for t in tilts])
+    levels = np.linspace(_TAILS[0], top_tail, 64)
+    looks = [t.at_tail(levels) + (t.rounded,) for t in tilts]
+    top = np.max([eps for eps, _, _ in looks], axis=0)
+    need = math.inf
+    for t, (eps, lam, rounded) in zip(tilts, looks):
+        use = (eps >= 0.8 * top) & (eps > 0)
+        if rounded and use.any():
+            rate = np.maximum(lam, 0.8 / _spread(t, eps))  # near the mean the density leads (``delta_ratio``)
+            need = min(need, float(np.min(np.sqrt(8 * SHARE * accuracy * eps[use] / (rate[use] * rounded)))))
+    return Plan(coarse, points, int(levels_for(coarse, need)), tuple(tilts), hints)
+
+
+def _coarse(composition, tail):
+    """(step, points, hints): the composed window at ``tail`` of the wider
+    direction in ``_POINTS`` points, from provisional single-step grids of ~1k
+    points, and each direction's window λ there (``compose.chernoff_lambdas``:
+    the windows of every level search near them)."""
+    steps, hints = [], {}
+    for d in DIRECTIONS:
+        pairs = _merge_gaussians(composition.direction(d))
+        total = sum(k for _, k in pairs)
+        ranges = loss_ranges([p for p, _ in pairs], tail / total)
+        provisional = max(hi - lo for lo, hi in ranges) / 1024 or 1.0
+        items = step_grids(pairs, provisional, tail)
+        hints[d] = chernoff_lambdas(items, tail)
+        ja, jb, _, _ = chernoff_window(items, tail, hints[d])
+        steps.append(max(jb - ja, 1) * provisional / _POINTS)
+    width = max(s * _POINTS for s in steps)
+    pairs = [pk for d in DIRECTIONS for pk in _merge_gaussians(composition.direction(d))]
+    lattices = {p.lattice for p, _ in pairs}
+    if len(lattices) == 1 and None not in lattices:  # every loss on one lattice: the exact grid
+        coarse = lattices.pop()
+        return coarse, int(math.ceil(width / coarse)) + 1, hints
+    coarse = snap(composition, max(steps))
+    return coarse, int(math.ceil(width / coarse)) + 1, hints

@@ -1,0 +1,275 @@
+"""The certified privacy profile of a composition: grids sized by the question.
+
+``PrivacyProfile(pairs, accuracy)`` answers δ(ε) and ε(δ) of a
+``PairComposition`` for arrays of queries. It plans grid steps from the
+question (``plan.py``): a lattice of steps, the coarsest holding the
+composed window in a few thousand points, each next one half as wide; each
+step's grids and answers are a ``StepProfile`` (``step_profile.py``),
+built once and shared by every query that asks for that step.
+
+* ε(δ) queries use one step per mechanism (``Plan.eps_level``), so that
+  ε(δ) is one non-increasing curve.
+* A δ(ε) query takes the ε(δ) level L where its tilt λ(ε) says that
+  suffices (small ε), else the level ℓ(ε) > L it needs (``Plan.delta_levels``,
+  non-decreasing in ε, at most 2³× finer); its answer is the smaller of
+  δ_ℓ(ε) and the anchors of the levels from L to ℓ − 1 (``_anchor``: each
+  level's answer at the last ε it serves, which bounds δ at every larger
+  ε). Each level's δ being non-increasing in ε, so is the answer, at the
+  price of at most one level's grids beyond the query's own (the chain of
+  every level δ_L … δ_ℓ(ε) at ε itself cost up to twice the finest one).
+  The direction refined under the other's answer (below) asks level L
+  first, where it usually settles.
+
+* Certified intervals (``epsilon_bounds``, ``delta_bounds``): the upper
+  bound of the plain query and the lower bound of the optimistic grids at
+  the same level, then one level finer per round (the step halves) only
+  where the interval is still wider than the accuracy.
+
+An element of an array gets exactly the answer it gets alone (its levels
+depend on it alone), and every answer is certified whatever the plan: the
+plan chooses tightness, never soundness.
+"""
+import warnings
+
+import numpy as np
+
+from ... import progress
+from ...errors import AccuracyWarning, GridTooLarge
+from ..grids.cache import GridCache
+from .plan import affordable, plan
+from .step_profile import TIERS, StepProfile, leads
+
+_PLANS = GridCache(limit=4096, size_of=lambda _: 1)  # plans: small, counted not sized
+
+
+class PrivacyProfile:
+    """δ(ε) and ε(δ) of a ``PairComposition`` at one accuracy, certified.
+
+    ``delta``/``epsilon`` are rigorous upper bounds (pessimistic grids),
+    planned to land within ``accuracy`` (relative) of the exact value;
+    ``delta_lower``/``epsilon_lower`` rigorous lower bounds (optimistic
+    grids) on the same steps, not refined. All take arrays. ``step``,
+    ``grid`` and ``certificate`` describe the grids of ε(δ) queries."""
+
+    def __init__(self, pairs, accuracy):
+        self._pairs = pairs
+        self.accuracy = accuracy
+        self.plan = _PLANS.get((pairs, accuracy), lambda: plan(pairs, accuracy, TIERS[0]))
+        self._at, self._delta_plan, self._anchors = {}, None, {}
+
+    @property
+    def _eps_level(self):
+        """The ε(δ) queries' level (``GridTooLarge`` up front where it exceeds the cap)."""
+        return int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy))
+
+    def at_level(self, level):
+        """The ``StepProfile`` of one level of the plan's step lattice."""
+        if level not in self._at:
+            first = self._eps_level
+            bands = self.at_level(first) if level > first else None  # δ levels share the ε level's bands
+            self._at[level] = StepProfile(self._pairs, self.accuracy, self.plan.step(self._pairs, level), bands,
+                                          self.plan.hints)
+        return self._at[level]
+
+    @property
+    def _eps(self):
+        return self.at_level(self._eps_level)
+
+    def _coarser(self, short):
+        warnings.warn(f"the grid step this accuracy ({self.accuracy!r}) needs would exceed the grid cap; "
+                      f"answered from a grid {2 ** short}× coarser: still a certified bound, "
+                      f"but possibly looser than the accuracy asked for", AccuracyWarning, stacklevel=4)
+
+    @property
+    def step(self):
+        return self._eps.step
+
+    def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None):
+        """A composed grid of one direction at the ε(δ) queries' step (``StepProfile.grid``)."""
+        return self._eps.grid(direction, tail, pessimistic, tilt)
+
+    def certificate(self):
+        """A ``GridCertificate`` of each direction's base grid at the ε(δ) queries' step."""
+        return self._eps.certificate()
+
+    # -- ε(δ) --------------------------------------------------------------
+    @progress.stage("upper bound")
+    def epsilon(self, delta):
+        """Certified upper bound on ε(δ), vectorised over δ ∈ (0, 1)."""
+        return self._fitting(lambda p: p.epsilon(delta))
+
+    def epsilon_lower(self, delta):
+        """Certified lower bound on ε(δ) at this accuracy."""
+        return self._fitting(lambda p: p.epsilon_lower(delta))
+
+    def _fitting(self, ask):
+        """``ask`` at the ε(δ) level, or the finest coarser one whose grids fit the cap."""
+        out, level = self._finest(ask, self._eps_level, 0)
+        if level < self.plan.eps_level:
+            self._coarser(self.plan.eps_level - level)
+        return out
+
+    def _finest(self, ask, level, floor):
+        """(``ask`` of the ``StepProfile`` at ``level``, the level), or at the finest
+        coarser level, down to ``floor``, whose grids fit the cap."""
+        while True:
+            try:
+                return ask(self.at_level(level)), level
+            except GridTooLarge:
+                if level <= floor:
+                    raise
+                level -= 1
+
+    # -- δ(ε) --------------------------------------------------------------
+    @progress.stage("upper bound")
+    def delta(self, eps):
+        """Certified upper bound on δ(ε), vectorised over ε ≥ 0: per direction the
+        smaller of its answer at the query's level ℓ(ε) and the anchors below
+        ℓ(ε) (``_anchor``), then the larger direction. The direction whose rough
+        answer is lower is refined only until it is below the other's, from
+        the ε(δ) level up (that level often suffices; where its Chernoff bound
+        already is below, from no grid at all: ``StepProfile.chernoff_delta``)."""
+        eps = np.asarray(eps, dtype=float)
+        flat = eps.ravel()
+        wanted = self._delta_levels(np.where(np.isfinite(flat), flat, 0.0))
+        levels = affordable(self.plan, wanted)
+        leading = leads(self.at_level(self._eps_level).rough_delta(flat))
+        out = np.zeros(flat.shape)
+        first = self._eps_level
+        for d, mine, ceiling in (("remove", leading, None), ("add", ~leading, None),
+                                 ("remove", ~leading, out), ("add", leading, out)):
+            cap = np.full(flat.shape, -np.inf) if ceiling is None else ceiling
+            best = np.full(flat.shape, np.inf)
+            # the ε(δ) level: for every query of the refined direction (it often suffices there),
+            # for the leading one only where it is the query's own level
+            ask = mine if ceiling is not None else mine & (levels <= first)
+            best[ask] = self.at_level(first).delta_of(d, flat[ask], None if ceiling is None else cap[ask])
+            for level in np.unique(levels[mine & (levels > first) & (best > cap)]):
+                sel = mine & (levels == level) & (best > cap)
+                got, level = self._delta_fitting(d, flat[sel], int(level), None if ceiling is None else cap[sel])
+                levels[sel] = level
+                best[sel] = np.minimum(best[sel], np.minimum(got, self._anchor(d, level)))
+            out[mine] = np.maximum(out[mine], best[mine])
+        if np.any(levels < wanted):
+            self._coarser(int(np.max(wanted - levels)))
+        out = out.reshape(eps.shape)
+        return float(out) if out.ndim == 0 else out
+
+    def _delta_fitting(self, direction, eps, level, ceiling):
+        """(δ(ε) of one direction, the level it came from): ``_finest`` down to the ε(δ) level."""
+        return self._finest(lambda at: at.delta_of(direction, eps, ceiling), level, self._eps_level)
+
+    def _anchor(self, direction, level):
+        """min over the levels m below ``level`` of δ_m(b_m), b_m the largest ε of
+        the level lattice (``_delta_levels``) planned at most m: a certified upper
+        bound on δ(ε) for every ε > b_m (δ(ε) ≤ δ(b_m)), the ε queried at levels
+        above m. With each level's δ_m non-increasing in ε, δ(ε) = min(δ_ℓ(ε),
+        anchor of ℓ) with ℓ(ε) non-decreasing is non-increasing: a level's
+        smallest answer (at its last ε) bounds every answer above it. (The
+        chain of every level below ℓ(ε) at ε itself did the same at up to
+        twice the cost: the finest levels' widest tilted grids.)"""
+        best = np.inf
+        for m in range(self._eps_level, level):
+            if (direction, m) not in self._anchors:
+                lattice, planned = self._delta_plan
+                below = np.flatnonzero(affordable(self.plan, planned) <= m)
+                self._anchors[direction, m] = (
+                    float(self._delta_fitting(direction, lattice[below[-1:]], m, None)[0][0]) if len(below) else np.inf)
+            best = min(best, self._anchors[direction, m])
+        return best
+
+    def delta_lower(self, eps):
+        """Certified lower bound on δ(ε) at this accuracy (at each query's own level)."""
+        return self._by_level(eps, lambda p, x: p.delta_lower(x))
+
+    # -- certified intervals -------------------------------------------------
+    @progress.stage("certified interval")
+    def epsilon_bounds(self, delta, rounds):
+        """(lower, upper, step) of ε(δ), refined until upper − lower ≤ accuracy·upper."""
+        start = np.full(np.shape(delta), self._eps_level)
+        progress.expect(2)  # the upper bound, then the refinement
+        return self._refined(np.asarray(delta, dtype=float), start, self.epsilon(delta), "epsilon", rounds)
+
+    @progress.stage("certified interval")
+    def delta_bounds(self, eps, rounds):
+        """(lower, upper, step) of δ(ε), refined until upper − lower ≤ accuracy·upper."""
+        eps = np.asarray(eps, dtype=float)
+        start = affordable(self.plan, self._delta_levels(np.where(np.isfinite(eps), eps, 0.0)))
+        progress.expect(2)  # the upper bound, then the refinement
+        return self._refined(eps, start, self.delta(eps), "delta", rounds)
+
+    @progress.stage("refining the lower bound")
+    def _refined(self, values, level, upper, kind, rounds):
+        """Each query's lower bound at its level, then, where the interval is
+        wider than the accuracy, one level finer per round (the step halves:
+        the optimistic side's error shrinks at least that fast), the upper
+        bound refined too once the lower one barely moves. Every value kept is
+        certified, so the largest lower and smallest upper bound are."""
+        flat, level = values.ravel(), np.array(level, dtype=np.int64).ravel()
+        upper = np.array(upper, dtype=float).ravel()
+        lower = np.zeros(flat.shape)
+        is_open = np.ones(flat.shape, bool)
+        top = int(affordable(self.plan, np.int64(1 << 20)))
+        progress.expect(rounds)  # at most: the rounds stop where the interval is narrow enough
+        r = 0
+        while r < rounds:
+            try:
+                self._refine_round(flat, level, is_open, lower, upper, kind, r)
+            except GridTooLarge:
+                if r == 0 and np.any(level > 0):  # the planned level's optimistic windows do not fit:
+                    level = np.maximum(level - 1, 0)  # a coarser level's lower bounds are certified too
+                    continue
+                if r == 0:
+                    raise
+                break  # the finer grid does not fit: the interval stays as it is
+            r += 1
+            if np.any(lower > upper):  # both certified: a lower bound above an upper one is a bug
+                i = int(np.argmax(lower - upper))
+                raise RuntimeError(f"internal error: certified lower bound {lower[i]!r} above the upper bound "
+                                   f"{upper[i]!r} ({kind} at {flat[i]!r}); please report this mechanism")
+            with np.errstate(invalid="ignore", divide="ignore"):
+                width = np.where(upper == lower, 0.0, np.where(upper > 0, (upper - lower) / upper, 0.0))
+            is_open = width > self.accuracy
+            if not is_open.any() or np.all(level[is_open] >= top):
+                break
+            level = np.where(is_open, np.minimum(level + 1, top), level)
+        step = self.at_level(int(level.max(initial=self._eps_level))).step
+        return lower.reshape(values.shape), upper.reshape(values.shape), step, ~is_open.reshape(values.shape)
+
+    @progress.stage("refinement round")
+    def _refine_round(self, flat, level, is_open, lower, upper, kind, r):
+        """One round of ``_refined`` (``lower``, ``upper`` updated in place)."""
+        moved = np.zeros(flat.shape)
+        for j in np.unique(level[is_open]):
+            sel = is_open & (level == j)
+            at = self.at_level(int(j))
+            low = np.asarray(getattr(at, kind + "_lower")(flat[sel]), dtype=float)
+            moved[sel] = np.maximum(low - lower[sel], 0.0)
+            lower[sel] = np.maximum(lower[sel], low)
+            if r:  # the lower bound has had a finer level: refine the upper where it barely moved
+                still = sel & (moved <= 0.25 * (upper - lower))
+                if still.any():
+                    upper[still] = np.minimum(upper[still], getattr(at, kind)(flat[still]))
+
+    def _delta_levels(self, eps):
+        """Each δ(ε) query's level: that of the first point ≥ ε of a lattice fixed
+        per mechanism (the ε of its tilt tables), where the plan is non-decreasing."""
+        if self._delta_plan is None:
+            lattice = np.unique(np.concatenate([t.mean for t in self.plan.tilts] + [[0.0]]))
+            lattice = lattice[lattice >= 0.0]
+            self._delta_plan = (lattice, self.plan.delta_levels(lattice, self.accuracy))
+        lattice, levels = self._delta_plan
+        return levels[np.minimum(np.searchsorted(lattice, eps, side="left"), len(lattice) - 1)]
+
+    def _by_level(self, eps, ask):
+        """``ask`` at each query's planned level."""
+        eps = np.asarray(eps, dtype=float)
+        flat = eps.ravel()
+        levels = affordable(self.plan, self._delta_levels(np.where(np.isfinite(flat), flat, 0.0)))
+        out = np.zeros(flat.shape)
+        for level in np.unique(levels):
+            sel = levels == level
+            out[sel] = np.asarray(ask(self.at_level(int(level)), flat[sel]), dtype=float)
+        out = out.reshape(eps.shape)
+        return float(out) if out.ndim == 0 else out
+

@@ -1,0 +1,387 @@
+"""The certified privacy profile of a composition at one grid step.
+
+``StepProfile(pairs, accuracy, step)`` answers δ(ε) and ε(δ) of a
+``PairComposition`` (worst case over the remove and add directions) for
+arrays of queries, from a handful of composed grids at one step that every
+query shares (kept in the byte-bounded cache of ``cache.py``). Which step a
+query gets is ``PrivacyProfile``'s choice (``profile.py``, ``plan.py``).
+
+* **The base grid** of each direction, window tail 1e-30 (what leaves the
+  window goes to +∞, so it must stay ≤ 1e-6·δ): one FFT composition, then
+  O(n) prefix sums and O(1) per δ(ε) query (``grid.py``).
+* **Tail tiers.** Smaller δ need smaller window tails; tails come in tiers
+  (1e-30, 1e-100, 1e-200, 1e-306) and a query takes the first tier ≤ 1e-6·δ,
+  so one grid serves every δ of a tier.
+* **Tilted grids by band.** Where the transform-noise bound could move a
+  δ by more than its share of the accuracy, the answer is read from a grid
+  composed exponentially tilted (``compose.py``): accurate to ~1e-15 of
+  itself (plus the tilting's rounding pad, ~1e-8) over several standard deviations of the tilted law around its
+  centre. Tilt centres sit on a fixed lattice of ε that depends on the
+  mechanism alone (``_levels``: bands 4 standard deviations of the *tilted*
+  law wide, which widen as the tilt grows; each tilted a quarter of the way
+  up), so a query's grids depend on the query alone: an array of queries
+  gets exactly the answers its elements get one by one. A query the band's
+  grid cannot resolve (its per-bin noise bound, ``PLDGrid.noise_effect``,
+  still too large) gets a grid tilted at its own answer, re-centred until it
+  settles, as a single query always did. Queries at the deep tiers
+  (δ < 1e-24) first look on pairs of merged bands: there the tilted laws of
+  rare large losses are wide, and one grid tilted a quarter of the way up
+  two bands resolves both (DP-SGD: one grid instead of two for ε from 7 to
+  20); a query it does not resolve goes on to its own band's grid. The
+  direction that does not set the answer (its base grid answers lower) is
+  refined only until it is below the other's answer: not at all where a
+  Chernoff bound from its single-step grids already is
+  (``chernoff.delta_bound``), else first on merged bands (three at a time).
+
+Every grid is pessimistic (or, for lower bounds, optimistic) on its own, so
+the smallest upper bound (largest lower bound) over the grids consulted is
+certified whatever the tilts: the tilts choose tightness, never soundness.
+"""
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ...errors import AccuracyNotReached
+from ..grids.accountant import DIRECTIONS, composed_grid, step_grids
+from ..grids.cache import GRIDS
+from ..grids.chernoff import delta_bound
+from ..grids.compose import _MGF, saddle_tilt
+from ..grids.grid import PLDGrid
+
+TIERS = (1e-30, 1e-100, 1e-200, 1e-306)
+_DEEP_MERGE = 2      # deep tiers: a first look on pairs of bands merged (``_delta_at``)
+_BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted law
+
+
+def tier_of(delta):
+    """Index of the first window tail ≤ 1e-6·δ (the last tier below that)."""
+    delta = np.asarray(delta, dtype=float)
+    out = np.full(delta.shape, len(TIERS) - 1)
+    for i in range(len(TIERS) - 1, -1, -1):
+        out = np.where(TIERS[i] <= 1e-6 * delta, i, out)
+    return out
+
+
+def leads(rough):
+    """Where the remove direction's rough answer is the larger (it goes first)."""
+    return rough["remove"] >= rough["add"]
+
+
+def p_inf_of(pairs):
+    """P(L = +∞) of a composition of (pair, count): 1 − Π (1 − p_inf)^k."""
+    if any(p.p_inf >= 1 for p, _ in pairs):
+        return 1.0
+    return -math.expm1(sum(k * math.log1p(-p.p_inf) for p, k in pairs))
+
+
+class GridCertificate(NamedTuple):
+    """What a direction's base grid certifies: its step and window (offset,
+    size), the mass it counts at +∞ (the true P(L=∞) plus the window's tail),
+    the per-bin bound of transform noise added to every bin, and its rounding."""
+
+    direction: str
+    step: float
+    offset: int
+    size: int
+    p_inf: float
+    noise: float
+    tail: float
+    pessimistic: bool
+
+
+class StepProfile:
+    """δ(ε) and ε(δ) of a ``PairComposition`` on grids of one step, certified.
+
+    ``delta``/``epsilon`` are rigorous upper bounds (pessimistic grids);
+    ``delta_lower``/``epsilon_lower`` rigorous lower bounds (optimistic
+    grids) on the same step. ``bands``: a ``StepProfile`` whose band lattice
+    to share (that of a coarser step: fewer bands). ``accuracy`` sets how far the transform noise
+    may move an answer (a tenth of it) before a tilted grid is consulted.
+    All take arrays."""
+
+    def __init__(self, pairs, accuracy, step, bands=None, hints=None):
+        self._pairs = pairs
+        self._hints = hints or {}  # direction → window λ at the first tail (``Plan.hints``)
+        self.accuracy = accuracy
+        self.step = step
+        self._bands = bands or self  # whose band lattice (``_levels``) tilt centres come from
+        self._true_inf = {d: p_inf_of(pairs.direction(d)) for d in DIRECTIONS}
+        self._width, self._mgf = {}, {}
+
+    # -- grids -------------------------------------------------------------
+    def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None):
+        """The composed grid of one direction; ``tilt`` (a grid index) centres an
+        exponentially tilted run there, combined with the base grid at tail 1e-30."""
+        key = (self._pairs, direction, self.step, tail, pessimistic, tilt)
+
+        def build():
+            base = self.grid(direction, tail, pessimistic) if tilt is not None and tail == TIERS[0] else None
+            return composed_grid(self._pairs.direction(direction), tail=tail,
+                                 pessimistic=pessimistic, step=self.step,
+                                 tilt_at=None if tilt is None else tilt * self.step, base=base,
+                                 hints=self._hints.get(direction, (None, None)) if tail == TIERS[0] else (None, None),
+                                 proxy_step=self._bands.step)
+        return GRIDS.get(key, build)
+
+    def certificate(self):
+        """A ``GridCertificate`` of each direction's base grid."""
+        out = []
+        for d in DIRECTIONS:
+            g = self.grid(d)
+            out.append(GridCertificate(d, g.step, g.offset, len(g.probs), g.p_inf, g.noise, TIERS[0],
+                                       g.pessimistic))
+        return tuple(out)
+
+    def _levels(self, direction, upto):
+        """The tilt centres of one direction, L_0 < L_1 < … reaching past ``upto``:
+        L_0 the composed mean, then L_{i+1} = L_i + W·sd(L_i), sd(L) the standard
+        deviation of the composition tilted to have mean L (from the exact
+        log-MGF of the single-step grids: K''(λ) at the saddle point λ of L).
+        Tilted laws widen with λ (a few large single-step losses carry them),
+        so the bands widen with them; they depend on the mechanism alone."""
+        levels = self._width.setdefault(direction, [])
+        if not levels:
+            g = self.grid(direction)
+            mass = g.probs.sum()
+            levels.append(float(g.probs @ g.losses) / mass if mass > 0 else 0.0)
+        if upto > levels[-1] and direction not in self._mgf:
+            items = step_grids(self._pairs.direction(direction), self.step, TIERS[0])
+            self._mgf[direction] = [items, _MGF(items), 1.0]  # and the last saddle λ, the next search's start
+        while upto > levels[-1] and len(levels) < 4096:
+            items, mgf, start = self._mgf[direction]
+            lam = self._mgf[direction][2] = saddle_tilt(items, levels[-1], start=start)
+            var = mgf.moments(lam)[2]
+            levels.append(levels[-1] + max(_BAND_SDS * math.sqrt(max(var, 0.0)), 64 * self.step))
+        return levels
+
+    def _band_tilt(self, direction, eps, coarse=1):
+        """Grid index of the tilt centre of the band holding each ε: the middle
+        of [L_i, L_{i+1}); ``coarse`` = c > 1 merges c consecutive bands (a
+        cheaper first look, where only an upper bound below a ceiling is needed)."""
+        eps = np.asarray(eps, dtype=float)
+        finite = eps[np.isfinite(eps)]
+        levels = self._bands._levels(direction, float(finite.max()) if finite.size else 0.0)
+        # whole merged bands only, so that a band's edges never depend on how far other
+        # queries have extended the lattice
+        while (len(levels) < 2 or (len(levels) - 1) % coarse) and len(levels) < 4096:
+            levels = self._bands._levels(direction, levels[-1] + self._bands.step)
+        edges = np.asarray(levels[::coarse] if levels[::coarse][-1] == levels[-1] else levels[::coarse] + [levels[-1]])
+        i = np.clip(np.searchsorted(edges, eps, side="right") - 1, 0, len(edges) - 2)
+        centre = edges[i] + 0.25 * (edges[i + 1] - edges[i])  # tilted laws widen upwards
+        return np.floor(centre / self.step).astype(np.int64)
+
+    # -- δ(ε) --------------------------------------------------------------
+    def delta(self, eps):
+        """Certified upper bound on δ(ε), vectorised over ε ≥ 0."""
+        return self._worst(eps, lambda d, x, c: self._delta_one(d, x, True, c), PLDGrid.delta)
+
+    def delta_lower(self, eps):
+        """Certified lower bound on δ(ε) at this accuracy."""
+        return self._worst(eps, lambda d, x, c: self._delta_one(d, x, False, c), PLDGrid.delta)
+
+    def _worst(self, values, one, rough):
+        """max over the directions of ``one(direction, values, ceiling)``. The
+        direction whose base grid answers higher goes first; the other one is
+        refined only until its upper bound is at most the first's answer
+        (``ceiling``): below that it cannot change the max."""
+        values = np.asarray(values, dtype=float)
+        flat = values.ravel()
+        rough = {d: rough(self.grid(d), flat) for d in DIRECTIONS}
+        first = leads(rough)
+        out = np.zeros(flat.shape)
+        for d, mine in (("remove", first), ("add", ~first)):
+            if mine.any():
+                out[mine] = one(d, flat[mine], None)
+        for d, mine in (("remove", ~first), ("add", first)):
+            if mine.any():
+                out[mine] = np.maximum(out[mine], one(d, flat[mine], out[mine]))
+        out = out.reshape(values.shape)
+        return float(out) if out.ndim == 0 else out
+
+    def _excess(self, direction, grid):
+        """Mass the grid counts at +∞ beyond the true P(L = ∞): its window's tails."""
+        return max(grid.p_inf - self._true_inf[direction], 0.0)
+
+    def rough_delta(self, eps):
+        """{direction: δ(ε) of its base grid}: which direction sets the answer."""
+        return {d: self.grid(d).delta(eps) for d in DIRECTIONS}
+
+    def delta_of(self, direction, eps, ceiling=None):
+        """Certified upper bound on δ(ε) of one direction (an array of ε); with
+        ``ceiling`` (an array) refined only until it is at most the ceiling."""
+        return self._delta_one(direction, np.asarray(eps, dtype=float), True, ceiling)
+
+    def _delta_one(self, direction, eps, pessimistic, ceiling=None):
+        upper, tiers = self._delta_at(direction, eps, True, ceiling)
+        if pessimistic:
+            return upper
+        lower = np.zeros(eps.shape)
+        live = upper > (-np.inf if ceiling is None else ceiling)  # else it cannot raise the max
+        lower[live] = self._delta_at(direction, eps[live], False, None, tiers[live])[0]
+        return lower
+
+    def _dismiss(self, direction, eps, ceiling, out, open_, flags):
+        """Where a query is still ``open_`` after the base grid (it would need tilted
+        grids) and ``chernoff_delta`` is at most the other direction's answer
+        (``ceiling``): that bound is this direction's answer (``out``, in place),
+        and the ``flags`` (arrays) are cleared there."""
+        idx = np.flatnonzero(open_)
+        if len(idx):
+            bound = self.chernoff_delta(direction, eps[idx], ceiling[idx])
+            below = bound <= ceiling[idx]
+            out[idx[below]] = np.minimum(out[idx[below]], bound[below])
+            for flag in flags:
+                flag[idx[below]] = False
+
+    def chernoff_delta(self, direction, eps, ceiling):
+        """Certified upper bound on δ(ε) of one direction from the log-MGF of its
+        single-step grids alone (``chernoff.delta_bound``), their window tails at
+        the tier of ``ceiling`` (what they count at +∞ stays below it): where it
+        is at most the other direction's answer, this direction needs no tilted
+        grid (asked only where the base grid leaves a query open: on a
+        composition of many distinct grids the bound costs a pass over all
+        their points per λ)."""
+        out = np.ones(eps.shape)
+        tiers = tier_of(ceiling)
+        for tier in np.unique(tiers):
+            at = tiers == tier
+            items = step_grids(self._pairs.direction(direction), self.step, TIERS[tier])
+            out[at] = delta_bound(items, eps[at])
+        return out
+
+    def _delta_at(self, direction, eps, pessimistic, ceiling, tiers=None):
+        """δ(ε) of one direction, and the tail tier each query ended at. A
+        grid's answer is final where its noise bound moves δ by at most a tenth
+        of the accuracy and its window's tails (at +∞) by at most 1e-6 of δ, or
+        (``ceiling``) where an upper bound is already at most the other
+        direction's answer. Otherwise: the band's tilted grid, then a grid
+        tilted at ε itself; where the window's tail is what is too large, all
+        of that again at the next tail of ``TIERS``. Lower bounds (optimistic
+        grids, which drop what leaves the window) use the upper bound's tiers."""
+        acc, better = self.accuracy, (np.minimum if pessimistic else np.maximum)
+        out = np.full(eps.shape, np.inf if pessimistic else 0.0)
+        noisy, cut = np.ones(eps.shape, bool), np.zeros(eps.shape, bool)
+        given, tiers = tiers is not None, np.zeros(eps.shape, np.int64) if tiers is None else tiers
+
+        def read(g, at):
+            out[at] = better(out[at], g.delta(eps[at]))
+            open_ = np.ones(len(at), bool) if ceiling is None or not pessimistic else out[at] > ceiling[at]
+            cut[at] = open_ & (self._excess(direction, g) > 1e-6 * out[at])
+            noisy[at] = open_ & (g.noise_effect(eps[at]) > 0.1 * acc * out[at])
+
+        for tier, tail in enumerate(TIERS):
+            if given:
+                at = np.flatnonzero(tiers == tier)
+            else:
+                at = np.arange(len(eps)) if tier == 0 else np.flatnonzero(cut)
+                tiers[at] = tier
+            if not len(at):
+                if given:
+                    continue
+                break
+            if tier == 0:
+                read(self.grid(direction, tail, pessimistic), at)
+                if ceiling is not None and pessimistic:
+                    self._dismiss(direction, eps, ceiling, out, noisy | cut, (noisy, cut))
+            else:
+                noisy[at] = True
+            merge = 3 if ceiling is not None and pessimistic else (_DEEP_MERGE if tier else 1)
+            if merge > 1 and noisy[at].any():  # a first look on merged bands
+                idx = at[noisy[at]]
+                tilts = self._band_tilt(direction, eps[idx], coarse=merge)
+                for j in np.unique(tilts):
+                    read(self.grid(direction, tail, pessimistic, int(j)), idx[tilts == j])
+            idx = at[noisy[at]]
+            if not len(idx):
+                continue
+            tilts = self._band_tilt(direction, eps[idx])
+            for j in np.unique(tilts):
+                read(self.grid(direction, tail, pessimistic, int(j)), idx[tilts == j])
+            for i in idx[noisy[idx] & ~cut[idx]]:  # the band's grid is not enough: tilt at ε itself
+                read(self.grid(direction, tail, pessimistic, int(math.floor(eps[i] / self.step))), [i])
+        return out, tiers
+
+    # -- ε(δ) --------------------------------------------------------------
+    def epsilon(self, delta):
+        """Certified upper bound on ε(δ), vectorised over δ ∈ (0, 1)."""
+        return self._worst(delta, lambda d, x, c: self._epsilon_one(d, x, True, c), PLDGrid.epsilon)
+
+    def epsilon_lower(self, delta):
+        """Certified lower bound on ε(δ) at this accuracy."""
+        return self._worst(delta, lambda d, x, c: self._epsilon_one(d, x, False, c), PLDGrid.epsilon)
+
+    def _epsilon_one(self, direction, delta, pessimistic, ceiling=None):
+        """ε(δ) of one direction (``_delta_one`` for ``ceiling``)."""
+        upper = self._epsilon_at(direction, delta, True, ceiling)
+        if pessimistic:
+            return upper
+        lower = np.zeros(delta.shape)
+        live = upper > (-np.inf if ceiling is None else ceiling)
+        lower[live] = self._epsilon_at(direction, delta[live], False, None)
+        return lower
+
+    def _epsilon_at(self, direction, delta, pessimistic, ceiling):
+        """Where the noise bound could move δ by more than ``accuracy`` of itself
+        at the answer (ε then moves by ~accuracy/10: δ falls ~10× faster than ε
+        rises), the answer is re-read from the band's tilted grid, then from
+        one tilted at the answer itself; not once it is at most ``ceiling``."""
+        acc, better = self.accuracy, (np.minimum if pessimistic else np.maximum)
+        tiers = tier_of(delta)
+        out = np.empty(delta.shape)
+        for tier in np.unique(tiers):
+            sel = np.flatnonzero(tiers == tier)
+            tail, target = TIERS[tier], delta[sel]
+            base = self.grid(direction, tail, pessimistic)
+            eps = base.epsilon(target)
+            cap = np.full(len(sel), -np.inf) if ceiling is None else ceiling[sel]
+            # the noise could reach acc·δ somewhere (its floor: the per-bin bound times the bins)
+            loose = np.isfinite(eps) & (base.noise * len(base.probs) > acc * target) & (eps > cap)
+            if ceiling is not None and pessimistic:  # δ(cap) ≤ δ by Chernoff: ε(δ) ≤ cap, no tilted grid
+                idx = np.flatnonzero((loose | ~np.isfinite(eps)) & (eps > cap))
+                if len(idx):
+                    done = idx[self.chernoff_delta(direction, cap[idx], target[idx]) <= target[idx]]
+                    eps[done], loose[done] = cap[done], False
+            pending = loose.copy()
+            for _ in range(3):  # the band of the current answer; again while the answer moves band
+                idx = np.flatnonzero(pending)
+                if not len(idx):
+                    break
+                tilts = self._band_tilt(direction, eps[idx])
+                for j in np.unique(tilts):
+                    at = idx[tilts == j]
+                    g = self.grid(direction, tail, pessimistic, int(j))
+                    eps[at] = better(eps[at], g.epsilon(target[at]))
+                    loose[at] = (g.noise_effect(eps[at]) > acc * target[at]) & (eps[at] > cap[at])
+                pending[idx] = loose[idx] & (self._band_tilt(direction, eps[idx]) != tilts)
+            for i in np.flatnonzero(loose):
+                eps[i] = self._recentred(direction, tail, pessimistic, float(target[i]), eps[i])
+            out[sel] = eps
+            if pessimistic:
+                self._check_resolved(direction, target, eps)
+        return out
+
+    def _recentred(self, direction, tail, pessimistic, delta, eps):
+        """ε from grids tilted at the answer, re-centred until it settles."""
+        at, best = eps, eps
+        for _ in range(6):
+            g = self.grid(direction, tail, pessimistic, int(math.floor(at / self.step)))
+            new = g.epsilon(delta)
+            best = min(best, new) if pessimistic else max(best, new)
+            if abs(new - at) < 4 * self.step or not np.isfinite(new):
+                break
+            at = new
+        return best
+
+    def _check_resolved(self, direction, delta, eps):
+        bad = ~np.isfinite(eps) & (self._true_inf[direction] < delta)
+        if bad.any():
+            # the grids count at +∞ P(L = ∞) rounded up and the tails beyond their window: a δ
+            # between that and P(L = ∞) as computed (near a jump of δ(ε) at the largest loss, or
+            # in a tail the window left out) gets ε = ∞ from them, whatever the exact ε is
+            raise AccuracyNotReached(
+                f"delta={float(delta[bad][0])!r} is above P(L = inf) = {self._true_inf[direction]:.17g} "
+                f"(as computed) but not above the mass the privacy-loss grids count at +inf "
+                f"({self.grid(direction).p_inf:.17g}: P(L = inf) rounded up, and the tails beyond their "
+                f"window); the grids give no finite ε there, and the exact ε may be finite. Use a "
+                f"larger delta or method='analytic'/'rdp' where available.")
