@@ -5,7 +5,7 @@
     >>> sgd.get_approxDP(1e-5)   # doctest: +ELLIPSIS
     2.38...
 """
-from .calibrate import calibrate, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
+from .calibrate import calibrate
 from .converters.clt import clt_mu
 from .errors import (AccuracyNotReached, AccuracyWarning, ApproximationWarning, DPAccountError, GridTooLarge,
                      RDPFallbackWarning, RepresentationUnavailable)
@@ -23,7 +23,7 @@ from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .odometer import PrivacyOdometer
 from .plots import plot_fDP, plot_privacy_profile, plot_rdp
 from .progress import Progress
-from .recipes import dpsgd
+from .recipes import dpsgd, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
 from .dp_events import UnsupportedEvent
 from .mechanisms.trivial import NoOpMechanism, NonPrivateMechanism

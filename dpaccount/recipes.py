@@ -27,10 +27,18 @@ never under-reports.
   epoch composed ``epochs`` times (whole epochs only), add/remove.
 
 docs/batch_schemes.rst says which scheme a training loop uses.
+
+DP-SGD's one-call calibrations (``calibrate`` on the Poisson-sampled
+Gaussian, in Opacus' words too): ``dpsgd_noise_multiplier``,
+``dpsgd_max_steps``, ``dpsgd_max_sample_rate``.
 """
 import math
+import numbers
 
 from . import validation as v
+from .calibrate import calibrate
+from .converters.gdp import delta_gdp
+from .lazy import lazy
 from .mechanisms.standard import GaussianMechanism
 from .transformers.composition import Composition
 from .transformers.poisson_sampling import PoissonSampling
@@ -38,6 +46,8 @@ from .transformers.random_allocation import RandomAllocation
 from .transformers.subset_sampling import SubsetSampling
 from .transformers.truncated_poisson import TruncatedPoissonSampling
 from .transformers.with_replacement import SamplingWithReplacement
+
+optimize = lazy("scipy.optimize")
 
 
 # one step of each batch scheme: (noise multiplier, batch size, dataset size, max batch size) -> mechanism
@@ -99,3 +109,100 @@ def dpsgd(noise_multiplier, batch_size, dataset_size, epochs, sampling="poisson"
                              f"every record once), got {epochs!r}")
         steps = int(epochs)
     return Composition()([unit], [steps])
+
+
+# -- DP-SGD, one call each -----------------------------------------------------
+
+def _dpsgd(sigma, q, steps):
+    return Composition()([PoissonSampling()(GaussianMechanism(sigma=sigma), q)], [steps])
+
+
+def _check_count(name, value):
+    if isinstance(value, bool) or not (isinstance(value, numbers.Integral)
+                                       or isinstance(value, float) and value.is_integer()):
+        raise TypeError(f"{name} must be a whole number, got {value!r}")
+    return v.count(name, int(value))
+
+
+def _clt_mu(eps, delta):
+    """The μ with δ_GDP(eps; μ) = delta (μ-GDP is (ε, δ(ε))-DP, Dong, Roth & Su Cor. 2.13)."""
+    f = lambda mu: float(delta_gdp(eps, mu)) - delta
+    lo, hi = 1e-2, 50.0
+    if not f(lo) < 0 < f(hi):
+        return None
+    return optimize.brentq(f, lo, hi, xtol=1e-12)
+
+
+def _guess(estimate, safe, integer):
+    """Starting points from a closed-form estimate x (checked, never trusted):
+    x·(1 + safe), on the side the budget should be met, then x itself (the
+    central-limit estimate is optimistic); none where x could not be formed."""
+    try:
+        x = estimate()
+    except (TypeError, ZeroDivisionError, OverflowError, ValueError):
+        return None
+    if not (x and math.isfinite(x) and x > 0):
+        return None
+    points = (x * (1 + safe), x)
+    return tuple(int(round(p)) for p in points) if integer else points
+
+
+def _budget(eps, delta, target_epsilon, target_delta):
+    """(eps, delta) given either way: ours, or Opacus' ``target_epsilon``/``target_delta``."""
+    pairs = (("eps", eps, "target_epsilon", target_epsilon), ("delta", delta, "target_delta", target_delta))
+    out = []
+    for name, value, alias, other in pairs:
+        if (value is None) == (other is None):
+            raise TypeError(f"give {name} or {alias} (one of them), got {name}={value!r}, {alias}={other!r}")
+        out.append(other if value is None else value)
+    return out
+
+
+def _steps_of(steps, epochs, sample_rate):
+    """``steps``, or Opacus' count for ``epochs`` passes at ``sample_rate``: int(epochs / q)
+    (``opacus.accountants.utils.get_noise_multiplier``: rounded down)."""
+    if (steps is None) == (epochs is None):
+        raise TypeError(f"give steps or epochs (one of them), got steps={steps!r}, epochs={epochs!r}")
+    if steps is None:
+        epochs = v.positive("epochs", epochs)
+        return _check_count("steps (int(epochs / sample_rate))", int(epochs / sample_rate))
+    return _check_count("steps", steps)
+
+
+def dpsgd_noise_multiplier(sample_rate, steps=None, eps=None, delta=None, *, epochs=None, target_epsilon=None,
+                           target_delta=None, bounds=(0.2, 100.0), tol=1e-3, **kw):
+    """The least noise multiplier σ with DP-SGD (Poisson rate ``sample_rate``,
+    ``steps`` steps) (eps, delta)-DP by the certified bound; within ``tol``·σ.
+    Opacus' words work too: ``target_epsilon``, ``target_delta`` and ``epochs``
+    (then steps = int(epochs / sample_rate), as Opacus counts them)."""
+    q = v.in_interval("sample_rate", sample_rate, 0.0, 1.0, hi_open=False)
+    eps, delta = _budget(eps, delta, target_epsilon, target_delta)
+    steps = _steps_of(steps, epochs, q)
+    # the central-limit estimate (Bu, Dong, Long & Su 2019, Thm 5): μ = q·sqrt(T(e^{1/σ²} − 1))
+    sigma = lambda: 1.0 / math.sqrt(math.log1p((_clt_mu(eps, delta) / q) ** 2 / steps))
+    return calibrate(lambda s: _dpsgd(s, q, steps), eps=eps, delta=delta, bounds=bounds, tol=tol,
+                     increasing=False, guess=_guess(sigma, 0.05, False), **kw)
+
+
+def dpsgd_max_steps(noise_multiplier, sample_rate, eps=None, delta=None, *, target_epsilon=None, target_delta=None,
+                    bounds=(1, 10 ** 7), tol=1e-3, **kw):
+    """The most DP-SGD steps that stay (eps, delta)-DP by the certified bound
+    (``target_epsilon``/``target_delta``: Opacus' names for the budget)."""
+    sigma = v.positive("noise_multiplier", noise_multiplier)
+    eps, delta = _budget(eps, delta, target_epsilon, target_delta)
+    q = v.in_interval("sample_rate", sample_rate, 0.0, 1.0, hi_open=False)
+    steps = lambda: (_clt_mu(eps, delta) / q) ** 2 / math.expm1(sigma ** -2)  # the CLT's estimate
+    return calibrate(lambda t: _dpsgd(sigma, q, t), eps=eps, delta=delta, bounds=bounds, tol=tol,
+                     increasing=True, integer=True, guess=_guess(steps, -0.15, True), **kw)
+
+
+def dpsgd_max_sample_rate(noise_multiplier, steps, eps=None, delta=None, *, target_epsilon=None, target_delta=None,
+                          bounds=(1e-6, 1.0), tol=1e-3, **kw):
+    """The largest Poisson sampling rate that keeps DP-SGD (eps, delta)-DP by the certified bound
+    (``target_epsilon``/``target_delta``: Opacus' names for the budget)."""
+    sigma = v.positive("noise_multiplier", noise_multiplier)
+    eps, delta = _budget(eps, delta, target_epsilon, target_delta)
+    steps = _check_count("steps", steps)
+    q = lambda: _clt_mu(eps, delta) / math.sqrt(steps * math.expm1(sigma ** -2))  # the CLT's estimate
+    return calibrate(lambda r: _dpsgd(sigma, r, steps), eps=eps, delta=delta, bounds=bounds, tol=tol,
+                     increasing=True, guess=_guess(q, -0.15, False), **kw)

@@ -20,7 +20,8 @@ import pytest
 
 import dpaccount as dpa
 from dpaccount import Composition, GaussianMechanism, PoissonSampling
-from dpaccount.calibrate import certified_epsilon, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
+from dpaccount.calibrate import certified_epsilon
+from dpaccount.recipes import dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
 
 dp_accounting = pytest.importorskip("dp_accounting")
 

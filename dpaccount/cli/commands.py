@@ -10,8 +10,8 @@ import warnings
 import numpy as np
 
 from .. import progress as report
-from ..calibrate import calibrate, certified_epsilon, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
-from ..recipes import dpsgd, dpsgd_steps
+from ..calibrate import calibrate, certified_epsilon
+from ..recipes import dpsgd, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier, dpsgd_steps
 from ..errors import ApproximationWarning, DPAccountError, RepresentationUnavailable
 from ..sweep import SerialExecutor, sweep
 from .flags import FlagMechanism, mechanism_from, parse_grid
