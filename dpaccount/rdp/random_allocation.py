@@ -107,6 +107,7 @@ def _convolve(a, ea, b, eb):
     # each term's log is off by its inputs' errors and one rounding; exp, the sum and
     # the log add a few ulp of the magnitudes (4u per term's size, log2 n for the sum)
     err = e.max(axis=1) + 8 * _U * (mag + np.log2(idx + 2) + 2)
+    err[0] = ea[0] + eb[0] + _U * abs(out[0])   # one term, one addition (0 + 0 for F^t: exact)
     return out, np.where(live, err, 0.0)
 
 
@@ -144,6 +145,7 @@ def _remove_lambdas_cached(base, t, top):
     lt = math.log(t)
     c = lm - lf - k * lt
     ec = em + 4 * _U * (np.abs(lf) + k * lt + np.where(np.isfinite(lm), np.abs(lm), 0.0) + 1)
+    ec[0] = 0.0   # c_0 = 1 exactly: an error there would double with every squaring
     g, eg = _power(c, ec, t)
     lam = lf + g                                              # E_Q[X^n] = n! [z^n] F^t
     with np.errstate(invalid="ignore"):
@@ -204,13 +206,13 @@ def _log_step(lam, t, lm1):
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lmu = np.log(mu)[:, None]
         lm = np.append(np.asarray(lm1), -np.inf)
-        mag = np.exp(np.minimum(k * lmu + lm - lf, 700.0))
+        mag = np.exp(k * lmu + lm - lf)                      # +inf beyond the float range: no bound
         mag[:, :2] = 0.0
         signed = np.where(k % 2 == 0, mag, -mag)
         partial = np.cumsum(signed, axis=1)
         size = np.cumsum(mag, axis=1)
         even = np.arange(2, 2 * _HALF_DEGREE + 1, 2)
-        rem = np.exp(np.minimum((even + 1) * lmu - lf[even + 1], 700.0))
+        rem = np.exp((even + 1) * lmu - lf[even + 1])
         # each term a few roundings (exp, log, products): 8u of it; the sum adds n·u of the sizes
         bracket = partial[:, even] + rem + (8 + len(k)) * _U * (size[:, even] + rem)
         d = np.exp(mu)[:, None] * np.maximum(bracket, 0.0) * (1 + 4 * _U)
@@ -273,8 +275,10 @@ def add_rdp(base, t, alpha, enough=None, gaussian_mu=None):
     lm1 = step_moments(base, gaussian_mu)
     for i, si in enumerate(s):
         if si <= MAX_ADD_ORDER - 1 and (enough is None or out[i] > enough[i]):
-            ex = _laplace_excess_cached(base, t, float(si), lm1)
-            out[i] = min(out[i], math.log1p(ex) / si * (1 + 4 * _U))
+            # D_α does not decrease in α (van Erven & Harremoës 2014, Thm 3): α < 2 also takes α = 2's
+            for order in {float(si), max(float(si), 1.0)}:
+                ex = _laplace_excess_cached(base, t, order, lm1)
+                out[i] = min(out[i], math.log1p(ex) / order * (1 + 4 * _U))
     return out
 
 
