@@ -92,8 +92,8 @@ _LEVELS = (0.97, 0.9, 0.75, 0.5, 0.25)  # the levels c_i splitting the tail of X
 _HALF_DEGREE = 6       # the add direction's Taylor bounds of e^{−x}: degrees 2, 4, .., 12
 _Z_CELLS = 6000        # half the cells of the Gaussian step's Riemann sum (width 2e-3)
 _MU_GRID = np.geomspace(0.25, 1e4, 400)   # where it is evaluated (2.7% apart)
-_CELLS = 16_000        # the most cells of the Laplace sum
-_WIDTH = 5e-3          # and their width where that allows (≲ 0.3% of the excess)
+_CELLS = 40_000        # the most cells of the Laplace sum
+_WIDTH = 2e-3          # and their width where that allows (≲ 0.1% of the excess)
 
 
 # --------------------------------------------------------------- remove
@@ -276,7 +276,10 @@ def _laplace_excess(base, t, s, step):
     width = _WIDTH * 2.0 ** max(0, math.ceil(math.log2(top / (_WIDTH * _CELLS))))
     n = math.ceil(top / width)
     lam, g = _g_grid(t, step, width, 1 << max(10, (n - 1).bit_length()))
-    lam, g, n = lam[:n + 1], g[:n + 1], n
+    # every cell in the bulk of γ_s, every 10th beyond (any sub-grid gives an upper sum)
+    fine = min(n, math.ceil((s + 8 * math.sqrt(s) + 12) / width))
+    idx = np.unique(np.concatenate((np.arange(fine), np.arange(fine, n + 1, 10), [n])))
+    lam, g, n = lam[idx], g[idx], len(idx) - 1
     q = special.gammaincc(s, lam[:-1]) * (1 + 1e-12)   # padded: the gammaincc allowance
     with np.errstate(over="ignore", invalid="ignore"):
         partial = np.cumsum(q * np.diff(g))                 # S up to each grid point
