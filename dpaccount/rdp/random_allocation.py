@@ -46,7 +46,9 @@ smaller taken:
   sum of E_Q[e^{−μL}] itself (``_gaussian_step``). With γ_s, P(s,·), Q(s,·) the Gamma(s) density and its regularised
   incomplete integrals, g(λ) = max_{λ' ≤ λ} A(λ')e^{λ'} − 1 (non-decreasing, g(0) = 0)
   and a cut Λ:
-      ∫_0^Λ γ_s h e^{λ} dλ ≤ P(s,Λ) + ∫_0^Λ Q(s,u) dg(u) ≤ 1 + Σ_k Q(s,λ_k)(g_{k+1} − g_k) = 1 + S.
+      ∫_0^Λ γ_s h e^{λ} dλ ≤ P(s,Λ) + ∫_0^Λ Q(s,u) dg(u) ≤ 1 + Σ_k Q(s,λ_k)(g_{k+1} − g_k) = 1 + S
+  on any grid λ_k: h(λ)e^λ = E_Q[e^{λ(1−X)}] is convex in λ with slope 1 − E_Q[X] ≥ 0 at 0,
+  so it does not decrease, and on a cell it is at most its value at the cell's right end.
   The rest is E_Q[X^{−s} Q(s, ΛX)]: with levels 1 > c_1 > … > c_m, it is at most
   η E_Q[X^{−s}] (η = Q(s, Λc_1), X ≥ c_1) + Σ_i Q(s, Λc_{i+1}) c_{i+1}^{−s} P(X < c_i)
   + E_Q[X^{−s}; X < c_m], and on X < c_m, X^{−s} ≤ Π L_j^{−s/t}, so by Cauchy–Schwarz

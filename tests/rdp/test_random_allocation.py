@@ -20,7 +20,7 @@ from dpaccount import GaussianMechanism, RandomAllocation, RandomizedResponse
 from dpaccount.rdp.curve import RDPCurve, gaussian_rdp, randomized_response_rdp
 from dpaccount.rdp.random_allocation import MAX_ORDER, add_rdp, remove_rdp
 
-mp.mp.dps = 40
+mp.mp.dps = 25
 # the series' certified rounding pad: ~2 log2(t) convolutions of 8u·(n log t + …) each in the log
 _PAD = 1e-10
 
@@ -209,3 +209,23 @@ def test_gaussian_epoch_never_above_poisson_at_rate_one_over_t(sigma, t):
     poisson = t * np.asarray(subsampled_gaussian_rdp(1 / t, sigma, alphas))
     assert np.all(remove_rdp(g.rdp, t, alphas) <= poisson)
     assert np.all(RandomAllocation()(g, t).rdp(alphas) <= poisson * 1.001)
+
+
+@pytest.mark.parametrize("t,k", [(4, 2), (5, 2), (6, 3)])
+def test_selected_above_one_bounds_the_exact_allocation(t, k):
+    """k of t steps (randomized response, p = 0.7), enumerated over the 2^t outcomes and the
+    C(t, k) subsets: the curve of the floor/ceil reduction lies above both directions."""
+    import itertools
+    p = mp.mpf("0.7")
+    subsets = list(itertools.combinations(range(t), k))
+    laws = []
+    for x in itertools.product((0, 1), repeat=t):
+        q = mp.fprod(p if xi == 0 else 1 - p for xi in x)        # Q = (p, 1 − p) on {0, 1}
+        pa = mp.fsum(mp.fprod((1 - p if xi == 0 else p) if i in sub else (p if xi == 0 else 1 - p)
+                              for i, xi in enumerate(x)) for sub in subsets) / len(subsets)
+        laws.append((pa, q))
+    m = RandomAllocation()(RandomizedResponse(p=0.7), t, selected=k)
+    for a in (2.0, 3.5, 8.0):
+        rem = mp.log(mp.fsum(pa ** a * q ** (1 - a) for pa, q in laws)) / (a - 1)
+        add = mp.log(mp.fsum(q ** a * pa ** (1 - a) for pa, q in laws)) / (a - 1)
+        assert m.rdp(a) >= float(max(rem, add)) * (1 - 1e-13)
