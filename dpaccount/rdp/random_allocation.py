@@ -351,4 +351,5 @@ def allocation_rdp(base, steps, gaussian_mu=None):
         out = np.maximum(remove, add_rdp(base, t, flat, enough=remove, gaussian_mu=gaussian_mu))
         out = np.maximum(out, 0.0).reshape(a.shape)
         return float(out) if out.ndim == 0 else out
-    return RDPFunction(("random-allocation", t, base, gaussian_mu), fn)
+    # keyed by the base's terms (as the other transformers' curves), so equal epochs merge
+    return RDPFunction(("random-allocation", t, getattr(base, "terms", base), gaussian_mu), fn)
