@@ -480,4 +480,19 @@ BUGS = (
         ("tests/pld/test_plan_small_eps.py::test_few_step_dpsgd_default_is_within_a_tenth_of_a_percent",),
         "ε(δ) steps planned only down to the 1e-2 Chernoff tail: at few steps ε(δ) sits in the bulk, "
         "the step is sized for a ~2× larger ε and the default lands 0.13 % above the exact value"),
+    # ---------------------------------------------------------------- RDP of random allocation (issue 29)
+    Bug("allocation-rdp-series-unscaled", "dpaccount/rdp/random_allocation.py",
+        "c = lm - lf - k * lt", "c = lm - lf - lt",
+        ("tests/rdp/test_random_allocation.py::test_randomized_response_brackets_the_exact_divergences",),
+        "the moments' coefficients divided by t once, not t^k: the mean of the steps' ratios taken as their sum"),
+    Bug("allocation-rdp-chord-weights-swapped", "dpaccount/rdp/random_allocation.py",
+        "(c - x) * lam[f] + (x - f) * lam[c]", "(x - f) * lam[f] + (c - x) * lam[c]",
+        ("tests/rdp/test_random_allocation.py::test_randomized_response_brackets_the_exact_divergences",),
+        "a fractional order's chord weighs each end by the other's distance: below the convex λ(α)"),
+    Bug("allocation-rdp-add-amgm-divided", "dpaccount/rdp/random_allocation.py",
+        "out = np.asarray(base(1.0 + s / t), dtype=float) * (1 + 4 * _U)",
+        "out = np.asarray(base(alpha), dtype=float) / t * (1 + 4 * _U)",
+        ("tests/rdp/test_random_allocation.py::test_randomized_response_brackets_the_exact_divergences",),
+        "the add direction's geometric-mean bound as the base's ε(α)/t (amplification as a division), "
+        "not ε(1 + (α−1)/t)"),
 )
