@@ -63,6 +63,24 @@ def test_blog_pair_mean_loss_is_second_order_in_its_frame(kind):
     assert -1e-12 < bias < 0.01 * step  # was 0.15–0.7 of a step (first order)
 
 
+@pytest.mark.parametrize("kind", [PoissonRemovePair, PoissonAddPair])
+def test_finite_edge_atoms_stay_on_their_grid_points(kind):
+    """Poisson-subsampled RR (p = 0.9, q = 1e-3): both atoms on grid points of the
+    frame, so the optimistic grid keeps them there, each with its whole mass
+    (within the 1e-12 sliver and the margins), and its mean loss is within 1e-5
+    of a step of the pessimistic one's (an atom computed a hair above its point
+    left 0.1 (remove) and 0.9 (add) of a step: first order)."""
+    pair = kind(randomized_response_pair(0.9), 1e-3)
+    grid, step, shift, _ = _shifted(pair, 3.8e-5)
+    lo, hi = loss_range(pair, 1e-30)
+    pes = pair_to_grid(pair, step, math.floor(lo / step), math.ceil(hi / step), True)
+    bias = float(pes.probs @ pes.losses) - (float(grid.probs @ grid.losses) + shift * grid.probs.sum())
+    assert -1e-12 < bias < 1e-5 * step
+    atoms = pair.atom_masses(np.array(pair.edges))[0]
+    at = [int(round((e - shift) / step)) - grid.offset for e in pair.edges]
+    assert np.allclose(grid.probs[at], atoms, rtol=1e-8)
+
+
 def _two_outcome_delta(eps, outcomes, k):
     """δ(ε) of k draws of a two-outcome pair ((P, Q) of each), an exact binomial sum in logs."""
     (p0, q0), (p1, q1) = outcomes
@@ -88,11 +106,13 @@ def _exact_rr_epsilon(p, q, k, delta):
     return optimize.brentq(worst, 0.0, 50.0, xtol=1e-13, rtol=1e-14)
 
 
-def test_subsampled_rr_long_composition_brackets_the_binomial_sum():
-    """RR p = 0.75, q = 1e-3, 1e5 steps, δ = 1e-8: AccuracyNotReached before
-    ([1.698, 1.939]); exact ε = 1.93917… (p = 0.9 is still 9 % wide: an atom
-    on the far side of its grid point, see the branch's report)."""
-    p, q, k, delta = 0.75, 1e-3, 100_000, 1e-8
+@pytest.mark.parametrize("p", [0.75, 0.9])
+def test_subsampled_rr_long_composition_brackets_the_binomial_sum(p):
+    """RR q = 1e-3, 1e5 steps, δ = 1e-8. p = 0.75: AccuracyNotReached before
+    issue 27c ([1.698, 1.939]), exact ε = 1.93917…; p = 0.9: [4.78679, 4.81494]
+    (0.6 %) before its edge atom, computed a hair above its grid point, stayed
+    in its cell (``discretise_optimistic._atom_edges``), exact ε = 4.81484…"""
+    q, k, delta = 1e-3, 100_000, 1e-8
     got = dpa.Composition()([dpa.PoissonSampling()(dpa.RandomizedResponse(p), q)], [k]).get_approxDP_bounds(delta)
     exact = _exact_rr_epsilon(p, q, k, delta)  # sums of 1e5 terms in logs: ~1e-10 relative
     assert got.lower <= exact * (1 + 1e-9) and exact <= got.upper * (1 + 1e-9)
