@@ -224,8 +224,8 @@ _FINER = 128  # how much finer than the level's step an optimistic grid may go t
 
 def optimistic_frame(pairs, step, finer=True):
     """(step, shifts) of a direction's optimistic grids: pair i's grid point j
-    sits at the loss j·step + shifts[i], its heaviest edge, so that the edge
-    is a grid point; where the direction is one pair with two edges (a
+    sits at the loss j·step + shifts[i], one of its edges (``_held_edge``), so
+    that the edge is a grid point; where the direction is one pair with two edges (a
     Poisson-subsampled finite pair), the step is also made the largest
     d/m ≤ step, d the edges' distance, so that both are (not below step/2).
     ``finer``: a step of at most half the smallest |edge| (its next point
@@ -254,8 +254,8 @@ def _held_edge(pair, edges, step):
     other edge then costs less: an atom of P-mass w off the grid, a fraction θ of
     a step above the point below, loses about w·θ·step of mean loss (first order,
     ``discretise_optimistic.py``). In the 3-part Poisson-RR composition of
-    tests/pld/test_small_sigma_intervals.py this takes the grid path's δ(0.1)
-    lower end from 1.04e-3 to … below exact at its fifth level. Tightness only:
+    tests/pld/test_small_sigma_intervals.py this takes the grids' δ(0.1) lower
+    end from 1.04e-3 to 6.9e-4 below exact at step 1.0e-4. Tightness only:
     ``_composed`` undoes the same shifts (``optimistic_frame``)."""
     if len(edges) != 2:
         return edges[0] if edges else 0.0
