@@ -9,8 +9,11 @@ a finite base's extreme atoms) as grid points (``accountant.optimistic_frame``).
 * The cases of the issue: ≤ 0.1 % wide, bracketing exact binomial sums
   (Poisson-subsampled randomized response) or intersecting an interval at
   another accuracy and dp_accounting's PLD bracket (subsampled Gaussians).
-* A heterogeneous Poisson-RR composition (three pairs, only their heaviest
-  edges on the grid) brackets the exact trinomial enumeration.
+* A heterogeneous Poisson-RR composition (three pairs, one edge of each on
+  the grid, ``accountant._held_edge``) brackets the exact trinomial
+  enumeration, ≤ 0.1 % wide on the grids too.
+* A finite base's edge atoms stay on their grid points with their whole mass
+  (``discretise_optimistic._atom_edges``).
 """
 import math
 
