@@ -59,16 +59,18 @@ def _edges(lo, hi, eta):
 
 
 def _bins(s, edges, lo, eta):
-    """Cell k of each s ≥ 0 with edges[k] ≤ s < edges[k+1] (0: s = 0 exactly)."""
-    pos = s > 0
-    k = np.zeros(len(s), np.int64)
-    k[pos] = np.clip(np.floor(np.log(s[pos] / lo) / eta), 0, len(edges) - 3).astype(np.int64) + 1
-    for _ in range(4):  # the log's rounding: a step at most, refined against the edges themselves
-        down = (s < edges[k]) & (k > 0)
-        up = s >= edges[k + 1]
-        if not (down.any() or up.any()):
-            return k
-        k = k - down + up
+    """(k, E_k, E_{k+1}) of each s ≥ 0: the cell edges[k] ≤ s < edges[k+1] (k = 0: s = 0)."""
+    k = np.floor((np.log(np.maximum(s, 0.5 * lo)) - math.log(lo)) / eta) + 1
+    k = np.clip(k, 0, len(edges) - 2).astype(np.int64)
+    lo_e, hi_e = edges[k], edges[k + 1]
+    bad = np.flatnonzero((s < lo_e) | (s >= hi_e))
+    for _ in range(4):  # the log's rounding: a step at most, settled against the edges themselves
+        if not len(bad):
+            return k, lo_e, hi_e
+        sb, kb = s[bad], k[bad]
+        kb = kb - ((sb < lo_e[bad]) & (kb > 0)) + (sb >= hi_e[bad])
+        k[bad], lo_e[bad], hi_e[bad] = kb, edges[kb], edges[kb + 1]
+        bad = bad[(sb < lo_e[bad]) | (sb >= hi_e[bad])]
     raise AssertionError("cells not found")  # pragma: no cover
 
 
@@ -77,15 +79,22 @@ def _pair_sums(xa, wa, xb, wb, edges, lo, eta, spread):
     (mass, Σ w·s), over all pair sums s = xa_i + xb_j with weights wa_i·wb_j."""
     nb = len(edges) - 1
     out = [np.zeros(nb) for _ in range(3 if spread else 2)]
+    same = xa is xb and wa is wb  # a square: the pairs i ≤ j, those off the diagonal twice (exact)
     rows = max(1, _CHUNK // max(len(xb), 1))
     for start in range(0, len(xa), rows):
-        s = (xa[start:start + rows, None] + xb[None, :]).ravel()
-        w = (wa[start:start + rows, None] * wb[None, :]).ravel()
-        k = _bins(s, edges, lo, eta)
+        first = start if same else 0
+        s = (xa[start:start + rows, None] + xb[None, first:]).ravel()
+        w = wa[start:start + rows, None] * wb[None, first:]
+        if same:
+            w *= 2.0
+            r, c = np.tril_indices(w.shape[0], 0, w.shape[1])
+            w[r, c] = np.where(r == c, w[r, c] / 2.0, 0.0)
+        w = w.ravel()
+        k, lo_e, hi_e = _bins(s, edges, lo, eta)
         out[0] += np.bincount(k, weights=w, minlength=nb)
         if spread:
-            out[1] += np.bincount(k, weights=w * (s - edges[k]), minlength=nb)
-            out[2] += np.bincount(k, weights=w * np.where(k > 0, edges[k + 1] - s, 0.0), minlength=nb)
+            out[1] += np.bincount(k, weights=w * (s - lo_e), minlength=nb)
+            out[2] += np.bincount(k, weights=w * (hi_e - s), minlength=nb)  # its cell 0 unused
         else:
             out[1] += np.bincount(k, weights=w * s, minlength=nb)
     return out
@@ -134,8 +143,8 @@ def convolve_lower(a, b, eta, kappa):
     x[~live[live]] = 0.0
     if live[0]:
         x[0] = 0.0  # the cell of s = 0
-    # x + y errs by κ + u relative, the two sums by γ each, the division by u
-    return _compact_lower((x, m * (1 - 3 * gamma))), kappa + 2 * gamma + 4 * _U
+    # x + y errs by κ + u relative, the two sums by γ each, the division by u; then the merge's
+    return _compact_lower((x, m * (1 - 3 * gamma))), kappa + 2 * gamma + 4 * _U + _merge_error(len(x))
 
 
 def _groups(x, w, total_mean):
@@ -176,6 +185,11 @@ def _compact_upper(x, w):
     return pos[keys], np.add.reduceat(mass, keys) * (1 + 4 * _U)
 
 
+def _merge_error(n):
+    """The relative error of a mean of at most n positive terms (``_compact_lower``)."""
+    return 2 * (n + 4) * _U
+
+
 def _compact_lower(law):
     """Merge each negligible group into one atom at its mean (masses rounded down)."""
     x, w = law
@@ -205,7 +219,7 @@ def _base_laws(pair, eta, low, top):
     (p_low, _), (q_low, _) = pair.end_bounds()
     x = np.concatenate(([0.0], mean[ok]))
     m = np.concatenate(([q_low], (big_b[ok] - err_b[ok]) * (1 - 4 * _U)))
-    kappa = float(rel[ok].max()) if ok.any() else 0.0
+    kappa = (float(rel[ok].max()) if ok.any() else 0.0) + _merge_error(len(x))
     live = m > 0
     return _compact_upper(np.concatenate(([0.0], e)), w), _compact_lower((x[live], m[live])), kappa, p_up, p_low
 
@@ -218,7 +232,7 @@ def _moments(pair):
     with np.errstate(divide="ignore", invalid="ignore"):
         second = float(np.sum(np.where(b > 0, a * a / b, 0.0)))
     mean = float(a.sum())
-    return mean, max(second - mean * mean, 1e-12)
+    return max(mean, 1e-12), max(second - mean * mean, 1e-12)
 
 
 def _power(base, t, step):
