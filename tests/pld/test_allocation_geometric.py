@@ -105,3 +105,61 @@ def test_a_small_sigma_epoch_and_its_composition_are_narrow_intervals():
     for b in (single, ten):
         assert 0 < b.lower <= b.upper <= b.lower * (1 + 1e-3), b
     assert ten.lower > single.upper
+
+
+def _three_step_delta(mu, eps, add):
+    """(value, error bound) of one direction's δ(ε) of three steps: the third coordinate in
+    closed form, the other two by scipy's adaptive quadrature (breakpoints at the integers and
+    at the kink), the outer error estimate plus 28 × the largest density-weighted inner one;
+    |x| > 14 left out (< 1e-40)."""
+    import math
+
+    from scipy import integrate, special
+    alpha = math.exp(eps)
+
+    def last(c):  # E over the third coordinate, c = (Y_1 + Y_2)/3
+        k = (1 / alpha - c) if add else (alpha - c)
+        if k <= 0:
+            return 0.0 if add else 1 / 3 - k
+        z = (math.log(3 * k) + mu * mu / 2) / mu
+        if add:
+            return alpha * (k * special.ndtr(z) - special.ndtr(z - mu) / 3)
+        return special.ndtr(mu - z) / 3 - k * special.ndtr(-z)
+
+    def y(x):
+        return math.exp(mu * x - mu * mu / 2)
+
+    def points(y_other):  # where (y_other + Y)/3 = e^{∓ε}
+        level = 3 / alpha if add else 3 * alpha
+        grid = set(range(-13, 14))
+        if level > y_other:
+            grid.add((math.log(level - y_other) + mu * mu / 2) / mu)
+        return sorted(x for x in grid if -14 < x < 14)
+
+    inner_err = [0.0]
+
+    def middle(x1):
+        value, err = integrate.quad(lambda x2: math.exp(-x2 * x2 / 2) / math.sqrt(2 * math.pi)
+                                    * last((y(x1) + y(x2)) / 3), -14, 14, points=points(y(x1)),
+                                    epsabs=1e-15, epsrel=1e-11, limit=400)
+        density = math.exp(-x1 * x1 / 2) / math.sqrt(2 * math.pi)
+        inner_err[0] = max(inner_err[0], density * err)
+        return density * value
+
+    value, err = integrate.quad(middle, -14, 14, points=points(0.0), epsabs=1e-15, epsrel=1e-11, limit=400)
+    return value, err + 28 * inner_err[0]  # ∫ density·err over (−14, 14) ≤ 28·max
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sigma", [0.5, 0.8])
+def test_three_steps_of_a_small_sigma_against_quadrature(sigma):
+    """Both directions bracketed at ε = 0.5, 3 and 6 (the quadrature's error bound widens the
+    comparison)."""
+    pair = allocation_pair(GaussianPair(1 / sigma), 3)
+    for eps in (0.5, 3.0, 6.0):
+        for add in (False, True):
+            exact, err = _three_step_delta(1 / sigma, eps, add)
+            upper, lower = (pair.upper.reverse(), pair.lower.reverse()) if add else (pair.upper, pair.lower)
+            hi, lo = upper.delta(eps), lower.delta(eps, False)
+            assert lo <= exact + err and exact - err <= hi, (sigma, eps, add, lo, exact, err, hi)
+            assert hi - lo <= 5e-3 * exact + 2 * err, (sigma, eps, add, lo, exact, hi)
