@@ -22,8 +22,8 @@ from dpaccount.pld.pairs.random_allocation import allocation_pair
 
 
 def _two_step_delta(mu, eps, add):
-    """(value, quadrature error estimate) of one direction's δ(ε) of two steps (30 digits)."""
-    with mp.workdps(30):
+    """(value, quadrature error estimate) of one direction's δ(ε) of two steps (20 digits)."""
+    with mp.workdps(20):
         mu, alpha = mp.mpf(mu), mp.e ** mp.mpf(eps)
 
         def last(c):  # E over the second coordinate, c = Y_1/2

@@ -38,14 +38,14 @@ import numpy as np
 
 from ..grids.discretise import loss_range
 from .base import stacked_masses
-from .discrete_pair import DiscretePair
-from .random_allocation import TAIL, spread_law
+from .random_allocation import TAIL, ratio_pair, spread_law
 
 _U = np.finfo(float).eps
 _CHUNK = 1 << 20          # pair sums per numpy pass
 _NEGLIGIBLE = 1e-22       # mass (P- and Q-) of a group of atoms merged into one cell
 _RESOLUTION = 0.01        # η_k / sd(log S_k)
 _MAX_ETA = 0.05
+_POINTS = 4096           # cells across the range of log Y, at most
 
 
 def _edges(lo, hi, eta):
@@ -252,11 +252,13 @@ def geometric_epoch_pairs(pair, t, resolution=_RESOLUTION):
     ``pair`` (module docstring)."""
     mean, var = _moments(pair)
 
-    def eta(k):
-        return min(_MAX_ETA, resolution * math.sqrt(math.log1p(var / (k * mean * mean))))
-
     top = loss_range(pair, TAIL)[1]
     low = loss_range(pair, 1e-30)[0]
+
+    def eta(k):  # at most _POINTS cells across Y's range (a tiny σ: coarser, each sum ~_POINTS² pairs)
+        return max(min(_MAX_ETA, resolution * math.sqrt(math.log1p(var / (k * mean * mean)))),
+                   (top - low) / _POINTS)
+
     upper, lower, kappa, p_up, p_low = _base_laws(pair, eta(1), low, top)
     up = _power(upper, t, lambda a, b, k: convolve_upper(a, b, eta(k)))
     down = _power((lower, kappa), t, lambda a, b, k: convolve_lower(a[0], b[0], eta(k), max(a[1], b[1])))
@@ -269,9 +271,4 @@ def _epoch(law, t, p_inf, rel, side):
     with np.errstate(divide="ignore"):
         log_q = np.log(q)
         log_ratio = np.log(x / t)   # x/t: ½ ulp, and the position's own error ``rel``
-    finite = np.isfinite(log_ratio)
-    err_q = 4 * _U * np.abs(log_q)
-    err_p = err_q + 4 * _U * np.abs(np.where(finite, log_ratio, 0.0)) + 2 * _U + rel \
-        + _U * np.abs(np.where(finite, log_q + log_ratio, 0.0))
-    return DiscretePair(log_q + log_ratio, log_q, name=f"allocation(t={t},geometric,{side})",
-                        p_inf=p_inf if p_inf > 0 else None, log_err=(err_p, err_q))
+    return ratio_pair(log_q, log_ratio, rel, p_inf, f"allocation(t={t},geometric,{side})")

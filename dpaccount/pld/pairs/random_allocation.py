@@ -302,13 +302,19 @@ def epoch_pair(pair, t, h, n, cells, pessimistic):
         log_ratio = np.log(index * (h / t))  # i·h exact (an integer i, or a group's mean); /t ½ ulp
     if pessimistic and tail:
         log_ratio[-1] = -np.inf
-    # log p = log q + log(s/t): both logs ≤ 4 ulp, s/t ½ ulp (and a mean's ``rel``), the sum ½ ulp
+    return ratio_pair(log_q, log_ratio, rel, p_inf, f"allocation(t={t},h={h!r},{'up' if pessimistic else 'low'})")
+
+
+def ratio_pair(log_q, log_ratio, rel, p_inf, name):
+    """The ``DiscretePair`` of atoms with Q-masses e^{log q} and ratios e^{log ratio} = s/t (P-mass
+    q·s/t), plus P(L = ∞): log p = log q + log(s/t), both logs ≤ 4 ulp, s/t ½ ulp (and a
+    position's own relative error ``rel``), the sum ½ ulp."""
     finite = np.isfinite(log_ratio)
     err_q = 4 * _U * np.abs(log_q)
     err_p = err_q + 4 * _U * np.abs(np.where(finite, log_ratio, 0.0)) + 2 * _U + rel \
         + _U * np.abs(np.where(finite, log_q + log_ratio, 0.0))
-    return DiscretePair(log_q + log_ratio, log_q, name=f"allocation(t={t},h={h!r},{'up' if pessimistic else 'low'})",
-                        p_inf=p_inf if p_inf > 0 else None, log_err=(err_p, err_q))
+    return DiscretePair(log_q + log_ratio, log_q, name=name, p_inf=p_inf if p_inf > 0 else None,
+                        log_err=(err_p, err_q))
 
 
 def coarsen(q, pessimistic, eta=_GROUP):
