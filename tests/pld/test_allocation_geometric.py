@@ -41,7 +41,7 @@ def _two_step_delta(mu, eps, add):
         return value, err
 
 
-@pytest.mark.parametrize("sigma", [0.5, 0.8])
+@pytest.mark.parametrize("sigma", [0.5, pytest.param(0.8, marks=pytest.mark.slow)])
 def test_two_steps_of_a_small_sigma_against_mpmath(sigma):
     """Both directions bracketed from ε = 0.5 to 8 (δ from 0.5 down to 1e-18): no add-direction
     floor at +∞ (the linear lattice's Q(Y' = 0)² was ~1e-6 at σ = 0.8), intervals within 0.5 %."""
@@ -88,7 +88,7 @@ def test_a_finite_pair_against_exact_enumeration(t):
             assert lo <= exact <= hi, (t, eps, rev, lo, exact, hi)
 
 
-@pytest.mark.parametrize("sigma,steps", [(0.5, 3), (0.6, 30)])
+@pytest.mark.parametrize("sigma,steps", [(0.5, 3), pytest.param(0.6, 30, marks=pytest.mark.slow)])
 def test_small_sigma_never_above_poisson_at_the_same_rate(sigma, steps):
     g = GaussianMechanism(sigma=sigma)
     alloc = RandomAllocation()(g, steps)
