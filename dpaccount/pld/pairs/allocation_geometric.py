@@ -107,7 +107,7 @@ def _pair_sums(xa, wa, xb, wb, edges, lo, eta, spread):
 def _lattice(xa, xb, eta):
     """(edges, lo) of the cells of the sums of atoms xa and xb (both sorted, ≥ 0)."""
     pos = np.concatenate((xa[xa > 0], xb[xb > 0]))
-    lo = float(pos.min())
+    lo = float(pos.min()) if len(pos) else 1.0  # only zeros (Y = 0 Q-almost surely): one cell
     hi = float(xa[-1] + xb[-1]) * (1 + 2 * _U)
     return _edges(lo, max(hi, lo * (1 + 4 * _U)), eta), lo
 

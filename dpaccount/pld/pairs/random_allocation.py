@@ -404,8 +404,8 @@ def allocation_pair(pair, steps, rho=1e-4):
     # where the spread's atom Q(Y' = 0)^t exceeds TAIL, the geometric lattices
     # (``allocation_geometric``; σ = 0.8, δ = 1e-5: 10 steps within 6e-5 in 1.5 s, against
     # 1.9e-3 on the cut linear lattice; 1000 steps within 2e-4 in 7 s, against 3e-4 in 0.6 s)
-    if steps == 1:
-        return pair
+    if steps == 1 or pair.end_bounds()[0][0] >= 1.0:
+        return pair  # one step; or P(L = ∞) = 1, which the allocation keeps (its pair is the base's)
     h = lattice_step(pair, rho * (1e-4 if hasattr(pair, "atoms") else 1.0))
     top = math.exp(min(loss_range(pair, TAIL)[1], 700.0))
     key = ("allocation", pair.key(), steps, rho)
