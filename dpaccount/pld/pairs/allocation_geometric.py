@@ -49,7 +49,8 @@ _CHUNK = 1 << 20          # pair sums per numpy pass
 _NEGLIGIBLE = 1e-22       # mass (P- and Q-) of a group of atoms merged into one cell
 _RESOLUTION = 0.01        # η_k / sd(log S_k)
 _MAX_ETA = 0.05           # the coarsest cells (log Y), whatever the spread
-_POINTS = 4096           # cells across the range of log Y, at most
+_POINTS = 4096            # cells across the range of log Y, at most (a tiny σ: coarser)
+_CELLS = 1 << 15          # cells of a lattice of sums, at most (memory and time: ≲ _CELLS² pairs)
 
 
 def _edges(lo, hi, eta):
@@ -105,17 +106,18 @@ def _pair_sums(xa, wa, xb, wb, edges, lo, eta, spread):
 
 
 def _lattice(xa, xb, eta):
-    """(edges, lo) of the cells of the sums of atoms xa and xb (both sorted, ≥ 0)."""
+    """(edges, lo, η) of the cells of the sums of atoms xa and xb (both sorted, ≥ 0)."""
     pos = np.concatenate((xa[xa > 0], xb[xb > 0]))
     lo = float(pos.min()) if len(pos) else 1.0  # only zeros (Y = 0 Q-almost surely): one cell
-    hi = float(xa[-1] + xb[-1]) * (1 + 2 * _U)
-    return _edges(lo, max(hi, lo * (1 + 4 * _U)), eta), lo
+    hi = max(float(xa[-1] + xb[-1]) * (1 + 2 * _U), lo * (1 + 4 * _U))
+    eta = max(eta, math.log(hi / lo) / _CELLS)
+    return _edges(lo, hi, eta), lo, eta
 
 
 def convolve_upper(a, b, eta):
     """The spread of the sum of two upper laws (positions, masses) onto a geometric lattice."""
     (xa, wa), (xb, wb) = a, b
-    edges, lo = _lattice(xa, xb, eta)
+    edges, lo, eta = _lattice(xa, xb, eta)
     m, d_lo, d_hi = _pair_sums(xa, wa, xb, wb, edges, lo, eta, True)
     gamma = (len(xa) * len(xb) + 8) * _U      # each cell's sums of non-negative terms
     span = np.diff(edges)
@@ -138,7 +140,7 @@ def convolve_lower(a, b, eta, kappa):
     """The contraction of the sum of two lower laws (each cell of sums to its mean):
     ((positions, masses), the positions' relative error bound)."""
     (xa, wa), (xb, wb) = a, b
-    edges, lo = _lattice(xa, xb, eta)
+    edges, lo, eta = _lattice(xa, xb, eta)
     m, moment = _pair_sums(xa, wa, xb, wb, edges, lo, eta, False)
     gamma = (len(xa) * len(xb) + 8) * _U
     live = m > 0
@@ -259,11 +261,10 @@ def geometric_epoch_pairs(pair, t, resolution=_RESOLUTION):
     top = loss_range(pair, TAIL)[1]
     low = loss_range(pair, 1e-30)[0]
 
-    def eta(k):  # at most _POINTS cells across Y's range (a tiny σ: coarser, each sum ~_POINTS² pairs)
-        return max(min(_MAX_ETA, resolution * math.sqrt(math.log1p(var / (k * mean * mean)))),
-                   (top - low) / _POINTS)
+    def eta(k):
+        return min(_MAX_ETA, resolution * math.sqrt(math.log1p(var / (k * mean * mean))))
 
-    upper, lower, kappa, p_up, p_low = _base_laws(pair, eta(1), low, top)
+    upper, lower, kappa, p_up, p_low = _base_laws(pair, max(eta(1), (top - low) / _POINTS), low, top)
     up = _power(upper, t, lambda a, b, k: convolve_upper(a, b, eta(k)))
     down = _power((lower, kappa), t, lambda a, b, k: convolve_lower(a[0], b[0], eta(k), max(a[1], b[1])))
     return _epoch(up, t, p_up, 0.0, "up"), _epoch(down[0], t, p_low, down[1], "low")
