@@ -50,12 +50,13 @@ upper bins take the noise bound up, the lower ones down (and the aliased
 tail off). An epoch is then a finite pair (``DiscretePair``): atoms s with
 Q-mass q(s) and P-mass q(s)·s/t; it composes with everything else.
 
-**Limits.** The lattice is linear in Y, so a heavy-tailed Y (a Gaussian with σ ≲ 0.7:
-its ratio reaches e^{12}) either leaves its 1 − 10⁻¹⁰ P-tail off the lattice (to +∞)
-or coarsens h (``_CELLS``); and with few steps (t ≲ 5) the spread's mass at Y' = 0,
-(Q(Y' = 0))^t, is an add-direction atom at +∞ (a δ floor near 1e-6 for σ = 0.8,
-t = 2). Both only loosen the bounds. A geometric lattice of the loss (PLD_accounting's
-route) would not have them.
+**Where the linear lattice fails.** A heavy-tailed Y (a Gaussian with σ ≲ 0.7: its
+ratio reaches e^{17} at σ = 0.5) either leaves its tail off the lattice (the P-mass
+above the 1 − ``_LOOSE_TAIL`` quantile to +∞) or coarsens h until the bulk of Y sits at
+0; and with few steps the spread's mass at Y' = 0 is an add-direction atom at +∞,
+Q(Y' = 0)^t (~1e-6 for σ = 0.8, t = 2). Where h would have to coarsen, or that atom
+exceeds ``TAIL``, the epoch is built on geometric lattices instead
+(``allocation_geometric.py``: the same spread and contraction, cells of width η in log Y).
 
 ``AllocationPair`` carries both: the upper pair for every pessimistic use
 (grids, δ upper bounds) and the lower one for optimistic grids and lower
@@ -65,22 +66,22 @@ import math
 
 import numpy as np
 
-from ...errors import GridTooLarge
 from ..grids.chernoff import descend, exponent, log_mgf, quantile
 from .discrete_pair import DiscretePair
 from ..grids.discretise import loss_range
 from ..grids.grid import PLDGrid
-from .base import MAX_ATOMS, DominatingPair, stacked_masses
+from .base import DominatingPair, stacked_masses
 from ..grids.transform import fft
 
 _U = np.finfo(float).eps
 _SLIVER = 1e-12  # relative mass dropped from the lower law against the hull's rounding
 TAIL = 1e-14     # tail of the base's loss beyond the lattice, and of S beyond its window
-_GROUP = 3e-4
+_GROUP = 3e-4        # width in log s of the groups an epoch's atoms are merged into (``coarsen``)
 _POINTS = 2 ** 21    # lattice points of S's window planned for (an FFT of 2^21 reals: ~0.2 s)
 _WINDOW = 2 ** 22    # the largest window of S (beyond: its Chernoff tail at the cap)
 _CELLS = 2 ** 19     # lattice points of Y (each cell's masses with error bounds: ~3 µs)
-_LOOSE_TAIL = 1e-10  # the P-tail of the loss a heavy-tailed base may leave off its lattice    # width in log s of the groups an epoch's atoms are merged into (``coarsen``)
+_LOOSE_TAIL = 1e-10  # the P-tail of the loss a heavy-tailed base may leave off its linear lattice
+_MANY = 512          # steps from which a heavy-tailed base stays on the cut linear lattice
 
 
 def lattice_step(pair, rho):
@@ -101,23 +102,26 @@ def _cells(pair, h, n):
     return stacked_masses([pair], np.log(np.arange(1, n + 1) * h), [n], errors=True)
 
 
-def spread_law(pair, h, n, cells):
-    """(Q-masses of Y' at a_0 … a_n, P(L = ∞) of the allocation): the spread, rounded up
-    (``cells``: ``_cells(pair, h, n)``)."""
+def spread_law(pair, a, cells):
+    """(Q-masses of Y' at the points a_0 = 0 < a_1 < … < a_n, P(L = ∞) of the allocation): the
+    spread, rounded up (``cells``: the pair's cells on the edges log a_1, …, log a_n)."""
     a_cell, b_cell, err_a, err_b = cells
-    a = np.arange(n + 1) * h
+    n = len(a) - 1
+    span = np.diff(a)
     big_a, big_b, e_a, e_b = a_cell[:n], b_cell[:n], err_a[:n], err_b[:n]
     lo, hi = a[:n], a[1:]
     up = (big_a + e_a) - lo * np.maximum(big_b - e_b, 0.0) + 4 * _U * (big_a + lo * big_b)
     down = hi * (big_b + e_b) - np.maximum(big_a - e_a, 0.0) + 4 * _U * (big_a + hi * big_b)
     w = np.zeros(n + 1)
-    w[:n] += np.maximum(down, 0.0) / h
-    w[1:] += np.maximum(up, 0.0) / h
+    w[:n] += np.maximum(down, 0.0) / span
+    w[1:] += np.maximum(up, 0.0) / span
     # the edges fl(log a_j) err by ≤ 8u(1 + |log a_j|) (libm ≤ 4 ulp): a cell's values may lie
     # that far (relative) beyond [a_j, a_{j+1}], whose exact spread reaches a_{j−1} and a_{j+2}
-    # with at most B·κ·a/h more than the formula: padded on the four points around each cell
-    kappa = 8 * _U * (1.0 + np.abs(np.log(np.maximum(a, h))))
-    fuzz = big_b * (kappa[:n] * lo + kappa[1:] * hi) / h
+    # with at most B·κ·a/span' more than the formula (span' the least of the three cells'):
+    # padded on the four points around each cell
+    kappa = 8 * _U * (1.0 + np.abs(np.log(np.maximum(a, a[1]))))
+    span3 = np.minimum(span, np.minimum(np.append(span[1:], np.inf), np.append(np.inf, span[:-1])))
+    fuzz = big_b * (kappa[:n] * lo + kappa[1:] * hi) / span3
     for shift in (-1, 0, 1, 2):
         idx = np.arange(n) + shift
         ok = (idx >= 0) & (idx <= n)
@@ -277,7 +281,7 @@ def _chernoff_tail(items, level, factor):
 def epoch_pair(pair, t, h, n, cells, pessimistic):
     """One epoch's remove-direction pair (``DiscretePair``): atoms s = i·h with Q-mass q_i
     and P-mass q_i·s/t, plus P(L = ∞); the upper (spread) or lower (minorant) version."""
-    w, p_inf = (spread_law if pessimistic else minorant_law)(pair, h, n, cells)
+    w, p_inf = spread_law(pair, np.arange(n + 1) * h, cells) if pessimistic else minorant_law(pair, h, n, cells)
     q, tail, big_w = sum_law(w, t, h, pessimistic)
     if pessimistic and tail:  # the P-mass above the window to +∞
         p_inf = min(1.0, (p_inf + size_biased_tail(w, t, h, big_w * h)) * (1 + 4 * _U))
@@ -298,13 +302,19 @@ def epoch_pair(pair, t, h, n, cells, pessimistic):
         log_ratio = np.log(index * (h / t))  # i·h exact (an integer i, or a group's mean); /t ½ ulp
     if pessimistic and tail:
         log_ratio[-1] = -np.inf
-    # log p = log q + log(s/t): both logs ≤ 4 ulp, s/t ½ ulp (and a mean's ``rel``), the sum ½ ulp
+    return ratio_pair(log_q, log_ratio, rel, p_inf, f"allocation(t={t},h={h!r},{'up' if pessimistic else 'low'})")
+
+
+def ratio_pair(log_q, log_ratio, rel, p_inf, name):
+    """The ``DiscretePair`` of atoms with Q-masses e^{log q} and ratios e^{log ratio} = s/t (P-mass
+    q·s/t), plus P(L = ∞): log p = log q + log(s/t), both logs ≤ 4 ulp, s/t ½ ulp (and a
+    position's own relative error ``rel``), the sum ½ ulp."""
     finite = np.isfinite(log_ratio)
     err_q = 4 * _U * np.abs(log_q)
     err_p = err_q + 4 * _U * np.abs(np.where(finite, log_ratio, 0.0)) + 2 * _U + rel \
         + _U * np.abs(np.where(finite, log_q + log_ratio, 0.0))
-    return DiscretePair(log_q + log_ratio, log_q, name=f"allocation(t={t},h={h!r},{'up' if pessimistic else 'low'})",
-                        p_inf=p_inf if p_inf > 0 else None, log_err=(err_p, err_q))
+    return DiscretePair(log_q + log_ratio, log_q, name=name, p_inf=p_inf if p_inf > 0 else None,
+                        log_err=(err_p, err_q))
 
 
 def coarsen(q, pessimistic, eta=_GROUP):
@@ -386,22 +396,34 @@ class AllocationPair(DominatingPair):
 def allocation_pair(pair, steps, rho=1e-4):
     """The remove-direction ``AllocationPair`` of one epoch of ``steps`` steps of ``pair``."""
     # a pair with atoms (a finite one): its call function has kinks between lattice points,
-    # where the minorant loses h·B/4, first order in h: a finer lattice (ρ·10⁻⁴); both capped
-    # so that the window of S stays within 2^21 points
-    # so that the window of S stays within _POINTS: a heavy-tailed Y (a small σ) first gives up
-    # its lattice above the 1 − _LOOSE_TAIL quantile of the loss under P (the P-mass above the
-    # lattice goes to +∞: δ rises by at most that), then h coarsens
+    # where the minorant loses h·B/4, first order in h: a finer lattice (ρ·10⁻⁴). The window of
+    # S stays within _POINTS and Y's lattice within _CELLS: a heavy-tailed Y (a small σ) first
+    # gives up its lattice above the 1 − _LOOSE_TAIL quantile of the loss under P (that P-mass
+    # goes to +∞: δ rises by at most that) where the steps are many (the FFT's cost does not grow
+    # with them); where h would then have to coarsen, where the steps are fewer than _MANY, or
+    # where the spread's atom Q(Y' = 0)^t exceeds TAIL, the geometric lattices
+    # (``allocation_geometric``; σ = 0.8, δ = 1e-5: 10 steps within 6e-5 in 1.5 s, against
+    # 1.9e-3 on the cut linear lattice; 1000 steps within 2e-4 in 7 s, against 3e-4 in 0.6 s)
+    if steps == 1 or pair.end_bounds()[0][0] >= 1.0:
+        return pair  # one step; or P(L = ∞) = 1, which the allocation keeps (its pair is the base's)
     h = lattice_step(pair, rho * (1e-4 if hasattr(pair, "atoms") else 1.0))
     top = math.exp(min(loss_range(pair, TAIL)[1], 700.0))
+    key = ("allocation", pair.key(), steps, rho)
     if (steps + top) / h > _POINTS or top / h > _CELLS:
         top = max(min(_POINTS * h - steps, _CELLS * h), math.exp(min(loss_range(pair, _LOOSE_TAIL)[1], 700.0)))
-        h = max(h, 2.0 ** math.ceil(math.log2(max((steps + top) / _POINTS, top / _CELLS))))
+        coarse = 2.0 ** math.ceil(math.log2(max((steps + top) / _POINTS, top / _CELLS)))
+        h = h if coarse <= h and steps >= _MANY else 0.0
+    if not h or _zero_floor(pair, h, steps) > TAIL:
+        from .allocation_geometric import geometric_epoch_pairs
+        return AllocationPair(*geometric_epoch_pairs(pair, steps), key, tight=pair.tight)
     n = int(math.ceil(top / h)) + 1
-    if n + 1 > MAX_ATOMS:
-        raise GridTooLarge(f"the likelihood ratio of {pair!r} reaches {top:.3g}: {n + 1} lattice points "
-                           f"at step {h!r}; the cap is {MAX_ATOMS}")
-    if steps == 1:
-        return pair
     cells = _cells(pair, h, n)
     return AllocationPair(epoch_pair(pair, steps, h, n, cells, True), epoch_pair(pair, steps, h, n, cells, False),
-                          ("allocation", pair.key(), steps, rho), tight=pair.tight)
+                          key, tight=pair.tight)
+
+
+def _zero_floor(pair, h, steps):
+    """Q(Y' = 0)^t of the linear spread (the add direction's atom at +∞): at least the first
+    cell's Q-mass less its P-mass over h (its share sent to 0)."""
+    a, b = stacked_masses([pair], np.array([math.log(h)]), [1])
+    return max(float(b[0] - a[0] / h), 0.0) ** steps
