@@ -485,11 +485,12 @@ BUGS = (
         ("tests/pld/test_frame_undo.py::test_the_frame_step_divides_the_total_shift",),
         "the frame step |T|/n rounded to nearest, not up where T < 0: n·h may fall short of |T|, and "
         "undoing the shift then loses a whole step"),
-    Bug("optimistic-aligned-edge-room-split-left-out", "dpaccount/pld/grids/discretise.py",
-        "            if len(grids) == 2 and aligned:", "            if grids and aligned:",
+    Bug("optimistic-least-ties-pinned", "dpaccount/pld/grids/discretise_optimistic.py",
+        "    way = np.argmin(over, axis=0)  # ties: both (where it fits, the least lowering), then left",
+        "    way = np.argmin(over[[1, 2, 0]], axis=0); way = np.array([1, 2, 0])[way]",
         ("tests/pld/test_frame_undo.py::test_dp_sgd_interval_is_met_on_the_planned_level",),
-        "a pair whose edges the frame holds gets only the lowering made for near-atoms: at σ = 1.1 it "
-        "loses 0.11 % of the loss variance, and DP-SGD's interval needs a second, finer round"),
+        "the near-atom lowering pins an end by its whole room where the triangle height fits both: at "
+        "σ = 1.1 it loses 0.11 % of the loss variance, and DP-SGD's interval needs a second, finer round"),
     Bug("bulk-finer-answer-maxed", PLD + "profiles/profile.py",
         "out[fine] = np.minimum(out[fine], finer)", "out[fine] = np.maximum(out[fine], finer)",
         ("tests/pld/test_plan_small_eps.py::test_tiny_eps_in_the_bulk_of_a_mixture_is_within_a_tenth_of_a_percent",),
