@@ -496,7 +496,7 @@ BUGS = (
         ("tests/pld/test_plan_small_eps.py::test_tiny_eps_in_the_bulk_of_a_mixture_is_within_a_tenth_of_a_percent",),
         "ε(δ) above the bulk's cut takes the larger of the two levels' answers: the coarse one, 0.27 % above"),
     Bug("bulk-excess-slope-sign-swapped", PLD + "profiles/plan.py",
-        "float(np.subtract(*grid.delta(np.array([a, b]))))", "float(np.subtract(*grid.delta(np.array([b, a]))))",
+        "slope = (ends[:len(e)] - ends[len(e):]) / (b - a)", "slope = (ends[len(e):] - ends[:len(e)]) / (b - a)",
         ("tests/pld/test_plan_small_eps.py::test_tiny_eps_in_the_bulk_of_a_mixture_is_within_a_tenth_of_a_percent",
          "tests/pld/test_plan_small_eps.py::test_the_bulk_cut_leaves_small_deltas_at_the_planned_level"),
         "−dδ/dε taken as δ(b) − δ(a): negative, so no excess is ever predicted and no level added"),

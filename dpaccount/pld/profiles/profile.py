@@ -8,7 +8,10 @@ step's grids and answers are a ``StepProfile`` (``step_profile.py``),
 built once and shared by every query that asks for that step.
 
 * ε(δ) queries use one step per mechanism (``Plan.eps_level``), so that
-  ε(δ) is one non-increasing curve.
+  ε(δ) is one non-increasing curve; above a cut δ* (``plan.bulk_split``:
+  where that level's own grids predict an excess beyond the accuracy, ε(δ)
+  in the bulk of a few-step mixture) the smaller of it and the answer E
+  levels finer.
 * A δ(ε) query takes the ε(δ) level L where its tilt λ(ε) says that
   suffices (small ε), else the level ℓ(ε) > L it needs (``Plan.delta_levels``,
   non-decreasing in ε, at most 2³× finer); its answer is the smaller of
@@ -210,10 +213,11 @@ class PrivacyProfile:
     @progress.stage("certified interval")
     def epsilon_bounds(self, delta, rounds):
         """(lower, upper, step) of ε(δ), refined until upper − lower ≤ accuracy·upper."""
+        progress.expect(2)  # the upper bound, then the refinement
+        upper = self.epsilon(delta)  # (its stage reads the bulk's cut: ``_bulk_split``)
         cut, extra = self._bulk_split()
         start = np.where(np.asarray(delta, dtype=float) > cut, self._eps_level + extra, self._eps_level)
-        progress.expect(2)  # the upper bound, then the refinement
-        return self._refined(np.asarray(delta, dtype=float), start, self.epsilon(delta), "epsilon", rounds)
+        return self._refined(np.asarray(delta, dtype=float), start, upper, "epsilon", rounds)
 
     @progress.stage("certified interval")
     def delta_bounds(self, eps, rounds):
