@@ -55,7 +55,7 @@ from .errors import (AccuracyNotReached, ApproximationWarning, GridTooLarge, RDP
 from .fdp import analytic_applies, clt_mu_of, finite_upper_attained, mu_gdp, tradeoff
 from .pld.grids.accountant import DIRECTIONS
 from .pld.grids.apriori import apriori_plan
-from .pld.profiles.attained import attained_compositions, attained_lower
+from .pld.profiles.attained import attained_compositions, attained_lower, attained_pure_lower
 from .pld.grids.cost import warn_if_costly
 from .pld.profiles.exact_sum import delta_bounds as exact_delta_bounds
 from .pld.profiles.exact_sum import epsilon_bounds as exact_epsilon_bounds
@@ -282,6 +282,8 @@ class QueryDispatch:
         if method in ("rdp", "clt"):
             raise RepresentationUnavailable(f"method={method!r} gives no certified interval; "
                                             f"use method='pld' or 'analytic'")
+        if query == "get_approxDP" and np.any(values == 0):
+            return self._pure_bounds(values, scalar, method, accuracy)
         if method == "cf":  # certified where every error is a bound (cf/queries.py)
             lower, upper, certified = cf_bounds(self, values, scalar, query)
             if not self.pairs.tight:
@@ -324,6 +326,51 @@ class QueryDispatch:
                 self._of_mechanism(lower, upper, method, step, values, query, accuracy, pick))
         return self._of_mechanism(lower, upper, method, step, values, query, accuracy, pick)
 
+    def _pure_bounds(self, deltas, scalar, method, accuracy):
+        """``get_approxDP_bounds`` where some δ are 0: there ``upper`` is the pure ε (as
+        ``get_approxDP(0)``) and ``lower`` the largest certified lower bound on it over the
+        attained compositions (``attained_pure_lower``: the optimistic grids' largest loss,
+        or an exact sum's); +∞ for a Gaussian composition (its loss is unbounded: exact).
+        The other δ as without them; ``AccuracyNotReached`` where an end is too wide
+        (an unbounded loss known through grids: [its grids' largest loss, +∞])."""
+        if method == "cf":
+            raise ValueError("delta=0 has no certified interval by method='cf' (it inverts at delta > 0); "
+                             "use method='pld' or 'analytic'")
+        zero = deltas == 0
+        upper = np.full(deltas.shape, self.pure_epsilon())
+        lower = np.zeros(deltas.shape)
+        mu = self.pairs.gaussian_mu
+        found, why = self._cached("attained", lambda: attained_compositions(self.pairs))
+        if mu is not None and mu > 0:
+            lower[zero] = np.inf  # an unbounded loss: ε(0) = ∞ exactly
+        elif found is not None:
+            lower[zero] = min(attained_pure_lower(found, accuracy), upper.flat[0])
+        step, met, reason, rest = None, _narrow(lower, upper, accuracy) | ~zero, None, ~zero
+        if np.any(rest):
+            try:
+                got = self._bounds(deltas[rest], False, method, accuracy, "get_approxDP")
+            except AccuracyNotReached as err:
+                got = err.bounds
+                met[rest] = False
+            # both certified upper bounds: the smaller (as get_approxDP clips to the pure ε)
+            upper[rest], lower[rest], step, reason = np.minimum(got.upper, upper[rest]), got.lower, got.step, got.reason
+            if got.lower is None:
+                lower = None
+        elif found is None:
+            lower, reason = None, f"no lower end: the dominating pairs are not attained ({why})"
+        elif not self.pairs.tight:
+            reason = f"the dominating pairs are not attained: the lower end is the largest over {len(found)} " \
+                     f"attained compositions (pld/profiles/attained.py)"
+        pick = (lambda a: float(np.ravel(a)[0])) if scalar else (lambda a: np.reshape(a, deltas.shape))
+        out = (Bounds(pick(lower), pick(upper), method, step, True, "mechanism", reason) if lower is not None
+               else Bounds(None, pick(upper), method, step, False, None, reason))
+        if lower is not None and not np.all(met):
+            raise AccuracyNotReached(
+                f"certified interval [{np.min(lower):.6g}, {np.max(upper):.6g}] is still wider than the "
+                f"accuracy {accuracy!r} asked for (at delta = 0 the upper end is the pure epsilon and the "
+                f"lower end the largest loss the optimistic grids hold)", out)
+        return out
+
     def _of_mechanism(self, lower, upper, method, step, values, query, accuracy, pick):
         """``Bounds`` whose lower end bounds the mechanism (docs/theory.rst): the pairs'
         own ``lower`` where every pair is attained; else the largest lower bound over
@@ -357,7 +404,7 @@ class QueryDispatch:
         else ``AccuracyNotReached`` says what could be reached. Where the pairs
         are not attained, ``lower`` comes from attained compositions or is None
         (``Bounds.lower_of``, ``reason``; docs/theory.rst)."""
-        deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
+        deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0, lo_open=False))
         return self._bounds(deltas, scalar, method, accuracy, "get_approxDP")
 
     @reports("delta(epsilon) interval", steps=1)  # the certified interval

@@ -92,10 +92,7 @@ def test_the_document_states_the_settings_and_renders_in_the_docs():
 
 
 def test_a_real_run_of_dpaccount_on_a_tiny_task():
-    # σ = 1 (σ = 2, q = 0.1, T = 10 stops at a certified width of 2.4e-5 since the optimistic grids' shifted
-    # frame (issue-27c), against 5.6e-6 before: a tightness regression at accuracy 1e-5 left for the next
-    # session: the closing note of 2026-11-26)
-    task = peers.Task("tiny", "sigma=1, q=0.1, T=10", [1.0], 0.1, [10], "eps", 1e-5, None)
+    task = peers.Task("tiny", "sigma=2, q=0.1, T=10", [2.0], 0.1, [10], "eps", 1e-5, None)
     tools = [t for t in peers.TOOLS if t.name == "dpaccount"]
     intervals, results = report.run([task], tools, repeat=1, log=lambda *a: None)
     iv, m = intervals["tiny"], results["tiny"]["dpaccount"]

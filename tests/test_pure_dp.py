@@ -23,7 +23,7 @@ def assert_upper(got, exact, rel=REL):
     assert got <= exact * (1 + rel) or got == exact
 
 
-@pytest.mark.parametrize("mechanism, exact", [
+_PURE = [
     (LaplaceMechanism(b=2.0), mp.mpf(1) / 2),
     (PureDPMechanism(1.0), mp.mpf(1)),
     (ExponentialMechanism(0.7), mp.mpf("0.7")),
@@ -34,7 +34,10 @@ def assert_upper(got, exact, rel=REL):
     (PoissonSampling()(LaplaceMechanism(b=1.0), 0.1), mp.log(1 + mp.mpf("0.1") * mp.expm1(1))),
     (Composition()([PoissonSampling()(PureDPMechanism(2.0), 0.01)], [50]),
      50 * mp.log(1 + mp.mpf("0.01") * mp.expm1(2))),
-])
+]
+
+
+@pytest.mark.parametrize("mechanism, exact", _PURE)
 def test_epsilon_at_delta_zero_is_the_supremum_of_the_loss(mechanism, exact):
     assert_upper(mechanism.get_approxDP(0), exact)
     both = mechanism.get_approxDP([0.0, 1e-6])
@@ -102,3 +105,42 @@ def test_epsilon_at_delta_equal_to_the_mass_at_infinity_is_finite():
         assert eps <= got <= eps * (1 + 1e-12), (eps, delta, got)
         b = m.get_approxDP_bounds(delta)
         assert b.lower <= eps <= b.upper
+
+
+@pytest.mark.parametrize("mechanism, exact", _PURE)
+def test_the_interval_at_delta_zero_brackets_the_pure_epsilon(mechanism, exact):
+    """get_approxDP_bounds(0): the upper end is get_approxDP(0), the lower end a certified
+    lower bound on the supremum of the loss (the optimistic grids' largest loss, or an exact
+    sum's); where it is not within the accuracy, AccuracyNotReached carries the interval."""
+    try:
+        got = mechanism.get_approxDP_bounds(0)
+    except dpa.AccuracyNotReached as err:
+        got = err.bounds
+    assert got.upper == mechanism.get_approxDP(0) and float(exact) <= got.upper
+    both = mechanism.get_approxDP_bounds([0.0, 1e-6], accuracy=0.5)
+    assert both.upper[0] == got.upper and both.upper[1] <= both.upper[0]
+    if got.lower is None:  # as at δ > 0: pairs not attained and no attained witness (the exponential's)
+        assert not got.certified and got.lower_of is None and "not attained" in got.reason
+        return
+    assert got.certified and got.lower_of == "mechanism"
+    assert got.lower <= float(exact) * (1 + 1e-15) and both.lower[1] <= both.upper[1]
+
+
+@pytest.mark.parametrize("mechanism", [GaussianMechanism(sigma=1.0), ApproxDPMechanism(1.0, 1e-3)])
+def test_the_interval_at_delta_zero_is_infinite_where_the_loss_is(mechanism):
+    """A Gaussian's loss is unbounded, (ε, δ)-DP with δ > 0 has mass at +∞: ε(0) = ∞ exactly."""
+    assert tuple(mechanism.get_approxDP_bounds(0)[:2]) == (np.inf, np.inf)
+
+
+def test_the_interval_at_delta_zero_of_an_unbounded_loss_known_by_grids():
+    """A Poisson-subsampled Gaussian: ε(0) = ∞, the grids certify only their largest loss."""
+    with pytest.raises(dpa.AccuracyNotReached) as err:
+        Composition()([PoissonSampling()(GaussianMechanism(sigma=2.0), 0.01)], [10]).get_approxDP_bounds(0)
+    assert 10 < err.value.bounds.lower < err.value.bounds.upper == np.inf
+
+
+def test_the_interval_at_delta_zero_by_cf_is_refused_naming_delta():
+    with pytest.raises(ValueError, match="delta=0"):
+        LaplaceMechanism(b=1.0).get_approxDP_bounds(0, method="cf")
+    with pytest.raises(ValueError, match="delta"):
+        LaplaceMechanism(b=1.0).get_approxDP_bounds(-1e-3)

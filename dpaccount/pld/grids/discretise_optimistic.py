@@ -176,7 +176,10 @@ def _requests(low_part, high_part, tri, pad, room_l, room_r, least=False):
 
     ``least``: each segment takes the way that lowers its ends least beyond
     their rooms instead, an end pinned at min(room, its part + pad) whether
-    or not that is below the triangle height, the left end first on ties.
+    or not that is below the triangle height; on ties (no end beyond its room)
+    the triangle height at both ends, the least lowering (pinning there
+    lowered a pinned end by its whole room: DP-SGD's σ = 1.1 lost 0.11 % of
+    its loss variance, its interval a refinement round), then the left end.
     Lowering beyond a room is what costs first order (a mean-loss bias of
     that much); within, the cost is second order. The case it is for: an
     edge cell holding a whole near-atom (a Poisson pair's log(1 − q), q
@@ -211,12 +214,12 @@ def _least_over(low_part, high_part, tri, pad, room_l, room_r):
                                    nan=0.0) * (1 + 8 * _U)
         left_rest = np.nan_to_num((low_part + pad) * np.maximum(1.0 - pin_r / (high_part + pad), 0.0),
                                   nan=0.0) * (1 + 8 * _U)
-    over = np.stack([np.maximum(right_rest - room_r, 0.0),                              # pin left
-                     np.maximum(left_rest - room_l, 0.0),                               # pin right
-                     np.maximum(tri - room_l, 0.0) + np.maximum(tri - room_r, 0.0)])    # both
-    way = np.argmin(over, axis=0)
-    left = np.choose(way, [pin_l, left_rest, tri])
-    right = np.choose(way, [right_rest, pin_r, tri])
+    over = np.stack([np.maximum(tri - room_l, 0.0) + np.maximum(tri - room_r, 0.0),    # both
+                     np.maximum(right_rest - room_r, 0.0),                              # pin left
+                     np.maximum(left_rest - room_l, 0.0)])                              # pin right
+    way = np.argmin(over, axis=0)  # ties: both (where it fits, the least lowering), then left
+    left = np.choose(way, [tri, pin_l, left_rest])
+    right = np.choose(way, [tri, right_rest, pin_r])
     return left, right
 
 

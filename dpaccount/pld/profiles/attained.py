@@ -131,3 +131,22 @@ def attained_lower(found, values, kind, accuracy, rounds):
             continue
         low = np.maximum(low, np.ravel(got))
     return low
+
+
+def attained_pure_lower(found, accuracy):
+    """The largest certified lower bound on the pure ε (ε(0), the supremum of the loss)
+    over the attained compositions ``found``: ε(0) ≥ ε(δ) for every δ > 0, and an
+    optimistic grid's ε(0) is the largest loss it holds (or +∞ where it keeps mass at
+    +∞), below which its δ — so the exact δ — is still > 0; an exact sum's lower end
+    at δ = 0 (its largest loss, less its rounding). Refined no further: for an
+    unbounded loss (a Gaussian's) no finite lower end meets an accuracy anyway."""
+    low = 0.0
+    for pairs in found:
+        exact = exact_profile(pairs)
+        try:
+            got = (epsilon_bounds(exact, [0.0])[0] if exact is not None
+                   else PrivacyProfile(pairs, accuracy).epsilon_lower(np.zeros(1)))
+        except GridTooLarge:
+            continue
+        low = max(low, float(np.ravel(got)[0]))
+    return low

@@ -8,7 +8,10 @@ step's grids and answers are a ``StepProfile`` (``step_profile.py``),
 built once and shared by every query that asks for that step.
 
 * ε(δ) queries use one step per mechanism (``Plan.eps_level``), so that
-  ε(δ) is one non-increasing curve.
+  ε(δ) is one non-increasing curve; above a cut δ* (``plan.bulk_split``:
+  where that level's own grids predict an excess beyond the accuracy, ε(δ)
+  in the bulk of a few-step mixture) the smaller of it and the answer E
+  levels finer.
 * A δ(ε) query takes the ε(δ) level L where its tilt λ(ε) says that
   suffices (small ε), else the level ℓ(ε) > L it needs (``Plan.delta_levels``,
   non-decreasing in ε, at most 2³× finer); its answer is the smaller of
@@ -36,7 +39,7 @@ import numpy as np
 from ... import progress
 from ...errors import AccuracyWarning, GridTooLarge
 from ..grids.cache import GridCache
-from .plan import affordable, plan
+from .plan import affordable, bulk_split, plan
 from .step_profile import TIERS, StepProfile, leads
 
 _PLANS = GridCache(limit=4096, size_of=lambda _: 1)  # plans: small, counted not sized
@@ -60,7 +63,7 @@ class PrivacyProfile:
         self._pairs = pairs
         self.accuracy = accuracy
         self.plan = _PLANS.get((pairs, accuracy), lambda: plan(pairs, accuracy, TIERS[0]))
-        self._at, self._delta_plan, self._anchors = {}, None, {}
+        self._at, self._delta_plan, self._anchors, self._bulk = {}, None, {}, None
 
     @property
     def _eps_level(self):
@@ -100,8 +103,32 @@ class PrivacyProfile:
     # -- ε(δ) --------------------------------------------------------------
     @progress.stage("upper bound")
     def epsilon(self, delta):
-        """Certified upper bound on ε(δ), vectorised over δ ∈ (0, 1)."""
-        return self._fitting(lambda p: p.epsilon(delta))
+        """Certified upper bound on ε(δ), vectorised over δ ∈ (0, 1): at the ε(δ)
+        level, and for δ above the bulk's cut (``_bulk_split``) the smaller of that
+        and the answer ``E`` levels finer (the smaller of two non-increasing curves,
+        the coarse one alone below the cut: still one non-increasing curve)."""
+        out = self._fitting(lambda p: p.epsilon(delta))
+        cut, extra = self._bulk_split()
+        fine = np.asarray(delta, dtype=float) > cut
+        if not extra or not fine.any():
+            return out
+        out = np.array(out, dtype=float)
+        finer, _ = self._finest(lambda p: p.epsilon(np.asarray(delta, dtype=float)[fine]),
+                                self._eps_level + extra, self._eps_level)
+        out[fine] = np.minimum(out[fine], finer)
+        return float(out) if out.ndim == 0 else out
+
+    def _bulk_split(self):
+        """(δ*, E) of ``plan.bulk_split`` from the ε(δ) level's grids, E clipped to the cap
+        (``(∞, 0)`` where that level's windows do not fit: answered coarser, ``_finest``)."""
+        if self._bulk is None:
+            first = self._eps_level
+            try:
+                cut, extra = bulk_split(self.plan, self._pairs, self.at_level(first).grid, self.accuracy)
+            except GridTooLarge:
+                cut, extra = np.inf, 0
+            self._bulk = (cut, int(affordable(self.plan, first + extra)) - first)
+        return self._bulk
 
     def epsilon_lower(self, delta):
         """Certified lower bound on ε(δ) at this accuracy."""
@@ -191,9 +218,11 @@ class PrivacyProfile:
     @progress.stage("certified interval")
     def epsilon_bounds(self, delta, rounds):
         """(lower, upper, step) of ε(δ), refined until upper − lower ≤ accuracy·upper."""
-        start = np.full(np.shape(delta), self._eps_level)
         progress.expect(2)  # the upper bound, then the refinement
-        return self._refined(np.asarray(delta, dtype=float), start, self.epsilon(delta), "epsilon", rounds)
+        upper = self.epsilon(delta)  # (its stage reads the bulk's cut: ``_bulk_split``)
+        cut, extra = self._bulk_split()
+        start = np.where(np.asarray(delta, dtype=float) > cut, self._eps_level + extra, self._eps_level)
+        return self._refined(np.asarray(delta, dtype=float), start, upper, "epsilon", rounds)
 
     @progress.stage("certified interval")
     def delta_bounds(self, eps, rounds):
