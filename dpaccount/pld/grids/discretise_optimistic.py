@@ -341,9 +341,9 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True, shift=0.0):
         # up to 5e-12 at step 0.01 in tests/pld). The second moves P-mass μ up by at most
         # 1e-9·step of loss, raising the curve by ≤ μ·1e-9·step at and below the kink; the
         # points' 1e-10 margin covers that only where δ ≥ 10·μ·step there, not near T (δ = T
-        # below the smallest loss) nor near a top at 0. So the lower end is certified up to
-        # this: composed, every loss up by ≤ (Σ k)·1e-9·step (1e5 uses at step 1.5e-4:
-        # 1.5e-8 of ε), the class of the ulp-level loss rounding ``_atoms_to_grid`` allows.
+        # below the smallest loss) nor near a top at 0. So composed, every loss may sit up to
+        # (Σ k)·1e-9·step too high (1e5 uses at step 1.5e-4: 1.5e-8 of ε): the lower ends
+        # take that off (``StepProfile._snapped``: δ read at ε + it, ε less it).
         # Compared in x with no snap (searchsorted on ``curve.x``) every tests/pld test still
         # passes, but those kinks lose a whole step (mass up to 0.6): left as it is (issue 27)
         j = int(math.floor((math.log(x_kink) - shift) / step + 1e-9)) - lo

@@ -218,8 +218,16 @@ class StepProfile:
             return upper
         lower = np.zeros(eps.shape)
         live = upper > (-np.inf if ceiling is None else ceiling)  # else it cannot raise the max
-        lower[live] = self._delta_at(direction, eps[live], False, None, tiers[live])[0]
+        lower[live] = self._delta_at(direction, eps[live] + self._snapped(direction), False, None, tiers[live])[0]
         return lower
+
+    def _snapped(self, direction):
+        """How far up the optimistic grids' kink snap may have moved the composed
+        losses: each single-step grid moves mass up by at most 1e-9 of its step
+        (≤ this step; ``discretise_optimistic.put_below``), so the composition by
+        at most Σk·1e-9·step. Lower ends read δ at ε + that and take it off ε
+        (rounded up: a factor 2 over the sum's few ulps)."""
+        return 2e-9 * self.step * sum(k for _, k in self._pairs.direction(direction))
 
     def _dismiss(self, direction, eps, ceiling, out, open_, flags):
         """Where a query is still ``open_`` after the base grid (it would need tilted
@@ -318,7 +326,7 @@ class StepProfile:
             return upper
         lower = np.zeros(delta.shape)
         live = upper > (-np.inf if ceiling is None else ceiling)
-        lower[live] = self._epsilon_at(direction, delta[live], False, None)
+        lower[live] = np.maximum(self._epsilon_at(direction, delta[live], False, None) - self._snapped(direction), 0.0)
         return lower
 
     def _epsilon_at(self, direction, delta, pessimistic, ceiling):
