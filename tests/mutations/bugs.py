@@ -480,4 +480,20 @@ BUGS = (
         ("tests/pld/test_plan_small_eps.py::test_few_step_dpsgd_default_is_within_a_tenth_of_a_percent",),
         "ε(δ) steps planned only down to the 1e-2 Chernoff tail: at few steps ε(δ) sits in the bulk, "
         "the step is sized for a ~2× larger ε and the default lands 0.13 % above the exact value"),
+    # ---------------------------------------------------------------- batch schemes' lower ends (issue 29)
+    Bug("allocation-witness-on-every-use", PLD + "pairs/witnessed.py",
+        """    if count > 1:
+        out.append((wrapped(last, nothing), count - 1))
+    out.append((wrapped(last, (((witness, 1),),)), 1))""",
+        """    out.append((wrapped(last, (((witness, 1),),)), count))""",
+        ("tests/transformers/test_allocation_lower.py::test_two_epochs_count_the_epoch_statistic_once_each",),
+        "the whole epoch's statistic witnesses each of the last part's uses: counted twice per epoch"),
+    Bug("truncated-witness-at-the-sampling-rate", PLD + "pairs/truncated_poisson.py",
+        "rate = inclusion_probability(q, n, batch, lower=True)", "rate = q",
+        ("tests/transformers/test_truncated_poisson.py::test_lower_end_is_the_zero_others_instance",),
+        "the lower end's instance taken at the Poisson rate q, not at x's inclusion probability q' < q"),
+    Bug("copies-witness-zero-copies-not-reduced", PLD + "pairs/with_replacement.py",
+        "w0 = math.exp(stay) * (1 - 16 * _U)", "w0 = 1.0",
+        ("tests/transformers/test_with_replacement.py::test_the_zero_gradient_instance_lies_below",),
+        "the witness's weight of K = 0 taken as 1: a P-law above the exact one, the lower end above it"),
 )
