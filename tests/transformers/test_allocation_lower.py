@@ -71,11 +71,10 @@ def test_two_epochs_count_the_epoch_statistic_once_each():
 
 
 def test_gaussian_lower_end_brackets_with_the_upper_one():
-    """1000 steps, 2 selected (σ = 0.8): an interval where there was none, and no wider than
-    the pairs' looseness (the F&S reduction: about 10%)."""
-    m = RandomAllocation()(GaussianMechanism(sigma=0.8), 1000, selected=2)
+    """100 steps, 2 selected (σ = 1): an interval where there was none, within 10 %."""
+    m = RandomAllocation()(GaussianMechanism(sigma=1.0), 100, selected=2)
     b = m.get_approxDP_bounds(1e-5)
-    assert b.lower_of == "mechanism" and 0 < b.lower <= b.upper <= 1.2 * b.lower, b
+    assert b.lower_of == "mechanism" and 0 < b.lower <= b.upper <= 1.1 * b.lower, b
 
 
 def test_beyond_the_support_the_lower_end_is_absent_with_its_reason(monkeypatch):
