@@ -37,8 +37,8 @@ of the loss (the rest is the top cell). So the statistic coarsens as t grows;
 beyond t = SUPPORT/4 there is no witness (the lower end is then absent).
 
 **Measured** (ε(10⁻⁵) of one epoch, Gaussian base, [lower, upper]): 2 of 235
-steps at σ = 1.1: [0.5653, 0.5749] (with 2^13 labels: 0.5146 — the statistic's
-resolution is most of the gap); 2 of 1000 at σ = 0.8: [0.5536, 0.6031]; 4 of 100
+steps at σ = 1.1: [0.5653, 0.5749] (with 2^13 labels: 0.5146: the statistic's
+resolution matters); 2 of 1000 at σ = 0.8: [0.5536, 0.6031]; 4 of 100
 at σ = 1: [1.976, 2.402]. Cells geometric above Y = 2 (finer in the bulk, coarser
 in the tail, same support) did worse: 0.4921 for 2 of 235. Exact for randomized
 response (tests/transformers/test_allocation_lower.py).
