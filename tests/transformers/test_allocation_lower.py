@@ -83,3 +83,31 @@ def test_beyond_the_support_the_lower_end_is_absent_with_its_reason(monkeypatch)
     m = RandomAllocation()(RandomizedResponse(p=0.75), 5, selected=2)
     b = m.get_approx_delta_bounds(0.5, accuracy=1e-2)
     assert b.lower is None and "not attained" in b.reason
+
+
+def _enumerated(p, q, t, k):
+    """[(P_t^(k)(o), Q^t(o))] over all outcomes o of t steps (floats: sums of ≤ C(t, k) products)."""
+    subsets = list(itertools.combinations(range(t), k))
+    out = []
+    for o in itertools.product(range(len(p)), repeat=t):
+        pa = sum(mp.fprod(p[x] if i in sub else q[x] for i, x in enumerate(o)) for sub in subsets) / len(subsets)
+        out.append((pa, mp.fprod(q[x] for x in o)))
+    return out
+
+
+def test_an_asymmetric_finite_base_with_infinite_losses_both_directions():
+    """A five-outcome base with P-mass where Q = 0 (L = +∞) and Q-mass where P = 0: each
+    direction's witness rounds its own P-side down (the add one is a reversed pair); the
+    lower end stays below the exact δ (all 5^4 outcomes enumerated, both directions)."""
+    from dpaccount import DiscreteMechanism
+
+    p, q = [0.45, 0.3, 0.2, 0.05, 0.0], [0.2, 0.3, 0.4, 0.0, 0.1]
+    m = RandomAllocation()(DiscreteMechanism(p, q), 4, selected=2)
+    laws = _enumerated([mp.mpf(x) for x in p], [mp.mpf(x) for x in q], 4, 2)
+    for eps in (0.0, 0.3, 1.0):
+        alpha = mp.e ** eps
+        exact = float(max(mp.fsum(max(a - alpha * b, 0) for a, b in laws),
+                          mp.fsum(max(b - alpha * a, 0) for a, b in laws)))
+        b = m.get_approx_delta_bounds(eps, accuracy=1e-2)
+        assert b.lower_of == "mechanism" and b.lower <= exact * (1 + 1e-12) <= b.upper * (1 + 2e-12), (eps, b, exact)
+        assert b.lower >= 0.5 * exact, (eps, b.lower, exact)
