@@ -25,7 +25,6 @@ No RDP representation (none is implemented here).
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..pld.grids.accountant import PairComposition
-from ..pld.pairs.allocation_lower import allocation_witness
 from ..pld.pairs.random_allocation import AllocationPair, allocation_pair
 from ..pld.pairs.witnessed import witnessed_epoch
 from ..relations import ADD_REMOVE, require_relation
@@ -75,8 +74,8 @@ class RandomlyAllocatedMechanism(Mechanism):
             parts["remove"].append((rem, count))
             parts["add"].append((add_pair, count))
         if 1 < self.selected < self.steps and remove.tight and add.tight:  # the lower end's witness
-            parts["remove"] = witnessed_epoch(parts["remove"], allocation_witness(remove, self.steps, self.selected))
-            parts["add"] = witnessed_epoch(parts["add"], allocation_witness(add, self.steps, self.selected, True))
+            parts["remove"] = witnessed_epoch(parts["remove"], (remove, self.steps, self.selected, False))
+            parts["add"] = witnessed_epoch(parts["add"], (add, self.steps, self.selected, True))
         return PairComposition(tuple(parts["remove"]), tuple(parts["add"]))
 
 

@@ -483,9 +483,10 @@ BUGS = (
     # ---------------------------------------------------------------- batch schemes' lower ends (issue 29)
     Bug("allocation-witness-on-every-use", PLD + "pairs/witnessed.py",
         """    if count > 1:
-        out.append((wrapped(last, nothing), count - 1))
-    out.append((wrapped(last, (((witness, 1),),)), 1))""",
-        """    out.append((wrapped(last, (((witness, 1),),)), count))""",
+        out.append((wrapped(last, no_more, "epoch-part"), count - 1))
+    out.append((wrapped(last, functools.partial(epoch_witness, *args), ("epoch-statistic",) + args[1:]), 1))""",
+        """    out.append((wrapped(last, functools.partial(epoch_witness, *args), ("epoch-statistic",) + args[1:]),
+                count))""",
         ("tests/transformers/test_allocation_lower.py::test_two_epochs_count_the_epoch_statistic_once_each",),
         "the whole epoch's statistic witnesses each of the last part's uses: counted twice per epoch"),
     Bug("allocation-witness-add-rounded-as-remove", PLD + "pairs/allocation_lower.py",

@@ -24,6 +24,9 @@ The witnesses used (each transformer's docstring proves its instance):
   replacement and the others add 0: Σ_k P(K = k) N(kμ, 1) against N(0, 1)
   (``with_replacement.copies_witness``).
 """
+import functools
+
+from .allocation_lower import allocation_witness
 from .discrete_pair import identical_pair, reverse_witnesses
 from .mixture import MixturePair
 from .random_allocation import AllocationPair
@@ -74,38 +77,49 @@ class WitnessedSubsetSampledPair(SubsetSampledPair):
 
 
 class WitnessedAllocationPair(AllocationPair):
-    """``AllocationPair`` (an upper pair, its own lower side: not attained) with attained
-    ``extra`` witnesses."""
+    """``AllocationPair`` (an upper pair, its own lower side: not attained) whose attained
+    witnesses ``make()`` builds on first use (a plain upper-bound query never needs them),
+    named in the key by ``key``."""
 
-    def __init__(self, upper, lower, key, extra):
-        super().__init__(upper, lower, ("witnessed", key, _witness_key(extra)))
-        self._extra = tuple(extra)
+    def __init__(self, upper, lower, key, make, reversed_=False):
+        super().__init__(upper, lower, key)
+        self._make, self._reversed = make, reversed_
 
     @property
     def witnesses(self):
-        return self._extra
+        if "_found" not in self.__dict__:
+            found = self._make()
+            self.__dict__["_found"] = reverse_witnesses(found) if self._reversed else found
+        return self.__dict__["_found"]
 
     def reverse(self):
-        return WitnessedAllocationPair(self.upper.reverse(), self.lower.reverse(), ("reversed",) + self._key[1],
-                                       reverse_witnesses(self._extra))
+        return WitnessedAllocationPair(self.upper.reverse(), self.lower.reverse(), ("reversed",) + self._key,
+                                       self._make, not self._reversed)
 
 
-def witnessed_epoch(direction, witness):
+def no_more():
+    """The identical pair as the only witness: the use adds nothing to the epoch's statistic."""
+    return (((identical_pair(), 1),),)
+
+
+def epoch_witness(*args):
+    """``allocation_witness(*args)`` as a witness list (none where it is None)."""
+    found = allocation_witness(*args)
+    return () if found is None else (((found, 1),),)
+
+
+def witnessed_epoch(direction, args):
     """One direction of an epoch of k > 1 allocations, [(pair, count), ...] (the floor/ceil
-    parts, upper pairs), with ``witness`` (the whole epoch's attained pair) carried by one
-    use of the last part and the identical pair witnessing every other use (module
-    docstring); ``direction`` unchanged where ``witness`` is None."""
-    if witness is None:
-        return direction
-    nothing = (((identical_pair(), 1),),)
-
-    def wrapped(pair, extra):
+    parts, upper pairs), with the whole epoch's attained witness (``allocation_witness(*args)``,
+    built on first use) carried by one use of the last part and the identical pair
+    witnessing every other use (module docstring)."""
+    def wrapped(pair, make, tag):
         upper = pair.bound(True) if isinstance(pair, AllocationPair) else pair
-        return WitnessedAllocationPair(upper, upper, ("epoch-part",) + pair.key(), extra)
+        return WitnessedAllocationPair(upper, upper, (tag,) + pair.key(), make)
 
-    out = [(wrapped(p, nothing), c) for p, c in direction[:-1]]
+    out = [(wrapped(p, no_more, "epoch-part"), c) for p, c in direction[:-1]]
     last, count = direction[-1]
     if count > 1:
-        out.append((wrapped(last, nothing), count - 1))
-    out.append((wrapped(last, (((witness, 1),),)), 1))
+        out.append((wrapped(last, no_more, "epoch-part"), count - 1))
+    out.append((wrapped(last, functools.partial(epoch_witness, *args), ("epoch-statistic",) + args[1:]), 1))
     return out
