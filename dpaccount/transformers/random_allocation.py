@@ -12,8 +12,14 @@ certified lower bounds of the mechanism).
 composition of k allocations of one step each, t mod k of them over ⌈t/k⌉
 steps and the others over ⌊t/k⌋ (Feldman & Shenfeld 2025, the reduction
 that PLD_accounting's floor/ceil split implements). That gives upper bounds
-only: the lower side of those pairs is the identical pair (a trivial lower
-bound), so ``*_bounds`` says it cannot narrow the interval.
+only: those pairs are not attained, and each one's lower side is its upper pair
+itself (so the pairs' interval is the grids' error alone, which refining
+narrows; with the identical pair there, as before, ``*_bounds`` could never meet
+its accuracy and raised ``AccuracyNotReached``). The lower end of
+``*_bounds`` comes from an attained witness of the whole epoch: the laws of a
+coarser statistic of its output (``pld/pairs/allocation_lower.py``, data
+processing), carried by one of the epoch's k pairs (``pld/pairs/witnessed.py``);
+none beyond ``allocation_lower.SUPPORT``/4 steps (the lower end is then absent).
 RDP (``rdp/random_allocation.py``) from the base's RDP curve: the remove
 direction by the multinomial sum over the steps' moments (exact at integer
 orders for the Gaussian: Feldman & Shenfeld 2025, Cor. 6.2), the add direction
@@ -23,8 +29,8 @@ by the smaller of the geometric-mean bound and a Laplace-transform bound; for
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..pld.grids.accountant import PairComposition
-from ..pld.pairs.discrete_pair import identical_pair
 from ..pld.pairs.random_allocation import AllocationPair, allocation_pair
+from ..pld.pairs.witnessed import witnessed_epoch
 from ..rdp.curve import RDPCurve
 from ..rdp.random_allocation import allocation_rdp
 from ..relations import ADD_REMOVE, require_relation
@@ -69,10 +75,13 @@ class RandomlyAllocatedMechanism(Mechanism):
             # a symmetric base (Gaussian, Laplace, randomized response): one law of S for both
             add_pair = (rem if add == remove else allocation_pair(add, steps)).reverse()
             if steps > 1 and self.selected > 1:  # upper bounds only (module docstring)
-                rem, add_pair = (AllocationPair(p.bound(True), identical_pair(), ("upper-only",) + p.key())
+                rem, add_pair = (AllocationPair(p.bound(True), p.bound(True), ("upper-only",) + p.key())
                                  for p in (rem, add_pair))
             parts["remove"].append((rem, count))
             parts["add"].append((add_pair, count))
+        if 1 < self.selected < self.steps and remove.tight and add.tight:  # the lower end's witness
+            parts["remove"] = witnessed_epoch(parts["remove"], (remove, self.steps, self.selected, False))
+            parts["add"] = witnessed_epoch(parts["add"], (add, self.steps, self.selected, True))
         return PairComposition(tuple(parts["remove"]), tuple(parts["add"]))
 
     def _rdp(self):

@@ -13,7 +13,9 @@ differentially private for add/remove neighbours of its batch, and its
 replace-one guarantee is that of two add/remove steps (for DP-SGD, a sum of
 gradients clipped to C moves by ≤ 2C when x replaces y). ``dataset_size``
 counts the records of the larger neighbour (the one holding x). RDP: for a Gaussian
-base only (``rdp/truncated_poisson.py``).
+base only (``rdp/truncated_poisson.py``). Lower ends (``*_bounds``): Poisson sampling
+at x's inclusion probability q', the instance where the others leave the base unchanged
+(the pairs' witness, ``pld/pairs/truncated_poisson.py``).
 """
 from .. import validation as v
 from ..errors import RepresentationUnavailable

@@ -9,7 +9,8 @@ subset-sampling construction at rate γ = P(K ≥ 1) on their mixture). The
 assumption, stated: the base is a replace-one mechanism on the *list* of b
 draws (a record drawn twice counts twice: a sum of clipped gradients moves
 by ≤ kΔ for k copies). With ``batch_size=1`` this is ``SubsetSampling`` at
-rate 1/n. No RDP rule; no add/remove version (the batch has a fixed size, and
+rate 1/n. Lower ends (``*_bounds``) for a Gaussian base: the instance where x adds Δ
+per copy and the others 0 (``copies_witness``); other bases have none for b > 1. No RDP rule; no add/remove version (the batch has a fixed size, and
 the relation between batches of datasets of different sizes is not analysed).
 """
 from .. import validation as v
@@ -51,7 +52,9 @@ class WithReplacementSampledMechanism(Mechanism):
         if self.base.optional("pairs") is None:
             return None
         try:
-            pair = with_replacement_pair(self._group_pair, self.dataset_size, self.batch_size)
+            base = self.base.pairs
+            mu = base.gaussian_mu if base.tight else None  # the witness's instance: a Gaussian sum
+            pair = with_replacement_pair(self._group_pair, self.dataset_size, self.batch_size, mu)
         except RepresentationUnavailable as exc:
             raise RepresentationUnavailable(
                 f"sampling with replacement needs the base's k-fold replace-one pairs (a record drawn k "

@@ -550,4 +550,26 @@ BUGS = (
         "np.where(width >= _JUMP * self.accuracy, 2, 1)", "1",
         ("tests/pld/test_small_sigma_intervals.py::test_heterogeneous_subsampled_rr_brackets_the_enumeration",),
         "an interval 12 times too wide refined one level per round: the δ plan's five rounds stop 0.15 % wide"),
+    # ---------------------------------------------------------------- batch schemes' lower ends (issue 29)
+    Bug("allocation-witness-on-every-use", PLD + "pairs/witnessed.py",
+        """    if count > 1:
+        out.append((wrapped(last, no_more, "epoch-part"), count - 1))
+    out.append((wrapped(last, functools.partial(epoch_witness, *args), ("epoch-statistic",) + args[1:]), 1))""",
+        """    out.append((wrapped(last, functools.partial(epoch_witness, *args), ("epoch-statistic",) + args[1:]),
+                count))""",
+        ("tests/transformers/test_allocation_lower.py::test_two_epochs_count_the_epoch_statistic_once_each",),
+        "the whole epoch's statistic witnesses each of the last part's uses: counted twice per epoch"),
+    Bug("allocation-witness-add-rounded-as-remove", PLD + "pairs/allocation_lower.py",
+        "up = bool(reverse)  #", "up = False  #",
+        ("tests/transformers/test_allocation_lower.py::test_randomized_response_lower_end_against_exact_enumeration",
+         "tests/transformers/test_allocation_lower.py::test_an_asymmetric_finite_base_with_infinite_losses_both_directions"),
+        "the add direction's witness (a reversed pair) rounded as the remove one: its P-side up, above the exact"),
+    Bug("truncated-witness-at-the-sampling-rate", PLD + "pairs/truncated_poisson.py",
+        "rate = inclusion_probability(q, n, batch, lower=True)", "rate = q",
+        ("tests/transformers/test_truncated_poisson.py::test_lower_end_is_the_zero_others_instance",),
+        "the lower end's instance taken at the Poisson rate q, not at x's inclusion probability q' < q"),
+    Bug("copies-witness-zero-copies-not-reduced", PLD + "pairs/with_replacement.py",
+        "w0 = math.exp(stay) * (1 - 16 * _U)", "w0 = 1.0",
+        ("tests/transformers/test_with_replacement.py::test_the_zero_gradient_instance_lies_below",),
+        "the witness's weight of K = 0 taken as 1: a P-law above the exact one, the lower end above it"),
 )

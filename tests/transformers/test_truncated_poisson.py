@@ -153,7 +153,14 @@ def test_gaussian_single_step_against_mpmath(n, q, cap, sigma):
     # the spill: w's bracket, 2·_REL·w wide (pld/pairs/truncated_poisson.py), and a few ulps
     np.testing.assert_allclose(ours, exact, rtol=1e-9, atol=2.1 * _REL * float(w) + 1e-15)
     b = mech.get_approx_delta_bounds(eps, method="pld", accuracy=1e-3)
-    assert b.lower is None and b.lower_of is None  # the mixture reveals the coin: not attained
+    # the mixture reveals the coin: not attained; the lower end is Poisson sampling at q' (the
+    # instance where the others are 0), against mpmath
+    with mp.workdps(30):
+        qp = (1 - w) * q + w * eta
+        inst = np.array([float(max(subsampled_gaussian_remove_delta(e, sigma, qp),
+                                   subsampled_gaussian_add_delta(e, sigma, qp))) for e in eps])
+    assert b.lower_of == "mechanism"
+    assert np.all(b.lower <= inst * (1 + 1e-9) + 1e-15) and np.all(b.lower >= inst * (1 - 2e-3)), (b.lower, inst)
     assert np.all(np.array(exact) <= b.upper)
     low = mech.privacy_profile(1e-3).delta_lower(np.array(eps))  # the pair's own lower bound
     assert np.all(low <= np.array(exact) + 1e-15)
@@ -282,3 +289,27 @@ def test_never_above_dp_accounting_on_its_truncated_event():
     ours = Composition()([TruncatedPoissonSampling()(GaussianMechanism(sigma=sigma), q, n, cap)],
                          [steps]).get_approxDP(1e-5)
     assert ours <= theirs  # 5.996 against 6.089 (2026-11-26)
+
+
+# ---------------------------------------------------------------- the lower end
+@pytest.mark.parametrize("n,q,cap", [(4, 0.5, 1), (5, 0.4, 2), (6, 0.7, 3)])
+def test_lower_end_is_the_zero_others_instance(n, q, cap):
+    """The lower end's witness is the instance where the others are 0 (brute force: x = 1,
+    both orders): never above it, nor above the brute-force worst case, and at it up to the
+    accuracy; the interval holds the worst case (issue 27: a lower end of the mechanism)."""
+    with_x, without = truncated_law([0] * (n - 1) + [1], q, cap, n), truncated_law([0] * (n - 1), q, cap, n)
+    inst = np.array([max(hockey(with_x, without, e), hockey(without, with_x, e)) for e in EPS])
+    worst = worst_delta(n, q, cap, EPS)
+    b = truncated_binomial(q, n, cap).get_approx_delta_bounds(EPS, method="pld", accuracy=1e-3)
+    assert b.lower_of == "mechanism"
+    assert np.all(b.lower <= inst + ORACLE_SLACK) and np.all(b.lower <= worst + ORACLE_SLACK), (b.lower, inst)
+    assert np.all(b.lower >= inst * (1 - 2e-3) - ORACLE_SLACK), (b.lower, inst)
+    assert np.all(worst <= b.upper + ORACLE_SLACK)
+
+
+def test_lower_rate_is_below_the_exact_inclusion_probability():
+    for n, q, cap in ((50, 0.1, 5), (1000, 0.01, 10), (30, 0.5, 20)):
+        w, eta = exact_weights(n, q, cap)
+        exact = (1 - w) * q + w * eta
+        low = inclusion_probability(q, n, cap, lower=True)
+        assert low <= exact and low >= exact * (1 - 1e-9)

@@ -147,7 +147,8 @@ def test_gaussian_single_step_against_mpmath(n, b, sigma):
     # the spill: K's tail beyond 1e-30 and the weights' ~1e-13 relative slack, times γ
     np.testing.assert_allclose(ours, exact, rtol=1e-9, atol=1e-12 * float(gamma))
     bounds = mech.get_approx_delta_bounds(eps, method="pld", accuracy=1e-3)
-    assert bounds.lower is None and bounds.lower_of is None  # K revealed: not attained
+    # K revealed: not attained; the lower end is the zero-gradient instance's (test below)
+    assert bounds.lower_of == "mechanism" and np.all(bounds.lower <= np.array(exact))
     assert np.all(np.array(exact) <= bounds.upper)
     low = mech.privacy_profile(1e-3).delta_lower(np.array(eps))  # the pair's own lower bound
     assert np.all(low <= np.array(exact) + 1e-15)
@@ -171,6 +172,10 @@ def test_the_zero_gradient_instance_lies_below(n, b, sigma):
                 for e in eps]
     assert np.all(np.array(inst) <= ours * (1 + 1e-9))
     assert np.any(np.array(inst) > sub * (1 + 1e-6))
+    # that instance is the lower end's witness (pld/pairs/witnessed.py), weights rounded down
+    low = mech.get_approx_delta_bounds(eps, method="pld", accuracy=1e-3).lower
+    assert np.all(low <= np.array(inst) * (1 + 1e-9)), (low, inst)
+    assert np.all(low >= np.array(inst) * (1 - 2e-3)), (low, inst)
 
 
 # ---------------------------------------------------------------- a mechanism like the others

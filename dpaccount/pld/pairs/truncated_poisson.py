@@ -45,7 +45,13 @@ happens with probability w ~ 0.4 % per step costs as much as it does
 (benchmarks/bench_truncated.py). A lower bound for the Gaussian is the
 instance where every other record's gradient is 0: x then enters the final
 batch with probability q' = (1 − w)q + wη and nothing else moves, i.e.
-Poisson sampling at q'.
+Poisson sampling at q'. It is the pairs' attained witness (``pld/pairs/witnessed.py``):
+for any base, on datasets whose other records leave the base's laws unchanged (as
+``PoissonRemovePair.tight`` takes them), M(D') = q'P + (1 − q')Q and M(D) = Q
+exactly, so Poisson sampling of the base at q' (rounded down: each direction's
+curve grows with the rate, by joint convexity) gives the certified lower end. It
+misses only what the replace-one component adds: x displacing a record that moves
+the query the other way.
 
 Numerics. w and wη are binomial tails (scipy's ``binom.sf``: Boost's
 incomplete beta; measured against mpmath's ``betainc`` on 300 random
@@ -58,8 +64,8 @@ end (each Poisson pair's curve grows with its rate).
 import numpy as np
 
 from ...lazy import lazy
-from .mixture import MixturePair
 from .poisson_sampling import PoissonAddPair, PoissonRemovePair
+from .witnessed import WitnessedMixturePair
 
 stats = lazy("scipy.stats")
 
@@ -99,13 +105,20 @@ def truncated_pairs(remove, add, replace, q, n, batch):
     if w_low > 0:
         rem.append((w_low, PoissonRemovePair(replace, eta)))
         ad.append((w_low, PoissonAddPair(replace, eta)))
-    return MixturePair(rem, spill), MixturePair(ad, spill)
+    rate = inclusion_probability(q, n, batch, lower=True)  # the attained instance (module docstring)
+    return (WitnessedMixturePair(rem, spill, (((PoissonRemovePair(remove, rate), 1),),)),
+            WitnessedMixturePair(ad, spill, (((PoissonAddPair(add, rate), 1),),)))
 
 
-def inclusion_probability(q, n, batch):
-    """q' = P(x is in the final batch) = (1 − w)q + wη, as computed (no rounding
-    direction: the rate of the Gaussian lower-bound instance, module docstring)."""
+def inclusion_probability(q, n, batch, lower=False):
+    """q' = P(x is in the final batch) = q·P(Bin(n−1, q) ≤ B − 1) + (B/n)·P(Bin(n, q) ≥ B + 1)
+    = (1 − w)q + wη: as computed, or with ``lower`` rounded down (each of scipy's
+    binomial tails by ``_REL``, the two products and the sum by 4u: the rate of the
+    attained instance, module docstring)."""
     if batch >= n:
         return q
-    return q * float(stats.binom.cdf(batch - 1, n - 1, q)) + float(stats.binom.sf(batch, n, q)) * batch / n
+    terms = (q * float(stats.binom.cdf(batch - 1, n - 1, q)), float(stats.binom.sf(batch, n, q)) * batch / n)
+    if not lower:
+        return terms[0] + terms[1]
+    return (terms[0] + terms[1]) * (1 - _REL) * (1 - 4 * _U)
 

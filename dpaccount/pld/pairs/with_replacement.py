@@ -36,7 +36,18 @@ N(0, σ²) on *one* space, where the rare second copy hides in the first one's
 tail: on DP-SGD (n = 60000, b = 256, σ = 1.1, 1000 steps) our ε(1e-5) is 1.559
 and that instance's ≈ 0.60 (dp_accounting's pessimistic PLD of it;
 benchmarks/bench_truncated.py). Whether the one-space mixture dominates for
-every dataset is not shown here, so it is not used.
+every dataset is not shown here, so it is not used as the pair. It is attained,
+though: for a sum query (x adds Δ per copy, y and the others 0) the outputs are
+exactly those two laws, so for a Gaussian base (μ = Δ/σ) the pair
+(Σ_{k≥0} w_k N(kμ, 1), N(0, 1)) is a witness of the mechanism's pair in either
+order of the neighbours (``pld/pairs/witnessed.py``): the lower end of ``*_bounds``
+(``copies_witness``, weights rounded down and the last ones left out: a P-law
+pointwise below the exact one only lowers every composed hockey-stick value).
+Its reverse (x and y exchanged) is attained too, but as a witness it would need
+that law pointwise *above* the exact one, every k included: not built, so the
+lower end can miss where the reverse order is the worse one (small ε). Other
+bases leave the lower end absent for b > 1: their k-copy laws on one space are
+not built here.
 
 Numerics. γ = −expm1(b·log1p(−1/n)) rounded up (the pair's curve grows with
 γ); w_k/γ in logs with its error bound, taken at the lower end
@@ -49,13 +60,16 @@ import numpy as np
 
 from ...lazy import lazy
 from .mixture import MixturePair
+from .mixture_gaussian import MixtureOfGaussiansPair
 from .subset_sampling import subset_sampled_pair
+from .witnessed import WitnessedSubsetSampledPair
 
 stats = lazy("scipy.stats")
 
 _U = np.finfo(float).eps
 _REL = 1e-11     # the relative error allowed to scipy's binomial pmf and tails
 _TAIL = 1e-30    # P(K > k_max | K ≥ 1) left in the spill
+_WITNESS_CUT = 1e-20  # P(K = k) below this is left out of the witness (it lowers δ by at most that)
 MAX_COPIES = 64  # k_max is at most this; the rest of K's tail is spilled (b/n ≳ 20: ε may be ∞)
 
 
@@ -96,12 +110,33 @@ def copies_weights(n, b):
     return weights, min(spill, 1.0)
 
 
-def with_replacement_pair(group_pairs, n, b):
+def copies_witness(mu, n, b):
+    """(Σ_k w_k N(kμ, 1), N(0, 1)) with w_k ≤ P(K = k), K ~ Bin(b, 1/n): the outputs of a
+    Gaussian sum on neighbours where x adds Δ = μσ per copy (module docstring).
+    w_0 = e^{b log1p(−1/n)}, w_k = γ·P(K = k | K ≥ 1) for k ≥ 1 (``copies_weights``),
+    γ and w_0 rounded down by 16u (an exp and a log1p: ≤ 4 ulp each, the product).
+    Components with w_k < ``_WITNESS_CUT`` are left out (P-mass dropped: still below the
+    exact law; each component costs the loss's bisection a log-sum-exp term)."""
+    stay = b * math.log1p(-1.0 / n)
+    w0 = math.exp(stay) * (1 - 16 * _U)
+    gamma = -math.expm1(stay) * (1 - 16 * _U)
+    weights, _ = copies_weights(n, b)
+    probs = [w0] + [w * gamma * (1 - 2 * _U) for w in weights]
+    keep = [k for k, w in enumerate(probs) if w >= _WITNESS_CUT]
+    return MixtureOfGaussiansPair(1.0, [k * mu for k in keep], [probs[k] for k in keep])
+
+
+def with_replacement_pair(group_pairs, n, b, mu=None):
     """``SubsetSampledPair(A, γ)``: ``group_pairs(k)`` returns G_k, a pair
-    dominating both orders of k-fold replace-one neighbours of the base."""
+    dominating both orders of k-fold replace-one neighbours of the base; ``mu``:
+    μ of a Gaussian base (whose sum-query instance ``copies_witness`` is then
+    the pair's attained witness, in both orders), else None."""
     if n == 1:  # every draw is the record: K = b, no sampling left (G_b dominates both orders)
         return group_pairs(b)
     weights, spill = copies_weights(n, b)
     parts = [(w, group_pairs(k)) for k, w in enumerate(weights, start=1)]
     mix = parts[0][1] if (len(parts) == 1 and spill == 0.0) else MixturePair(parts, spill)
-    return subset_sampled_pair(mix, copies_rate(n, b))
+    pair = subset_sampled_pair(mix, copies_rate(n, b))
+    if mu is None or b == 1:  # b = 1: subset sampling itself, attained where the base is
+        return pair
+    return WitnessedSubsetSampledPair(pair, (((copies_witness(mu, n, b), 1),),))

@@ -129,6 +129,9 @@ def _uses(atoms, k, budget):
     m = len(loss)
     if m == 0 or math.comb(k + m - 1, m - 1) > budget:
         return None  # (no finite atom at all: the grids handle a pair that is all mass at ±∞)
+    if k == 1:  # the atoms themselves: the count vectors below would be an m × m matrix
+        log_p = np.log(p)
+        return loss, log_p, tau + (m + 2) * _U * np.abs(loss), 8 * _U * (np.abs(log_p) + 2.0) + rel
     # stars and bars: the m − 1 bars among k + m − 1 slots give the counts n_1 … n_m
     bars = np.array(list(itertools.combinations(range(k + m - 1), m - 1)), dtype=np.int64).reshape(-1, m - 1) \
         if m > 1 else np.zeros((1, 0), dtype=np.int64)
