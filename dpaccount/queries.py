@@ -50,7 +50,7 @@ from .converters.fdp import gdp_tradeoff
 from .converters.gdp import delta_gdp, epsilon_gdp
 from .converters.hockey_stick import hockey_stick_to_epsilon
 from .converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
-from .errors import (AccuracyNotReached, ApproximationWarning, GridTooLarge, RDPFallbackWarning,
+from .errors import (AccuracyNotReached, ApproximationWarning, RDPFallbackWarning,
                      RepresentationUnavailable)
 from .fdp import analytic_applies, clt_mu_of, finite_upper_attained, mu_gdp, tradeoff
 from .pld.grids.accountant import DIRECTIONS

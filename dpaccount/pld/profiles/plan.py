@@ -50,7 +50,7 @@ import numpy as np
 from ...errors import GridTooLarge
 from ..grids.accountant import DIRECTIONS, _merge_gaussians, snap_to_lattice, step_grids
 from ..grids.chernoff import log_mgf
-from ..grids.compose import BYTES_PER_POINT, MAX_GRID, chernoff_lambdas, chernoff_window
+from ..grids.compose import BYTES_PER_POINT, chernoff_lambdas, chernoff_window
 from ..grids.discretise import _is_multiple, loss_ranges
 
 SHARE = 0.5                       # c: the share of the accuracy the step may spend
