@@ -300,10 +300,13 @@ class QueryDispatch:
                 lower = self._analytic_delta(values.ravel(), upper=False)
             lower = np.minimum(np.ravel(np.asarray(lower, dtype=float)), upper)
             return self._of_mechanism(lower, upper, method, None, values, query, accuracy, pick)
+        # the pure ε bounds ε(δ) at every δ (get_approxDP clips to it too)
+        cap = (lambda u: np.minimum(u, self.pure_epsilon())) if query == "get_approxDP" else (lambda u: u)
         exact = self._exact_sum()
         if exact is not None:  # the exact sum over the atoms (pld/profiles/exact_sum.py)
             fn = exact_epsilon_bounds if query == "get_approxDP" else exact_delta_bounds
             lower, upper = fn(exact, values.ravel())
+            upper = cap(upper)
             if np.all(_narrow(lower, upper, accuracy)):
                 return self._of_mechanism(lower, upper, method, None, values, query, accuracy, pick)
         profile = self.privacy_profile(accuracy)
@@ -318,6 +321,8 @@ class QueryDispatch:
                 raise RuntimeError(f"internal error: the exact atom sum and the grids disagree at {query}"
                                    f"({values.ravel()[np.argmax(lower - upper)]!r}); please report this mechanism")
             met = _narrow(lower, upper, accuracy)
+        upper = cap(upper)
+        met = met | _narrow(lower, upper, accuracy)
         if not np.all(met):
             raise AccuracyNotReached(
                 f"certified interval [{np.min(lower):.6g}, {np.max(upper):.6g}] is still wider than the "

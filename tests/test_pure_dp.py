@@ -144,3 +144,25 @@ def test_the_interval_at_delta_zero_by_cf_is_refused_naming_delta():
         LaplaceMechanism(b=1.0).get_approxDP_bounds(0, method="cf")
     with pytest.raises(ValueError, match="delta"):
         LaplaceMechanism(b=1.0).get_approxDP_bounds(-1e-3)
+
+
+@pytest.mark.parametrize("mechanism, exact", _PURE)
+def test_intervals_at_tiny_delta_end_at_the_pure_epsilon(mechanism, exact):
+    """At δ > 0 the interval's upper end is at most the pure ε too (as get_approxDP's
+    answer): 50 Poisson-subsampled Laplace steps at δ = 1e-100 ended at 24.70620 above the
+    pure ε 24.70143 (the grids' own upper end)."""
+    for delta in (1e-100, 1e-300):
+        try:
+            got = mechanism.get_approxDP_bounds(delta)
+        except dpa.AccuracyNotReached as err:
+            got = err.bounds
+        assert float(exact) <= mechanism.pure_epsilon() and got.upper <= mechanism.pure_epsilon()
+        assert got.lower is None or got.lower <= float(exact) * (1 + 1e-15)
+
+
+def test_a_laplace_composition_at_tiny_delta_is_capped_by_its_pure_epsilon():
+    m = Composition()([PoissonSampling()(LaplaceMechanism(b=0.5), 0.1)], [50])
+    exact = 50 * mp.log(1 + mp.mpf("0.1") * mp.expm1(2))  # the supremum of the remove loss, each step
+    got = m.get_approxDP_bounds(1e-100)
+    assert_upper(got.upper, exact)
+    assert got.lower <= float(exact)
