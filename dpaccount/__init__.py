@@ -5,6 +5,8 @@
     >>> sgd.get_approxDP(1e-5)   # doctest: +ELLIPSIS
     2.38...
 """
+from importlib import import_module as _import_module
+
 from .calibrate import calibrate
 from .converters.clt import clt_mu
 from .errors import (AccuracyNotReached, AccuracyWarning, ApproximationWarning, DPAccountError, GridTooLarge,
@@ -20,14 +22,9 @@ from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMecha
                                   RandomizedResponse)
 from .mechanisms.training import MixtureOfGaussiansMechanism, SingleTreeAggregation, TreeAggregation, ZCDPMechanism
 from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
-from .odometer import PrivacyOdometer
-from .plots import plot_fDP, plot_privacy_profile, plot_rdp
 from .progress import Progress
-from .recipes import dpsgd, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
-from .dp_events import UnsupportedEvent
 from .mechanisms.trivial import NoOpMechanism, NonPrivateMechanism
-from .specs import dump, from_dp_event, from_spec, load
 from .sweep import SerialExecutor, SweepResult, sweep
 from .transformers.base import Transformer
 from .transformers.composition import Composition
@@ -39,6 +36,15 @@ from .transformers.subset_sampling import SubsetSampling
 from .transformers.truncated_poisson import TruncatedPoissonSampling
 from .transformers.with_replacement import SamplingWithReplacement
 from .transformers.random_allocation import RandomAllocation
+
+# Imported on first use (PEP 562), so that ``import dpaccount`` stays quick (issue 32): name -> its module.
+# Not calibrate or sweep: importing their modules would rebind ``dpaccount.calibrate``/``sweep`` to them.
+_ON_FIRST_USE = {
+    "PrivacyOdometer": "odometer", "plot_fDP": "plots", "plot_privacy_profile": "plots", "plot_rdp": "plots",
+    "dpsgd": "recipes", "dpsgd_max_sample_rate": "recipes", "dpsgd_max_steps": "recipes",
+    "dpsgd_noise_multiplier": "recipes", "UnsupportedEvent": "dp_events", "dump": "specs",
+    "from_dp_event": "specs", "from_spec": "specs", "load": "specs",
+}
 
 __version__ = "0.1.0"
 
@@ -67,3 +73,13 @@ def __dir__():
     """The public API only: subpackages stay importable (``dpaccount.pld``)
     but are not listed as if they were part of it (PEP 562)."""
     return sorted(__all__ + ["__version__"])
+
+
+def __getattr__(name):
+    """A public name of ``_ON_FIRST_USE``: its module imported now, the name kept (PEP 562)."""
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dpaccount' has no attribute {name!r}")
+    value = getattr(_import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,11 +1,20 @@
 """``import dpaccount`` stays quick (issue 32): scipy's submodules, mpmath and
 matplotlib load on first use, not at import (their import is most of a cold
-start: scipy.stats alone takes ~10× numpy). Timing belongs to benchmarks; this
-checks the cause, what is imported."""
+start: scipy.stats alone takes ~10× numpy), and so do the standard library's
+slower modules the package needs only for some calls. A default query loads
+only the scipy it computes with: scipy.signal (0.3–0.6 s, with scipy.stats and
+scipy.optimize behind it) was most of a first query's time, for one filter
+(``pld/grids/discounted.py``). Timing belongs to benchmarks
+(``benchmarks/bench_import.py``); this checks the cause, what is imported."""
 import subprocess
 import sys
 
-HEAVY = ("scipy", "mpmath", "matplotlib", "dp_accounting", "torch", "opacus")
+HEAVY = ("scipy", "mpmath", "matplotlib", "dp_accounting", "torch", "opacus", "pandas")
+STDLIB_ON_FIRST_USE = ("argparse", "fractions", "decimal", "json", "csv", "hashlib", "multiprocessing",
+                       "concurrent.futures.process", "unittest")
+DPACCOUNT_ON_FIRST_USE = ("cf", "fdp", "specs", "dp_events", "plots", "recipes", "odometer", "integrations",
+                          "cli", "jsontext")
+DPSGD = "import dpaccount as d; d.Composition()([d.PoissonSampling()(d.GaussianMechanism(1.1), 256 / 60000)], [14063])"
 
 
 def _imported_after(code):
@@ -14,11 +23,31 @@ def _imported_after(code):
     return set(run.stdout.split())
 
 
-def test_import_dpaccount_loads_no_scipy_mpmath_or_matplotlib():
+def _loaded(loaded, names):
+    return sorted(m for m in loaded if any(m == n or m.startswith(n + ".") for n in names))
+
+
+def test_import_dpaccount_loads_no_heavy_module():
     loaded = _imported_after("import dpaccount")
-    assert not [m for m in loaded if m.split(".")[0] in HEAVY]
+    assert not _loaded(loaded, HEAVY)
+    assert not _loaded(loaded, STDLIB_ON_FIRST_USE)
+    assert not _loaded(loaded, [f"dpaccount.{unit}" for unit in DPACCOUNT_ON_FIRST_USE])
+
+
+def test_names_imported_on_first_use_are_there():
+    loaded = _imported_after("import dpaccount; dpaccount.dpsgd; dpaccount.load; dpaccount.PrivacyOdometer; "
+                             "from dpaccount import *")
+    assert {"dpaccount.recipes", "dpaccount.specs", "dpaccount.odometer", "dpaccount.plots"} <= loaded
+    assert not _loaded(loaded, ["matplotlib", "scipy.stats", "scipy.signal"])
 
 
 def test_a_query_loads_what_it_needs():
     loaded = _imported_after("import dpaccount; dpaccount.GaussianMechanism(1.0).get_approxDP(1e-5)")
     assert "scipy.special" in loaded
+
+
+def test_the_default_dpsgd_query_loads_no_scipy_signal_stats_or_optimize():
+    loaded = _imported_after(f"{DPSGD}.get_approxDP(1e-5)")
+    assert {"scipy.special", "scipy.fft", "dpaccount.pld.grids.grid"} <= loaded
+    assert not _loaded(loaded, ["scipy.signal", "scipy.stats", "scipy.optimize", "mpmath", "matplotlib",
+                                "dpaccount.cf", "dpaccount.fdp"])
