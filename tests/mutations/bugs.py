@@ -480,4 +480,10 @@ BUGS = (
         ("tests/pld/test_plan_small_eps.py::test_few_step_dpsgd_default_is_within_a_tenth_of_a_percent",),
         "ε(δ) steps planned only down to the 1e-2 Chernoff tail: at few steps ε(δ) sits in the bulk, "
         "the step is sized for a ~2× larger ε and the default lands 0.13 % above the exact value"),
+    Bug("discounted-sums-discount-the-new-mass", PLD + "grids/discounted.py",
+        "lambda y, xi: xi + r * y", "lambda y, xi: r * (xi + y)",
+        ("tests/pld/test_discounted.py::test_both_ways_give_lfilters_floats",
+         "tests/pld/test_grid.py::test_delta_is_rounded_outwards"),
+        "the loop that stands in for lfilter discounts each point's own mass too: S~ (hence delta) "
+        "a factor e^-h low"),
 )
