@@ -20,31 +20,30 @@ from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, 
                                   ExponentialMechanism, PureDPMechanism)
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                   RandomizedResponse)
-from .mechanisms.training import MixtureOfGaussiansMechanism, SingleTreeAggregation, TreeAggregation, ZCDPMechanism
-from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from .progress import Progress
 from .relations import ADD_REMOVE, REPLACE_ONE, Relation
 from .mechanisms.trivial import NoOpMechanism, NonPrivateMechanism
 from .sweep import SerialExecutor, SweepResult, sweep
 from .transformers.base import Transformer
 from .transformers.composition import Composition
-from .transformers.discretise import Discretise
-from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
 from .transformers.poisson_sampling import PoissonSampling
-from .transformers.repeat_and_select import RepeatAndSelect
-from .transformers.subset_sampling import SubsetSampling
-from .transformers.truncated_poisson import TruncatedPoissonSampling
-from .transformers.with_replacement import SamplingWithReplacement
-from .transformers.random_allocation import RandomAllocation
 
-# Imported on first use (PEP 562), so that ``import dpaccount`` stays quick (issue 32): name -> its module.
-# Not calibrate or sweep: importing their modules would rebind ``dpaccount.calibrate``/``sweep`` to them.
+# Imported on first use (PEP 562), so that ``import dpaccount`` loads only the common core (issue 32):
+# module -> its public names. Not calibrate or sweep: importing their modules would rebind the names to them.
 _ON_FIRST_USE = {
-    "PrivacyOdometer": "odometer", "plot_fDP": "plots", "plot_privacy_profile": "plots", "plot_rdp": "plots",
-    "dpsgd": "recipes", "dpsgd_max_sample_rate": "recipes", "dpsgd_max_steps": "recipes",
-    "dpsgd_noise_multiplier": "recipes", "UnsupportedEvent": "dp_events", "dump": "specs",
-    "from_dp_event": "specs", "from_spec": "specs", "load": "specs",
+    "mechanisms.training": ("MixtureOfGaussiansMechanism", "SingleTreeAggregation", "TreeAggregation",
+                            "ZCDPMechanism"),
+    "mechanisms.user_defined": ("ContinuousMechanism", "DiscreteMechanism"),
+    "transformers.discretise": ("Discretise",), "transformers.group_privacy": ("GroupPrivacy", "ToReplaceOne"),
+    "transformers.repeat_and_select": ("RepeatAndSelect",), "transformers.subset_sampling": ("SubsetSampling",),
+    "transformers.truncated_poisson": ("TruncatedPoissonSampling",),
+    "transformers.with_replacement": ("SamplingWithReplacement",),
+    "transformers.random_allocation": ("RandomAllocation",),
+    "odometer": ("PrivacyOdometer",), "plots": ("plot_fDP", "plot_privacy_profile", "plot_rdp"),
+    "recipes": ("dpsgd", "dpsgd_max_sample_rate", "dpsgd_max_steps", "dpsgd_noise_multiplier"),
+    "dp_events": ("UnsupportedEvent",), "specs": ("dump", "from_dp_event", "from_spec", "load"),
 }
+_MODULE_OF = {name: module for module, names in _ON_FIRST_USE.items() for name in names}
 
 __version__ = "0.1.0"
 
@@ -77,7 +76,7 @@ def __dir__():
 
 def __getattr__(name):
     """A public name of ``_ON_FIRST_USE``: its module imported now, the name kept (PEP 562)."""
-    module = _ON_FIRST_USE.get(name)
+    module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'dpaccount' has no attribute {name!r}")
     value = getattr(_import_module(f"{__name__}.{module}"), name)

@@ -13,12 +13,12 @@ HEAVY = ("scipy", "mpmath", "matplotlib", "dp_accounting", "torch", "opacus", "p
 STDLIB_ON_FIRST_USE = ("argparse", "fractions", "decimal", "json", "csv", "hashlib", "multiprocessing",
                        "concurrent.futures.process", "unittest")
 DPACCOUNT_ON_FIRST_USE = ("cf", "fdp", "specs", "dp_events", "plots", "recipes", "odometer", "integrations",
-                          "cli", "jsontext")
+                          "cli", "jsontext", "mechanisms.training", "transformers.random_allocation")
 DPSGD = "import dpaccount as d; d.Composition()([d.PoissonSampling()(d.GaussianMechanism(1.1), 256 / 60000)], [14063])"
 
 
 def _imported_after(code):
-    run = subprocess.run([sys.executable, "-c", f"{code}; import sys; print(' '.join(sorted(sys.modules)))"],
+    run = subprocess.run([sys.executable, "-c", f"import sys; {code}; print(' '.join(sorted(sys.modules)))"],
                          capture_output=True, text=True, check=True)
     return set(run.stdout.split())
 
@@ -35,8 +35,15 @@ def test_import_dpaccount_loads_no_heavy_module():
 
 
 def test_names_imported_on_first_use_are_there():
-    loaded = _imported_after("import dpaccount; dpaccount.dpsgd; dpaccount.load; dpaccount.PrivacyOdometer; "
-                             "from dpaccount import *")
+    """Each public name is its module's object however it is reached first (a name
+    that is also a top-level module's would be rebound to the module by its import)."""
+    loaded = _imported_after(
+        "import dpaccount, dpaccount.specs, dpaccount.recipes, inspect; "
+        "assert not [n for n in dpaccount.__all__ if inspect.ismodule(getattr(dpaccount, n))]; "
+        "assert all(getattr(dpaccount, n) is getattr(sys.modules[f'dpaccount.{m}'], n) "
+        "for m, names in dpaccount._ON_FIRST_USE.items() for n in names); "
+        "assert sorted(dir(dpaccount)) == sorted(dpaccount.__all__ + ['__version__']); "
+        "from dpaccount import *; from dpaccount import RandomAllocation")
     assert {"dpaccount.recipes", "dpaccount.specs", "dpaccount.odometer", "dpaccount.plots"} <= loaded
     assert not _loaded(loaded, ["matplotlib", "scipy.stats", "scipy.signal"])
 
