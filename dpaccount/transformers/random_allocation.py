@@ -14,13 +14,19 @@ steps and the others over ⌊t/k⌋ (Feldman & Shenfeld 2025, the reduction
 that PLD_accounting's floor/ceil split implements). That gives upper bounds
 only: the lower side of those pairs is the identical pair (a trivial lower
 bound), so ``*_bounds`` says it cannot narrow the interval.
-No RDP representation (none is implemented here).
+RDP (``rdp/random_allocation.py``) from the base's RDP curve: the remove
+direction by the multinomial sum over the steps' moments (exact at integer
+orders for the Gaussian: Feldman & Shenfeld 2025, Cor. 6.2), the add direction
+by the smaller of the geometric-mean bound and a Laplace-transform bound; for
+``selected > 1`` the curves of the same floor/ceil reduction, added.
 """
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..pld.grids.accountant import PairComposition
 from ..pld.pairs.discrete_pair import identical_pair
 from ..pld.pairs.random_allocation import AllocationPair, allocation_pair
+from ..rdp.curve import RDPCurve
+from ..rdp.random_allocation import allocation_rdp
 from ..relations import ADD_REMOVE, require_relation
 from .base import Transformer, check_mechanism
 from .poisson_sampling import sampled_params
@@ -68,6 +74,14 @@ class RandomlyAllocatedMechanism(Mechanism):
             parts["remove"].append((rem, count))
             parts["add"].append((add_pair, count))
         return PairComposition(tuple(parts["remove"]), tuple(parts["add"]))
+
+    def _rdp(self):
+        base, pairs = self.base.optional("rdp"), self.base.optional("pairs")
+        if base is None:
+            return None
+        mu = None if pairs is None else pairs.gaussian_mu   # the steps' exact moments where Gaussian
+        return RDPCurve(tuple((allocation_rdp(base, steps, mu), count)
+                              for steps, count in _one_step_parts(self.steps, self.selected)))
 
 
 class RandomAllocation(Transformer):

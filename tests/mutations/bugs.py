@@ -480,6 +480,37 @@ BUGS = (
         ("tests/pld/test_plan_small_eps.py::test_few_step_dpsgd_default_is_within_a_tenth_of_a_percent",),
         "ε(δ) steps planned only down to the 1e-2 Chernoff tail: at few steps ε(δ) sits in the bulk, "
         "the step is sized for a ~2× larger ε and the default lands 0.13 % above the exact value"),
+    # ---------------------------------------------------------------- RDP of random allocation (issue 29)
+    Bug("allocation-rdp-series-unscaled", "dpaccount/rdp/random_allocation.py",
+        "c = lm - lf - k * lt", "c = lm - lf - lt",
+        ("tests/rdp/test_random_allocation.py::test_randomized_response_brackets_the_exact_divergences",),
+        "the moments' coefficients divided by t once, not t^k: the mean of the steps' ratios taken as their sum"),
+    Bug("allocation-rdp-chord-weights-swapped", "dpaccount/rdp/random_allocation.py",
+        "(c - x) * lam[f] + (x - f) * lam[c]", "(x - f) * lam[f] + (c - x) * lam[c]",
+        ("tests/rdp/test_random_allocation.py::test_randomized_response_brackets_the_exact_divergences",),
+        "a fractional order's chord weighs each end by the other's distance: below the convex λ(α)"),
+    Bug("allocation-rdp-add-amgm-divided", "dpaccount/rdp/random_allocation.py",
+        "out = np.asarray(base(1.0 + s / t), dtype=float) * (1 + 4 * _U)",
+        "out = np.asarray(base(alpha), dtype=float) / t * (1 + 4 * _U)",
+        ("tests/rdp/test_random_allocation.py::test_randomized_response_brackets_the_exact_divergences",),
+        "the add direction's geometric-mean bound as the base's ε(α)/t (amplification as a division), "
+        "not ε(1 + (α−1)/t)"),
+    # ---------------------------------------------------------------- atoms and frames of finite pairs (issue 27 §4)
+    Bug("optimistic-atom-edge-not-raised", PLD + "grids/discretise_optimistic.py",
+        "edges[held] += eta", "edges[held] += 0.0 * eta",
+        ("tests/pld/test_small_sigma_intervals.py::test_finite_edge_atoms_stay_on_their_grid_points",
+         "tests/pld/test_small_sigma_intervals.py::test_subsampled_rr_long_composition_brackets_the_binomial_sum"),
+        "a cell's top edge left on a point that holds an atom: an atom computed a hair above it counts as a "
+        "near-atom in the next cell and the grid loses a step's worth of its mass (first order)"),
+    Bug("optimistic-frame-undone-by-heaviest-edge", PLD + "grids/accountant.py",
+        "optimistic_frame(pairs, step, finer)[1]", "[p.edges[0] if p.edges else 0.0 for p, _ in pairs]",
+        ("tests/pld/test_small_sigma_intervals.py::test_heterogeneous_subsampled_rr_brackets_the_enumeration",),
+        "the composed optimistic grid moved back by the heaviest edges while the frame held cheaper ones: "
+        "losses moved up, the lower end above the exact value"),
+    Bug("refinement-jump-lost", PLD + "profiles/profile.py",
+        "np.where(width >= _JUMP * self.accuracy, 2, 1)", "1",
+        ("tests/pld/test_small_sigma_intervals.py::test_heterogeneous_subsampled_rr_brackets_the_enumeration",),
+        "an interval 12 times too wide refined one level per round: the δ plan's five rounds stop 0.15 % wide"),
     Bug("discounted-sums-discount-the-new-mass", PLD + "grids/discounted.py",
         "lambda y, xi: xi + r * y", "lambda y, xi: r * (xi + y)",
         ("tests/pld/test_discounted.py::test_both_ways_give_lfilters_floats",

@@ -9,8 +9,11 @@ a finite base's extreme atoms) as grid points (``accountant.optimistic_frame``).
 * The cases of the issue: ≤ 0.1 % wide, bracketing exact binomial sums
   (Poisson-subsampled randomized response) or intersecting an interval at
   another accuracy and dp_accounting's PLD bracket (subsampled Gaussians).
-* A heterogeneous Poisson-RR composition (three pairs, only their heaviest
-  edges on the grid) brackets the exact trinomial enumeration.
+* A heterogeneous Poisson-RR composition (three pairs, one edge of each on
+  the grid, ``accountant._held_edge``) brackets the exact trinomial
+  enumeration, ≤ 0.1 % wide on the grids too.
+* A finite base's edge atoms stay on their grid points with their whole mass
+  (``discretise_optimistic._atom_edges``).
 """
 import math
 
@@ -19,7 +22,7 @@ import pytest
 from scipy import optimize, special
 
 import dpaccount as dpa
-from dpaccount.errors import AccuracyNotReached
+from dpaccount.queries import _ROUNDS
 from dpaccount.pld.grids.accountant import optimistic_frame, step_grids
 from dpaccount.pld.pairs.discrete_pair import randomized_response_pair
 from dpaccount.pld.grids.discretise import loss_range, pair_to_grid, pairs_to_grids
@@ -63,6 +66,24 @@ def test_blog_pair_mean_loss_is_second_order_in_its_frame(kind):
     assert -1e-12 < bias < 0.01 * step  # was 0.15–0.7 of a step (first order)
 
 
+@pytest.mark.parametrize("kind", [PoissonRemovePair, PoissonAddPair])
+def test_finite_edge_atoms_stay_on_their_grid_points(kind):
+    """Poisson-subsampled RR (p = 0.9, q = 1e-3): both atoms on grid points of the
+    frame, so the optimistic grid keeps them there, each with its whole mass
+    (within the 1e-12 sliver and the margins), and its mean loss is within 1e-5
+    of a step of the pessimistic one's (an atom computed a hair above its point
+    left 0.1 (remove) and 0.9 (add) of a step: first order)."""
+    pair = kind(randomized_response_pair(0.9), 1e-3)
+    grid, step, shift, _ = _shifted(pair, 3.8e-5)
+    lo, hi = loss_range(pair, 1e-30)
+    pes = pair_to_grid(pair, step, math.floor(lo / step), math.ceil(hi / step), True)
+    bias = float(pes.probs @ pes.losses) - (float(grid.probs @ grid.losses) + shift * grid.probs.sum())
+    assert -1e-12 < bias < 1e-5 * step
+    atoms = pair.atom_masses(np.array(pair.edges))[0]
+    at = [int(round((e - shift) / step)) - grid.offset for e in pair.edges]
+    assert np.allclose(grid.probs[at], atoms, rtol=1e-8)
+
+
 def _two_outcome_delta(eps, outcomes, k):
     """δ(ε) of k draws of a two-outcome pair ((P, Q) of each), an exact binomial sum in logs."""
     (p0, q0), (p1, q1) = outcomes
@@ -88,11 +109,13 @@ def _exact_rr_epsilon(p, q, k, delta):
     return optimize.brentq(worst, 0.0, 50.0, xtol=1e-13, rtol=1e-14)
 
 
-def test_subsampled_rr_long_composition_brackets_the_binomial_sum():
-    """RR p = 0.75, q = 1e-3, 1e5 steps, δ = 1e-8: AccuracyNotReached before
-    ([1.698, 1.939]); exact ε = 1.93917… (p = 0.9 is still 9 % wide: an atom
-    on the far side of its grid point, see the branch's report)."""
-    p, q, k, delta = 0.75, 1e-3, 100_000, 1e-8
+@pytest.mark.parametrize("p", [0.75, 0.9])
+def test_subsampled_rr_long_composition_brackets_the_binomial_sum(p):
+    """RR q = 1e-3, 1e5 steps, δ = 1e-8. p = 0.75: AccuracyNotReached before
+    issue 27c ([1.698, 1.939]), exact ε = 1.93917…; p = 0.9: [4.78679, 4.81494]
+    (0.6 %) before its edge atom, computed a hair above its grid point, stayed
+    in its cell (``discretise_optimistic._atom_edges``), exact ε = 4.81484…"""
+    q, k, delta = 1e-3, 100_000, 1e-8
     got = dpa.Composition()([dpa.PoissonSampling()(dpa.RandomizedResponse(p), q)], [k]).get_approxDP_bounds(delta)
     exact = _exact_rr_epsilon(p, q, k, delta)  # sums of 1e5 terms in logs: ~1e-10 relative
     assert got.lower <= exact * (1 + 1e-9) and exact <= got.upper * (1 + 1e-9)
@@ -105,17 +128,21 @@ def _rr_masses(p, q, direction):
 
 
 def test_heterogeneous_subsampled_rr_brackets_the_enumeration():
-    """Three Poisson-RR pairs, each with its heaviest edge on the grid and its
-    other edge off it, 30/25/20 times: the exact δ(ε) of each direction by
-    enumerating the (j₁, j₂, j₃) of the trinomial product."""
+    """Three Poisson-RR pairs, each with one edge on the grid and its other edge
+    off it, 30/25/20 times: the exact δ(ε) of each direction by enumerating the
+    (j₁, j₂, j₃) of the trinomial product. The default interval (the exact atom
+    sum, ``pld/profiles/exact_sum.py``) and the grids' (``privacy_profile``,
+    as many rounds as the queries take) both ≤ 0.1 % wide; the grids' was
+    0.15 % and 0.20 % before each pair held its cheaper edge
+    (``accountant._held_edge``) and a 4× too wide interval refined two levels
+    at once (``profile._JUMP``)."""
     parts = [((0.75, 0.01), 30), ((0.9, 0.05), 25), ((0.6, 0.2), 20)]
     m = dpa.Composition()([dpa.PoissonSampling()(dpa.RandomizedResponse(p), q) for (p, q), _ in parts],
                           [k for _, k in parts])
-    for eps in (0.1, 0.4):
-        try:
-            got = m.get_approx_delta_bounds(eps)
-        except AccuracyNotReached as e:
-            got = e.bounds
+    grid_lower, grid_upper, _, met = m.privacy_profile().delta_bounds(np.array([0.1, 0.4]), _ROUNDS)
+    assert met.all()
+    for eps, low, up in zip((0.1, 0.4), grid_lower, grid_upper):
+        got = m.get_approx_delta_bounds(eps)
         exact = 0.0
         for direction in ("remove", "add"):
             lp, lq = np.zeros(1), np.zeros(1)
@@ -127,7 +154,9 @@ def test_heterogeneous_subsampled_rr_brackets_the_enumeration():
                 lq = np.add.outer(lq, log_c + j * math.log(pq[0, 1]) + (k - j) * math.log(pq[1, 1])).ravel()
             with np.errstate(over="ignore"):
                 exact = max(exact, float(np.sum(np.exp(lp) * np.maximum(-np.expm1(eps + lq - lp), 0.0))))
-        assert got.lower <= exact * (1 + 1e-9) and exact <= got.upper * (1 + 1e-9)
+        for lower, upper in ((got.lower, got.upper), (low, up)):
+            assert lower <= exact * (1 + 1e-9) and exact <= upper * (1 + 1e-9)
+            assert upper - lower <= 1e-3 * upper
 
 
 def _subsampled_gaussian(sigma, q, k):

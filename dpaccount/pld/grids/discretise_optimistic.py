@@ -220,6 +220,33 @@ def _least_over(low_part, high_part, tri, pad, room_l, room_r):
     return left, right
 
 
+def _atom_edges(eps, step, atom_p):
+    """The cells' top edges: ε_j, or ε_j + η (η = 1e-6 of a step, at least 4e-12
+    of max(1, |ε_j|), at most a quarter step) where the pair reports an atom at
+    ε_j (``atom_masses``, within its tolerance), and which points those are.
+
+    An atom computed a hair *above* its point (the rounding of a mapped edge:
+    Poisson-subsampled randomized response, q = 1e-3) would otherwise sit in the
+    next cell as a near-atom at its left end, whose triangle lowers the line
+    there by the pads, below T or 0, a whole step's kink mass lost (first order:
+    p = 0.9 at 1e5 steps was 0.6 % wide). With the edge a hair up, the cell
+    (ε_{j−1}, ε_j + η] holds it, and its right-end atom is the one taken out.
+    Sound whatever the cell holds above ε_j: the points' δ_j (summed from the
+    top) leave that mass S out, its δ contribution A_S − x_j B_S ≥ 0 dropped
+    (lower), and count it exactly at every point below; the excess E_i (from the
+    bottom) takes the held cell's term x_j B − A unclipped: exact at every
+    point above, lower by A_S − x_j B_S at x_j (clipped at 0, the term would
+    overstate every E_i above by that). On [x_j, x_{j+1}] S's part of δ is
+    convex and ≥ 0 while the points carry 0 of it; on [x_{j−1}, x_j] it is
+    linear (S lies beyond x_j) and the chord's end at x_j only lower."""
+    held = atom_p > 0
+    edges = eps.copy()
+    if held.any():
+        eta = np.minimum(np.maximum(1e-6 * step, 4e-12 * np.maximum(1.0, np.abs(eps[held]))), step / 4)
+        edges[held] += eta
+    return edges, held
+
+
 def pair_to_lower_grid(pair, step, lo, hi, split=True, shift=0.0):
     """The optimistic grid of ``pair`` on the losses lo·step + shift, …,
     (hi+1)·step + shift (+ p_∞), its point j at index j − lo (the grid's
@@ -232,8 +259,11 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True, shift=0.0):
     m = len(eps)
     if eps[-1] + step > 700 or eps[0] < -700:
         raise OverflowError("optimistic grids need losses within ±700")
-    # cells (−∞, ε₀], …, (ε_{m−1}, ∞), and bounds on their errors
-    a, b, err_a, err_b = stacked_masses([pair], eps, [m], errors=True)
+    # cells (−∞, ε₀], …, (ε_{m−1}, ∞), and bounds on their errors; a cell's top edge a hair
+    # above a point that holds an atom (``_atom_edges``)
+    atom_p, atom_q = pair.atom_masses(eps)
+    edges, held = _atom_edges(eps, step, atom_p)
+    a, b, err_a, err_b = stacked_masses([pair], edges, [m], errors=True)
     x = np.exp(eps)
     eps_end = eps[-1] + step
     x_end = math.exp(eps_end)
@@ -244,7 +274,8 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True, shift=0.0):
     q_le = np.cumsum(b)[:-1]                 # Q(−∞ < L ≤ ε_j)
     q_gt = np.cumsum(b[::-1])[::-1][1:]      # Q(L > ε_j)
     # excess E_j = Σ_{L ≤ ε_j} (x_j q − p) + x_j Q(L = −∞), from the bottom
-    e_terms = np.maximum(x * b[:-1] - a[:-1], 0.0)
+    e_terms = x * b[:-1] - a[:-1]
+    e_terms = np.where(held, e_terms, np.maximum(e_terms, 0.0))  # a held cell's: ``_atom_edges``
     e_terms[1:] += np.diff(x) * (q_le[:-1] + q_ninf)
     excess = np.cumsum(e_terms) + x[0] * q_ninf
     # δ_j from the top: δ_j = δ_{j+1} + (A − x_j B)_{cell j+1} + (x_{j+1} − x_j) Q(L > ε_{j+1})
@@ -263,7 +294,6 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True, shift=0.0):
     # tangents, (x_{j+1}B − A)(A − x_j B)/(Δx·B) for the cell's (A, B), with a
     # pad for rounding; the last segment, whose cell is unbounded, Δx·B/4
     # (an atom at a cell's right end is not inside the open cell: take it out)
-    atom_p, atom_q = pair.atom_masses(eps)
     ca = np.maximum(a[1:-1] - atom_p[1:], 0.0)
     cb = np.maximum(b[1:-1] - atom_q[1:], 0.0)
     dx = np.diff(x)
@@ -301,6 +331,18 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True, shift=0.0):
     def put_below(x_kink, mass):  # an off-grid kink: to the grid point at or below it
         if x_kink <= 0 or mass <= 0:
             return  # a kink at x = 0 carries no P-mass
+        # the 1e-9 snaps a kink up to the point above where it lies within 1e-9 of a step below
+        # it. Two kinds fall there: the log's and the division's rounding of a kink exactly on
+        # the point (x_kink == x_j; 1e-16 of a loss, 3-part Poisson RR), and a hair below it
+        # made by the rounding pads of a point lowered just past T or the floor (1 − x_kink/x_j
+        # up to 5e-12 at step 0.01 in tests/pld). The second moves P-mass μ up by at most
+        # 1e-9·step of loss, raising the curve by ≤ μ·1e-9·step at and below the kink; the
+        # points' 1e-10 margin covers that only where δ ≥ 10·μ·step there, not near T (δ = T
+        # below the smallest loss) nor near a top at 0. So the lower end is certified up to
+        # this: composed, every loss up by ≤ (Σ k)·1e-9·step (1e5 uses at step 1.5e-4:
+        # 1.5e-8 of ε), the class of the ulp-level loss rounding ``_atoms_to_grid`` allows.
+        # Compared in x with no snap (searchsorted on ``curve.x``) every tests/pld test still
+        # passes, but those kinks lose a whole step (mass up to 0.6): left as it is (issue 27)
         j = int(math.floor((math.log(x_kink) - shift) / step + 1e-9)) - lo
         if j >= 0:  # below the grid: dropped (moving it up to the first point is not below δ
             probs[min(j, m)] += mass  # once composed; dropping P-mass lowers every δ)

@@ -40,6 +40,11 @@ from .plan import affordable, plan
 from .step_profile import TIERS, StepProfile, leads
 
 _PLANS = GridCache(limit=4096, size_of=lambda _: 1)  # plans: small, counted not sized
+# an interval this many times wider than asked refines two levels at once: one level shrinks
+# the optimistic error by 2 (first order: an atom off the grid) to 4 (second order), so one
+# alone cannot reach the accuracy (a δ plan of Poisson-RR parts starts where its upper end
+# is exact, its lower end 12 times too wide; five rounds of one level fell short)
+_JUMP = 4.0
 
 
 class PrivacyProfile:
@@ -202,16 +207,17 @@ class PrivacyProfile:
     def _refined(self, values, level, upper, kind, rounds):
         """Each query's lower bound at its level, then, where the interval is
         wider than the accuracy, one level finer per round (the step halves:
-        the optimistic side's error shrinks at least that fast), the upper
-        bound refined too once the lower one barely moves. Every value kept is
-        certified, so the largest lower and smallest upper bound are."""
+        the optimistic side's error shrinks at least that fast), two where it is
+        still ≥ 4 times wider (``_JUMP``), the upper bound refined too once the
+        lower one barely moves. Every value kept is certified, so the largest
+        lower and smallest upper bound are."""
         flat, level = values.ravel(), np.array(level, dtype=np.int64).ravel()
         upper = np.array(upper, dtype=float).ravel()
         lower = np.zeros(flat.shape)
         is_open = np.ones(flat.shape, bool)
         top = int(affordable(self.plan, np.int64(1 << 20)))
         progress.expect(rounds)  # at most: the rounds stop where the interval is narrow enough
-        r = 0
+        r, last = 0, level
         while r < rounds:
             try:
                 self._refine_round(flat, level, is_open, lower, upper, kind, r)
@@ -221,6 +227,9 @@ class PrivacyProfile:
                     continue
                 if r == 0:
                     raise
+                if np.any(level > last + 1):  # two levels at once do not fit: one
+                    level = np.minimum(level, last + 1)
+                    continue
                 break  # the finer grid does not fit: the interval stays as it is
             r += 1
             if np.any(lower > upper):  # both certified: a lower bound above an upper one is a bug
@@ -232,7 +241,8 @@ class PrivacyProfile:
             is_open = width > self.accuracy
             if not is_open.any() or np.all(level[is_open] >= top):
                 break
-            level = np.where(is_open, np.minimum(level + 1, top), level)
+            last = level
+            level = np.where(is_open, np.minimum(level + np.where(width >= _JUMP * self.accuracy, 2, 1), top), level)
         step = self.at_level(int(level.max(initial=self._eps_level))).step
         return lower.reshape(values.shape), upper.reshape(values.shape), step, ~is_open.reshape(values.shape)
 
