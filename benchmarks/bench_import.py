@@ -68,7 +68,8 @@ def _print(setting, runs, tree, medians):
     for name, ms in medians.items():
         whole = name not in ("python (bare)", "first query")
         net = f"   {ms - bare:6.0f} net of start-up" if whole else ""
-        ratio = f"   {ms / numpy_ms:4.2f}x numpy's process, {(ms - bare) / (numpy_ms - bare):4.2f}x net" if whole else ""
+        net_ratio = (ms - bare) / (numpy_ms - bare)
+        ratio = f"   {ms / numpy_ms:4.2f}x numpy's process, {net_ratio:4.2f}x net" if whole else ""
         print(f"  {name:<20} {ms:7.0f}{net}{ratio}")
 
 
@@ -80,7 +81,8 @@ def main():
     args = parser.parse_args()
     base = {k: x for k, x in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory() as cache:
-        settings = {"source": dict(base, PYTHONDONTWRITEBYTECODE="1"), "bytecode": dict(base, PYTHONPYCACHEPREFIX=cache)}
+        settings = {"source": dict(base, PYTHONDONTWRITEBYTECODE="1"),
+                    "bytecode": dict(base, PYTHONPYCACHEPREFIX=cache)}
         for setting, env in settings.items():
             if args.setting in (setting, "both"):
                 _medians(1, env, args.trees)  # fills the bytecode cache (and the disk's)

@@ -5,11 +5,12 @@ gives, without importing scipy.signal where that costs more than it saves.
 Why: importing scipy.signal (0.3–0.6 s cold; it loads scipy.stats,
 interpolate, optimize, sparse and spatial) was most of a first query's time,
 for this one filter, where a default query filters ~10⁵ points. A Python
-loop costs ~0.1–0.2 µs a point, lfilter ~5 ns: the loop runs until the points
-it has filtered in this process would have paid for the import
-(``_LOOP_BUDGET``), then lfilter takes every call (ski rental: never more
-than about twice the time of the better choice made in hindsight); a single
-call longer than what is left of the budget goes to lfilter at once.
+loop costs ~0.1–0.2 µs a point, lfilter ~5 ns: the loop runs for the first
+``_LOOP_BUDGET`` points of the process (a few default queries, a certified
+interval among them: ~0.1–0.2 s, less than the import), then lfilter takes
+every call, so a long session pays at most that much more than lfilter alone
+would have cost it; a single call longer than what is left of the budget goes
+to lfilter at once.
 
 The same floats: lfilter's direct form II (transposed), for b = [1] and
 a = [1, −r], computes y[i] = fl(x[i]·1 + z) with z = fl(x[i−1]·0 − y[i−1]·(−r))
@@ -27,7 +28,7 @@ from ...lazy import lazy
 
 signal = lazy("scipy.signal")
 
-_LOOP_BUDGET = 1 << 21  # points: ~0.2–0.4 s of loop, about one cold import of scipy.signal
+_LOOP_BUDGET = 1 << 20  # points, ~0.1–0.2 s of loop (DP-SGD's default ε filters ~120,000, its interval ~420,000)
 _looped = 0  # points filtered by the loop in this process
 
 
