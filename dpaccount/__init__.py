@@ -6,6 +6,7 @@
     2.38...
 """
 from importlib import import_module as _import_module
+from typing import TYPE_CHECKING
 
 from .calibrate import calibrate
 from .converters.clt import clt_mu
@@ -44,6 +45,23 @@ _ON_FIRST_USE = {
     "dp_events": ("UnsupportedEvent",), "specs": ("dump", "from_dp_event", "from_spec", "load"),
 }
 _MODULE_OF = {name: module for module, names in _ON_FIRST_USE.items() for name in names}
+
+if TYPE_CHECKING:  # the same names, seen by type checkers and editors (tests/test_import_cost.py)
+    from .mechanisms.training import (MixtureOfGaussiansMechanism, SingleTreeAggregation, TreeAggregation,
+                                      ZCDPMechanism)
+    from .mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
+    from .transformers.discretise import Discretise
+    from .transformers.group_privacy import GroupPrivacy, ToReplaceOne
+    from .transformers.repeat_and_select import RepeatAndSelect
+    from .transformers.subset_sampling import SubsetSampling
+    from .transformers.truncated_poisson import TruncatedPoissonSampling
+    from .transformers.with_replacement import SamplingWithReplacement
+    from .transformers.random_allocation import RandomAllocation
+    from .odometer import PrivacyOdometer
+    from .plots import plot_fDP, plot_privacy_profile, plot_rdp
+    from .recipes import dpsgd, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
+    from .dp_events import UnsupportedEvent
+    from .specs import dump, from_dp_event, from_spec, load
 
 __version__ = "0.1.0"
 

@@ -58,3 +58,15 @@ def test_the_default_dpsgd_query_loads_no_scipy_signal_stats_or_optimize():
     assert {"scipy.special", "scipy.fft", "dpaccount.pld.grids.grid"} <= loaded
     assert not _loaded(loaded, ["scipy.signal", "scipy.stats", "scipy.optimize", "mpmath", "matplotlib",
                                 "dpaccount.cf", "dpaccount.fdp"])
+
+
+def test_type_checkers_see_the_names_imported_on_first_use():
+    """``__init__``'s ``if TYPE_CHECKING:`` imports are exactly ``_ON_FIRST_USE``."""
+    import ast
+    import pathlib
+
+    import dpaccount
+    tree = ast.parse(pathlib.Path(dpaccount.__file__).read_text())
+    block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    seen = {node.module: tuple(sorted(a.name for a in node.names)) for node in block.body}
+    assert seen == {module: tuple(sorted(names)) for module, names in dpaccount._ON_FIRST_USE.items()}
