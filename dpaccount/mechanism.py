@@ -22,7 +22,6 @@ import numbers
 from enum import Enum
 from types import MappingProxyType
 
-from .dp_events import spec_to_event
 from .errors import RepresentationUnavailable
 from .queries import QueryDispatch
 from .relations import ADD_REMOVE, check_relation
@@ -119,6 +118,7 @@ class Mechanism(QueryDispatch):
             from dp_accounting import dp_event
         except ImportError:
             raise ImportError("to_dp_event needs dp_accounting: pip install dp-accounting") from None
+        from .dp_events import spec_to_event  # here: dp_events (and fractions) stay out of import dpaccount
         return spec_to_event(self._spec_node(), dp_event)
 
     def _spec_node(self):

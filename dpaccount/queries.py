@@ -45,14 +45,11 @@ import numpy as np
 
 from . import validation as v
 from .progress import reports
-from .cf.queries import cf_bounds, cf_query
-from .converters.fdp import gdp_tradeoff
 from .converters.gdp import delta_gdp, epsilon_gdp
 from .converters.hockey_stick import hockey_stick_to_epsilon
 from .converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
 from .errors import (AccuracyNotReached, ApproximationWarning, RDPFallbackWarning,
                      RepresentationUnavailable)
-from .fdp import analytic_applies, clt_mu_of, finite_upper_attained, mu_gdp, tradeoff
 from .pld.grids.accountant import DIRECTIONS
 from .pld.grids.apriori import apriori_plan
 from .pld.profiles.attained import attained_compositions, attained_lower, attained_pure_lower
@@ -86,6 +83,18 @@ class Bounds(NamedTuple):
     certified: bool = True
     lower_of: object = "mechanism"
     reason: object = None
+
+
+def _cf():
+    """cf/queries.py, imported on the first ``method="cf"`` query (opt-in): not at ``import dpaccount``."""
+    from .cf import queries
+    return queries
+
+
+def _fdp():
+    """fdp.py, imported on the first f-DP or CLT query: not at ``import dpaccount``."""
+    from . import fdp
+    return fdp
 
 
 def _narrow(lower, upper, accuracy):
@@ -234,9 +243,9 @@ class QueryDispatch:
         elif method == "pld":
             out = self.privacy_profile(accuracy).epsilon(deltas)
         elif method == "cf":
-            out = cf_query(self, deltas, "get_approxDP")
+            out = _cf().cf_query(self, deltas, "get_approxDP")
         elif method == "clt":
-            mu = clt_mu_of(self)
+            mu = _fdp().clt_mu_of(self)
             out = np.array([epsilon_gdp(float(d), mu) for d in deltas.ravel()])
             self._warn_if_unsafe(out.reshape(deltas.shape) < self.get_approxDP(deltas, None, accuracy),
                                  f"ε(δ) of the CLT (μ = {mu:.6g})", "below")
@@ -261,9 +270,9 @@ class QueryDispatch:
         elif method == "pld":
             out = self.privacy_profile(accuracy).delta(epss)
         elif method == "cf":
-            out = cf_query(self, epss, "get_approx_delta")
+            out = _cf().cf_query(self, epss, "get_approx_delta")
         elif method == "clt":
-            mu = clt_mu_of(self)
+            mu = _fdp().clt_mu_of(self)
             out = delta_gdp(epss.ravel(), mu)
             self._warn_if_unsafe(out.reshape(epss.shape) < self.get_approx_delta(epss, None, accuracy),
                                  f"δ(ε) of the CLT (μ = {mu:.6g})", "below")
@@ -285,7 +294,7 @@ class QueryDispatch:
         if query == "get_approxDP" and np.any(values == 0):
             return self._pure_bounds(values, scalar, method, accuracy)
         if method == "cf":  # certified where every error is a bound (cf/queries.py)
-            lower, upper, certified = cf_bounds(self, values, scalar, query)
+            lower, upper, certified = _cf().cf_bounds(self, values, scalar, query)
             if not self.pairs.tight:
                 return Bounds(None, upper, method, None, False, None, "no lower end: the dominating pairs "
                               "are not attained (method='pld' takes one from attained compositions)")
@@ -429,7 +438,7 @@ class QueryDispatch:
         if method is None:
             if self.optional("pairs") is None:
                 raise RepresentationUnavailable(f"{self._name} has no dominating pairs: no f-DP curve")
-            return "analytic" if analytic_applies(self) else "pld"
+            return "analytic" if _fdp().analytic_applies(self) else "pld"
         return self._choose(method)
 
     @staticmethod
@@ -453,12 +462,13 @@ class QueryDispatch:
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         method = self._fdp_method(method)
         if method == "clt":
-            mu = clt_mu_of(self)
+            from .converters.fdp import gdp_tradeoff
+            mu = _fdp().clt_mu_of(self)
             out = np.asarray(gdp_tradeoff(alphas, mu, lower=False), dtype=float).reshape(alphas.shape)
             self._warn_if_unsafe(out > self.get_fDP(alphas, None, accuracy),
                                  f"β(α) of the CLT (μ = {mu:.6g})", "above")
         else:
-            out = np.asarray(tradeoff(self, alphas, method, accuracy), dtype=float).reshape(alphas.shape)
+            out = np.asarray(_fdp().tradeoff(self, alphas, method, accuracy), dtype=float).reshape(alphas.shape)
         return float(out.ravel()[0]) if scalar else out
 
     @reports("f-DP interval", steps=4)  # pessimistic and optimistic grids
@@ -476,12 +486,13 @@ class QueryDispatch:
         method = self._fdp_method(method)
         if method == "clt":
             raise RepresentationUnavailable("method='clt' gives no certified interval")
+        tradeoff = _fdp().tradeoff
         lower = np.asarray(tradeoff(self, alphas, method, accuracy), dtype=float)
         upper = np.maximum(np.asarray(tradeoff(self, alphas, method, accuracy, lower=False), dtype=float), lower)
         pick = (lambda a: float(a.ravel()[0])) if scalar else (lambda a: a.reshape(alphas.shape))
         step = self.privacy_profile(accuracy).step if method == "pld" else None
         finite = method == "analytic" and self.pairs.gaussian_mu is None  # from the witnesses' curves
-        if self.pairs.tight or (finite and finite_upper_attained(self)):
+        if self.pairs.tight or (finite and _fdp().finite_upper_attained(self)):
             return Bounds(pick(lower), pick(upper), method, step)
         return Bounds(pick(lower), pick(upper), method, step, False, "mechanism",
                       "the upper end bounds the dominating pairs' trade-off curve, not the mechanism's: the "
@@ -509,10 +520,10 @@ class QueryDispatch:
         tail = v.in_interval("tail", tail, 0.0, 1e-6, lo_open=False, hi_open=False)
         method = self._fdp_method(method)
         if method == "clt":
-            mu = clt_mu_of(self)
+            mu = _fdp().clt_mu_of(self)
             self._warn_if_unsafe(np.array([mu < self.mu_GDP(None, accuracy, tail)]),
                                  f"the CLT's μ = {mu:.6g}", "below")
             return mu
         if method not in ("analytic", "pld"):
             raise RepresentationUnavailable(f"method={method!r} gives no μ-GDP; use 'analytic' or 'pld'")
-        return mu_gdp(self, method, accuracy, tail)
+        return _fdp().mu_gdp(self, method, accuracy, tail)

@@ -35,14 +35,12 @@ certified answer (``DPAccountError``) or whose parameters are refused
 (``ValueError``) gets empty answers and its message in an ``error`` column
 instead of stopping the sweep.
 """
-import csv
 import io
 import itertools
 import os
 import pickle
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, as_completed
 
-from . import jsontext
 from . import validation as v
 from .errors import DPAccountError
 from .mechanism import Mechanism
@@ -86,6 +84,7 @@ class SweepResult:
         """CSV text (full precision; empty cells for no answer, ``inf`` for an
         infinite ε); written to
         ``path_or_file`` when given, else returned."""
+        import csv  # here, as json in to_json: neither at import dpaccount
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=self.columns, lineterminator="\n")
         writer.writeheader()
@@ -96,6 +95,7 @@ class SweepResult:
         """``{"columns": [...], "rows": [...]}`` as JSON text; written or returned as
         ``to_csv``. No answer is ``null``; an infinite ε (no finite ε at that δ) is the
         string ``"inf"`` (NaN ``"nan"``), as in ``to_csv`` and the command line's ``--json``."""
+        from . import jsontext
         text = jsontext.dumps({"columns": self.columns, "rows": self.rows})
         return _emit(text + "\n", path_or_file)
 
@@ -133,6 +133,7 @@ def sweep(make, grid, query, executor=None, *, max_workers=None, method=None, ac
         raise ValueError(f"errors must be 'raise' or 'record', got {errors!r}")
     if executor is not None and not isinstance(executor, Executor):
         raise TypeError(f"executor must be a concurrent.futures.Executor, got {executor!r}")
+    from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing stays out of import dpaccount
     own = executor is None
     if own:
         max_workers = None if max_workers is None else v.count("max_workers", max_workers)

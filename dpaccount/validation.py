@@ -7,7 +7,6 @@ value, and returns the value as a Python ``float``/``int``.
 import math
 import numbers
 import sys
-from fractions import Fraction
 
 import numpy as np
 
@@ -114,6 +113,7 @@ def ratio(names, num, den):
     if not math.isfinite(out):
         raise ValueError(f"{names[0]}/{names[1]} = {num!r}/{den!r} overflows the float range: "
                          f"such a mechanism offers no privacy")
+    from fractions import Fraction  # here: fractions (and decimal) stay out of import dpaccount
     if Fraction(out) < Fraction(num) / Fraction(den):  # rounded down: take the next float up
         out = math.nextafter(out, math.inf)
     return max(out, math.ulp(0.0))

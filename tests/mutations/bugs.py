@@ -572,4 +572,10 @@ BUGS = (
         "w0 = math.exp(stay) * (1 - 16 * _U)", "w0 = 1.0",
         ("tests/transformers/test_with_replacement.py::test_the_zero_gradient_instance_lies_below",),
         "the witness's weight of K = 0 taken as 1: a P-law above the exact one, the lower end above it"),
+    Bug("discounted-sums-discount-the-new-mass", PLD + "grids/discounted.py",
+        "lambda y, xi: xi + r * y", "lambda y, xi: r * (xi + y)",
+        ("tests/pld/test_discounted.py::test_both_ways_give_lfilters_floats",
+         "tests/pld/test_grid.py::test_delta_is_rounded_outwards"),
+        "the loop that stands in for lfilter discounts each point's own mass too: S~ (hence delta) "
+        "a factor e^-h low"),
 )

@@ -25,9 +25,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ...lazy import lazy
-
-signal = lazy("scipy.signal")
+from .discounted import discounted_sums
 
 _U = np.finfo(float).eps
 
@@ -97,7 +95,7 @@ class PLDGrid:
     def _sums(self, start):
         """(SP[m], D[m]) for m ≥ start, padded outwards by their rounding errors (u = 2^{−52}, roundings of
         u/2, libm within 4 ulp): SP is one running sum of n non-negative terms, within
-        (n−1)·u/2 of itself. S̃ (``lfilter``: S̃[m] = fl(p_m + fl(r̂·S̃[m+1]))) carries p_j
+        (n−1)·u/2 of itself. S̃ (``discounted_sums``: S̃[m] = fl(p_m + fl(r̂·S̃[m+1]))) carries p_j
         through j−m products, j−m+1 additions and j−m factors r̂ = fl(1 + expm1(−h)),
         within e_r·u = (1/2 + 4(e^h − 1))·u of e^{−h}: within ((1 + e_r)(n−1) + 1/2)·u.
         D = c·Σ_{j>m} S̃[j] adds a running sum of n−2 terms, c = −expm1(−h) (4u) and
@@ -107,7 +105,7 @@ class PLDGrid:
         n, top_down = len(self.probs), self.probs[:start - 1 if start else None:-1]  # the pads count all n
         sp = np.empty(n - start)
         np.cumsum(top_down, out=sp[::-1])
-        st = signal.lfilter([1.0], [1.0, -(1.0 + math.expm1(-self.step))], top_down)  # S̃, last point first
+        st = discounted_sums(top_down, 1.0 + math.expm1(-self.step))  # S̃, last point first
         d = np.empty(n - start)
         d[-1] = 0.0
         np.cumsum(st[:-1], out=d[-2::-1])  # Σ_{j>m} S̃[j]

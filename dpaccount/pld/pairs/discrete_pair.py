@@ -5,7 +5,6 @@ mechanism). The protocol they follow is ``pld/pairs/base.py``'s ``DominatingPair
 their cells come from their atoms, with the errors of the given logs
 (``log_err``).
 """
-import hashlib
 import math
 
 import numpy as np
@@ -15,6 +14,7 @@ from .base import _U, DominatingPair, _at, check_atoms, underflow_slack
 
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")
+hashlib = lazy("hashlib")  # key() only: OpenSSL's module stays out of import dpaccount
 
 _DIRECT_MAX = 1 << 20  # atoms × points summed directly (8 MB a row); beyond, the sorted suffix sums
 
