@@ -28,17 +28,19 @@ dominating pairs compose by taking products).
 """
 import math
 from dataclasses import dataclass, replace
-from fractions import Fraction
 
 import numpy as np
 
 from ... import progress
 from ...errors import GridTooLarge
+from ...lazy import lazy
 from .compose import MAX_GRID, compose, saddle_tilt
 from .cache import GRIDS
 from ..pairs.discrete_pair import DiscretePair
 from .discretise import loss_moments, loss_ranges, pairs_to_grids
 from ..pairs.base import _U, GaussianPair
+
+fractions = lazy("fractions")  # the frame's exact sums (``frame_total``): first use, not import
 
 DIRECTIONS = ("remove", "add")
 
@@ -207,9 +209,9 @@ def _composed(pairs, tail, tilt_at, base, hints, proxy_step, step, pessimistic, 
     items = step_grids(pairs, step, tail, pessimistic, finer)
     proxy = step_grids(pairs, proxy_step, tail, pessimistic, finer) if proxy_step and proxy_step != step else None
     # optimistic grids compose in their frame (``optimistic_frame``): losses less Σ k·shift
-    total = Fraction(0) if pessimistic else frame_total(pairs, optimistic_frame(pairs, step, finer)[1])
+    total = fractions.Fraction(0) if pessimistic else frame_total(pairs, optimistic_frame(pairs, step, finer)[1])
     tilt = saddle_tilt(items, tilt_at - float(total), proxy) if tilt_at is not None else 0.0
-    whole = math.floor(total / Fraction(items[0][0].step))  # exact (rationals), rounded down, never up
+    whole = math.floor(total / fractions.Fraction(items[0][0].step))  # exact (rationals), rounded down, never up
     if base is not None and base.step != items[0][0].step:
         base = None  # the untilted grid on the other frame (it did not fit): the tilted one alone
     if base is not None and whole:
@@ -268,7 +270,7 @@ def _held_edge(pair, edges, step):
 def frame_total(pairs, shifts):
     """Σ k·shift over a direction's (pair, count) exactly: floats are dyadic
     rationals, so the sum of ``Fraction``s has no rounding."""
-    return sum((k * Fraction(s) for (_, k), s in zip(pairs, shifts)), Fraction(0))
+    return sum((k * fractions.Fraction(s) for (_, k), s in zip(pairs, shifts)), fractions.Fraction(0))
 
 
 def whole_frame_step(pairs, step, shifts):
@@ -285,11 +287,11 @@ def whole_frame_step(pairs, step, shifts):
     total = frame_total(pairs, shifts)
     if total == 0:
         return step
-    n = math.ceil(abs(total) / Fraction(step))
+    n = math.ceil(abs(total) / fractions.Fraction(step))
     h = float(abs(total) / n)
-    if total < 0 and Fraction(h) * n < -total:
+    if total < 0 and fractions.Fraction(h) * n < -total:
         h = math.nextafter(h, math.inf)
-    elif total > 0 and Fraction(h) * n > total:
+    elif total > 0 and fractions.Fraction(h) * n > total:
         h = math.nextafter(h, 0.0)
     held = all(_on_grid(e - s, step) <= _on_grid(e - s, h) for (p, _), s in zip(pairs, shifts) for e in p.edges)
     return h if held else step
