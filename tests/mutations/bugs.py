@@ -468,8 +468,8 @@ BUGS = (
         "--batch-scheme with-replacement passes the batch size as the dataset size: 1000 draws from 50 records"),
     # ---------------------------------------------------------------- optimistic frames (issue 27 §4)
     Bug("optimistic-frame-rounded-up", "dpaccount/pld/grids/accountant.py",
-        "whole = math.floor(total / Fraction(items[0][0].step))",
-        "whole = math.ceil(total / Fraction(items[0][0].step))",
+        "whole = math.floor(total / fractions.Fraction(items[0][0].step))",
+        "whole = math.ceil(total / fractions.Fraction(items[0][0].step))",
         ("tests/pld/test_small_sigma_intervals.py::test_subsampled_rr_long_composition_brackets_the_binomial_sum",
          "tests/pld/test_small_sigma_intervals.py::test_heterogeneous_subsampled_rr_brackets_the_enumeration"),
         "the optimistic grid's frame shift Σ k·edge undone rounded up: every composed loss moved up"),
@@ -490,7 +490,7 @@ BUGS = (
         "the frame's step left off the total shift's lattice: undone in whole steps, its remainder (up to a "
         "step, fixed as the step halves) is lost from every lower end"),
     Bug("optimistic-frame-step-rounded-to-nearest", "dpaccount/pld/grids/accountant.py",
-        "    if total < 0 and Fraction(h) * n < -total:", "    if False:",
+        "    if total < 0 and fractions.Fraction(h) * n < -total:", "    if False:",
         ("tests/pld/test_frame_undo.py::test_the_frame_step_divides_the_total_shift",),
         "the frame step |T|/n rounded to nearest, not up where T < 0: n·h may fall short of |T|, and "
         "undoing the shift then loses a whole step"),
