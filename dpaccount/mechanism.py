@@ -12,7 +12,7 @@ lazily, once, and cached:
 
 The queries (``get_approxDP``, ``get_approx_delta``, ``get_RDP``, the
 ``*_bounds`` and ``privacy_profile``) and their ``method=`` dispatch are in
-``queries.py``.
+``queries/``.
 
 A mechanism of the library's own classes also describes itself as a plain
 JSON document (``to_spec``; read back by ``specs.from_spec``): its type is

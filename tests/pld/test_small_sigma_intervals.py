@@ -22,7 +22,7 @@ import pytest
 from scipy import optimize, special
 
 import dpaccount as dpa
-from dpaccount.queries import _ROUNDS
+from dpaccount.queries.intervals import _ROUNDS
 from dpaccount.pld.grids.accountant import optimistic_frame, step_grids
 from dpaccount.pld.pairs.discrete_pair import randomized_response_pair
 from dpaccount.pld.grids.discretise import loss_range, pair_to_grid, pairs_to_grids

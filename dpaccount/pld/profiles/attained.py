@@ -24,7 +24,7 @@ outputs so far reaches 0.475171, by exact dynamic programming).
 ``attained_compositions`` lists a few such fixed choices per direction:
 every split of each part's uses among its witnesses where there are at most
 ``MAX_CHOICES``, else the pure choices and three even mixtures. The largest
-lower bound over them is the mechanism's lower end (``queries.py``). A pair
+lower bound over them is the mechanism's lower end (``queries/intervals.py``). A pair
 that is neither tight nor has an attained witness (the logistic envelope of
 the exponential mechanism, a Poisson-subsampled product) leaves the lower
 end absent, with the reason.
