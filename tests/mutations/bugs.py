@@ -514,12 +514,8 @@ BUGS = (
         "else PrivacyProfile(pairs, accuracy).epsilon(np.zeros(1)))",
         ("tests/test_pure_dp.py::test_the_interval_at_delta_zero_brackets_the_pure_epsilon",),
         "the lower end at δ = 0 read from the pessimistic grids (their window's tails at +∞: ε(0) = ∞)"),
-    Bug("plan-eps-range-from-chernoff-tail-only", PLD + "profiles/plan.py",
-        "levels = np.linspace(_TAILS[0], top_tail, 64)", "levels = np.linspace(*_TAILS, 64)",
-        ("tests/pld/test_plan_small_eps.py::test_few_step_dpsgd_default_is_within_a_tenth_of_a_percent",),
-        "ε(δ) steps planned only down to the 1e-2 Chernoff tail: at few steps ε(δ) sits in the bulk, "
-        "the step is sized for a ~2× larger ε and the default lands 0.13 % above the exact value"),
-    # ---------------------------------------------------------------- RDP of random allocation (issue 29)
+    # plan-eps-range-from-chernoff-tail-only retired (2026-11-27): issue-27f's bulk split (plan.bulk_split)
+    # answers bulk ε(δ) one level finer, so the coarser plan no longer moves the default past 0.1 %
     Bug("allocation-rdp-series-unscaled", "dpaccount/rdp/random_allocation.py",
         "c = lm - lf - k * lt", "c = lm - lf - lt",
         ("tests/rdp/test_random_allocation.py::test_randomized_response_brackets_the_exact_divergences",),
