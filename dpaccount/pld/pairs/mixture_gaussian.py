@@ -34,6 +34,15 @@ special = lazy("scipy.special")
 _TINY = 1e-300  # the support's bracket: the laws' 1e-300 quantiles, as MonotoneLossPair takes them
 
 
+def logsumexp_rows(terms):
+    """log Σ_rows e^{terms} per column, the largest term out (as scipy's ``logsumexp``,
+    without its generality: 3–4× faster on a few rows); −inf where every term is."""
+    top = terms.max(axis=0)
+    shift = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return shift + np.log(np.exp(terms - shift).sum(axis=0))
+
+
 class GaussianMixtureLaw:
     """Σᵢ pᵢ N(cᵢ, σ²) with the methods ``MonotoneLossPair`` asks of a law."""
 
@@ -46,7 +55,7 @@ class GaussianMixtureLaw:
         return ("gaussian-mixture", self.sigma, tuple(self.centers), tuple(self.log_probs))
 
     def _lse(self, terms):
-        return special.logsumexp(terms + self.log_probs[:, None], axis=0)
+        return logsumexp_rows(terms + self.log_probs[:, None])
 
     def _z(self, x):
         return (np.atleast_1d(np.asarray(x, dtype=float))[None, :] - self.centers[:, None]) / self.sigma
@@ -88,11 +97,8 @@ class MixtureOfGaussiansPair(MonotoneLossPair):
 
     def _loss(self, x):
         # ℓ(x) directly (not log p − log q, whose two −x²/2σ² cancel with ulps of x²/σ² lost);
-        # the log-sum-exp by hand (the largest term out, as scipy's: 4× faster on small rows)
         x = np.asarray(x, dtype=float)
-        terms = self._terms(x.ravel())
-        top = terms.max(axis=0)
-        return (top + np.log(np.exp(terms - top).sum(axis=0))).reshape(x.shape)
+        return logsumexp_rows(self._terms(x.ravel())).reshape(x.shape)
 
     def _root_guess(self, e):
         """Newton's steps on ℓ(x) = e from x₀ = minᵢ xᵢ (cᵢ > 0), xᵢ where the i-th term alone
