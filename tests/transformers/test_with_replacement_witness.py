@@ -170,3 +170,11 @@ def test_a_base_without_an_instance_keeps_no_lower_end():
     m = SamplingWithReplacement()(BinomialMechanism(6, 0.5, 1, relation=REPLACE_ONE), 10, 3)
     r = m.get_approx_delta_bounds(0.5)
     assert r.lower is None and "attained" in r.reason
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize("n,b", [(2, 3), (5, 2), (5, 3)])
+def test_sweep_lower_end_attained_and_upper_above_brute_force(case, n, b):
+    """The default test's checks on larger brute forces (5 records: 5^3 lists per dataset)."""
+    test_lower_end_attained_and_upper_above_brute_force(case, n, b)
