@@ -24,8 +24,8 @@ from ..mechanism import Mechanism
 from ..pld.grids.accountant import PairComposition
 from ..pld.pairs.subset_sampling import replace_one_pair
 from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
-from ..mechanisms.standard import LaplaceMechanism
-from ..pld.pairs.copies_noise import discrete_gaussian_copies_pair, laplace_copies_pair
+from ..mechanisms.standard import GaussianMechanism, GDPMechanism, LaplaceMechanism
+from ..pld.pairs.copies_noise import discrete_gaussian_copies_pair, gaussian_copies_pair, laplace_copies_pair
 from ..pld.pairs.with_replacement import copies_probs, copies_witness, with_replacement_pair
 from ..relations import ADD_REMOVE, REPLACE_ONE, require_relation
 from .base import Transformer, check_mechanism
@@ -67,23 +67,21 @@ class WithReplacementSampledMechanism(Mechanism):
                 f"times), and {self.base.name} has none: {exc}") from exc
         return PairComposition.single(pair, pair)
 
-
     def _witness(self):
         """``witness(n, b)``, the pair of the instance "x adds W per copy, the others 0" of an
         additive-noise base (``pld/pairs/copies_noise.py``), or None where none is known."""
-        base = self.base.pairs
-        if base.tight and base.gaussian_mu is not None:  # a Gaussian sum (``copies_witness``)
-            return functools.partial(copies_witness, base.gaussian_mu)
         found = _noise_and_width(self.base)
-        if found is None:
-            return None
-        kind, scale, width = found
-        return functools.partial(_noise_witness, kind, scale, width)
+        if found is not None:
+            return functools.partial(_noise_witness, *found)
+        base = self.base.pairs
+        if base.tight and base.gaussian_mu is not None:  # another Gaussian sum: its pair's μ
+            return functools.partial(copies_witness, base.gaussian_mu)
+        return None
 
 
 def _noise_and_width(mech):
-    """(kind, noise scale, W) where ``mech`` adds Laplace, discrete Laplace or discrete
-    Gaussian noise to a sum whose replace-one sensitivity is W: the noise mechanism itself
+    """(kind, noise scale, W) where ``mech`` adds Gaussian, Laplace, discrete Laplace or
+    discrete Gaussian noise to a sum whose replace-one sensitivity is W: the noise mechanism itself
     under replace-one (W its sensitivity), or ``ToReplaceOne`` of it (W = 2Δ, exact in
     floats: the instance's g ∈ [−Δ, Δ]); else None."""
     factor = 1
@@ -92,6 +90,10 @@ def _noise_and_width(mech):
             return None
         mech, factor = mech.base, 2
     kind = type(mech)
+    if kind is GDPMechanism:
+        return "gaussian", 1.0, factor * mech.mu
+    if kind is GaussianMechanism:
+        return "gaussian", mech.sigma, factor * mech.sensitivity
     if kind is LaplaceMechanism:
         return "laplace", mech.b, factor * mech.sensitivity
     if kind is DiscreteLaplaceMechanism:
@@ -103,6 +105,8 @@ def _noise_and_width(mech):
 
 def _noise_witness(kind, scale, width, n, b):
     ks, ws = copies_probs(n, b)
+    if kind == "gaussian":
+        return gaussian_copies_pair(scale, width, ks, ws)
     if kind == "discrete-gaussian":
         return discrete_gaussian_copies_pair(scale, width, ks, ws)
     return laplace_copies_pair(scale, width, ks, ws, discrete=kind == "discrete-laplace")

@@ -594,4 +594,8 @@ BUGS = (
         "for i, (w, _) in enumerate(comps):", "for i, (w, _) in enumerate(comps[::-1]):",
         ("tests/transformers/test_with_replacement.py::test_gaussian_single_step_against_mpmath",),
         "the vectorised components' cells summed with the weights in the wrong order"),
+    Bug("gaussian-witness-width-rounded-up", PLD + "pairs/copies_noise.py",
+        "trimmed = math.ldexp(math.floor(", "trimmed = math.ldexp(math.ceil(",
+        ("tests/transformers/test_with_replacement_witness.py::test_gaussian_witness_centres_are_an_instance",),
+        "the Gaussian witness's per-copy shift rounded up: above every instance by an ulp"),
 )

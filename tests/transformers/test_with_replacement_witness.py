@@ -178,3 +178,17 @@ def test_a_base_without_an_instance_keeps_no_lower_end():
 def test_sweep_lower_end_attained_and_upper_above_brute_force(case, n, b):
     """The default test's checks on larger brute forces (5 records: 5^3 lists per dataset)."""
     test_lower_end_attained_and_upper_above_brute_force(case, n, b)
+
+
+@pytest.mark.parametrize("width", [0.1, 2.0 / 3.0, 1.0, 2 * 0.7])
+def test_gaussian_witness_centres_are_an_instance(width):
+    """The Gaussian witness's centres are k·W' with one W' ≤ W (exactly, in rationals): an
+    instance (x adds W' per copy), never above one by an ulp of μ."""
+    from fractions import Fraction
+
+    from dpaccount.pld.pairs.copies_noise import gaussian_copies_pair
+    ks = list(range(0, 9))
+    pair = gaussian_copies_pair(1.3, width, ks, [1.0 / len(ks)] * len(ks))
+    step = Fraction(float(pair._centers[1]))
+    assert step <= Fraction(width) and step >= Fraction(width) * (1 - Fraction(1, 2 ** 39))
+    assert all(Fraction(float(c)) == k * step for k, c in zip(ks, pair._centers))

@@ -1,5 +1,6 @@
-"""Attained witnesses of sampling with replacement for additive-noise bases other than the
-Gaussian (whose witness is ``with_replacement.copies_witness``).
+"""Attained witnesses of sampling with replacement for additive-noise bases: the Gaussian
+(``gaussian_copies_pair``; ``with_replacement.copies_witness`` for other bases whose pair
+is a Gaussian's), Laplace, discrete Laplace and discrete Gaussian noise.
 
 The instance (``pld/pairs/with_replacement.py``, module docstring): the base adds noise Z
 to a sum over the b drawn list entries of a per-record value g ∈ [0, W], W its replace-one
@@ -48,6 +49,7 @@ import numpy as np
 from ...lazy import lazy
 from .base import _U, check_atoms
 from .discrete_pair import DiscretePair
+from .mixture_gaussian import MixtureOfGaussiansPair
 
 special = lazy("scipy.special")
 
@@ -102,6 +104,17 @@ def laplace_copies_pair(scale, width, ks, ws, discrete=False):
     parts = abs(log_c) + abs(log_end) + s * (top + m + 1) + 1
     kind = "discrete-laplace" if discrete else "laplace"
     return _pair(log_p, log_q, parts, ks, ws, f"{kind}-copies(scale={scale!r},width={width!r},m={m})")
+
+
+def gaussian_copies_pair(sigma, width, ks, ws):
+    """(Σ_k w_k N(kW', σ²), N(0, σ²)) for Gaussian noise of standard deviation ``sigma``:
+    the instance with g(x) = W' = W cut to 40 significant bits (rounded down: W' ≤ W, so
+    still an instance, ≤ 2⁻⁴⁰ relative away), so that every centre kW' (k ≤ 64) is exact
+    — not μ = Δ/σ as the base's pair has it, rounded up (``validation.ratio``), which
+    would put the witness above every instance by an ulp."""
+    mant, exp = math.frexp(float(width))
+    trimmed = math.ldexp(math.floor(math.ldexp(mant, 40)), exp - 40)
+    return MixtureOfGaussiansPair(sigma, [k * trimmed for k in ks], ws)
 
 
 def discrete_gaussian_copies_pair(sigma, width, ks, ws):
