@@ -580,4 +580,22 @@ BUGS = (
         ("tests/pld/test_frame_undo.py::test_a_lattice_on_the_grid_stays_on_it",),
         "the frame's step shrunk to divide its total shift though a finite pair's lattice was on the grid: "
         "its atoms fall between points and the lower end loses first order (2 % of δ at every step)"),
+    Bug("copies-noise-native-width-doubled", "dpaccount/transformers/with_replacement.py",
+        "    factor = 1\n", "    factor = 2\n",
+        ("tests/transformers/test_with_replacement_witness.py::test_lower_end_attained_and_upper_above_brute_force",),
+        "a natively replace-one noise base's instance taken at 2W per copy (as ToReplaceOne's): "
+        "not an instance, the lower end above the worst case"),
+    Bug("copies-noise-upper-lump-one-cell-short", PLD + "pairs/copies_noise.py",
+        "log_end - s * (top - m * kk))", "log_end - s * (top - 1 - m * kk))",
+        ("tests/transformers/test_with_replacement_witness.py::test_lower_end_attained_and_upper_above_brute_force",
+         "tests/transformers/test_with_replacement_witness.py::test_laplace_binned_witness_against_quadrature"),
+        "the P-mass of the lumped upper tail taken from one cell too far in: above the instance's"),
+    Bug("mixture-batched-cells-weights-reversed", PLD + "pairs/mixture.py",
+        "for i, (w, _) in enumerate(comps):", "for i, (w, _) in enumerate(comps[::-1]):",
+        ("tests/transformers/test_with_replacement.py::test_gaussian_single_step_against_mpmath",),
+        "the vectorised components' cells summed with the weights in the wrong order"),
+    Bug("gaussian-witness-width-rounded-up", PLD + "pairs/copies_noise.py",
+        "trimmed = math.ldexp(math.floor(", "trimmed = math.ldexp(math.ceil(",
+        ("tests/transformers/test_with_replacement_witness.py::test_gaussian_witness_centres_are_an_instance",),
+        "the Gaussian witness's per-copy shift rounded up: above every instance by an ulp"),
 )
