@@ -580,4 +580,10 @@ BUGS = (
         ("tests/pld/test_frame_undo.py::test_a_lattice_on_the_grid_stays_on_it",),
         "the frame's step shrunk to divide its total shift though a finite pair's lattice was on the grid: "
         "its atoms fall between points and the lower end loses first order (2 % of δ at every step)"),
+    Bug("accuracy-message-quotes-the-pairs-interval", "dpaccount/queries/intervals.py",
+        'low = "no lower end" if out.lower is None else f"{np.min(out.lower):.6g}"',
+        'low = f"{np.min(lower):.6g}"',
+        ("tests/review/test_review_29_witness.py::test_accuracy_not_reached_quotes_the_mechanisms_interval",),
+        "AccuracyNotReached's message quotes the dominating pairs' grid interval as certified: for "
+        "unattained pairs its lower end (0.4018) lies above the mechanism's exact value (0.37719)"),
 )

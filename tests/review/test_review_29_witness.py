@@ -14,6 +14,7 @@ pickle and spec round trips, and edge parameters where a scheme is another one e
 """
 import itertools
 import json
+import math
 import pickle
 
 import mpmath as mp
@@ -24,11 +25,13 @@ from batch_brute_force import (query_rr, allocation_law, allocation_worst, hocke
                                truncated_worst, with_replacement_worst)
 from dpaccount import (AccuracyNotReached, Composition, GaussianMechanism, LaplaceMechanism, PoissonSampling,
                        RandomizedResponse, specs)
-from dpaccount.mechanisms.discrete import ExponentialMechanism
+from dpaccount.mechanisms.discrete import ApproxDPMechanism, ExponentialMechanism
+from dpaccount.mechanisms.user_defined import DiscreteMechanism
 from dpaccount.pld.grids.accountant import PairComposition
 from dpaccount.pld.pairs.allocation_lower import SUPPORT
 from dpaccount.pld.pairs.subset_sampling import SubsetSampledPair
 from dpaccount.pld.profiles.attained import attained_compositions
+from dpaccount.queries import intervals
 from dpaccount.transformers.random_allocation import RandomAllocation
 from dpaccount.transformers.subset_sampling import SubsetSampling
 from dpaccount.transformers.truncated_poisson import TruncatedPoissonSampling
@@ -81,6 +84,35 @@ def test_allocation_witness_each_direction_against_datasets():
             assert order * (1 - 1e-6) <= got <= order * (1 + FLOAT), (direction, eps, got, order)
 
 
+def _epoch_delta(p_law, q_law, t, k, eps):
+    """max over both orders of δ(ε) of (E_I ⊗_i (P if i ∈ I else Q), Q^t), I a uniform
+    k-subset of the t steps: the epoch's exact pair where every step meets the base's
+    (P, Q) (a finite base: every outcome sequence enumerated)."""
+    subsets = list(itertools.combinations(range(t), k))
+    pl, ql = [], []
+    for o in itertools.product(range(len(p_law)), repeat=t):
+        ql.append(math.prod(q_law[i] for i in o))
+        pl.append(sum(math.prod(p_law[o[i]] if i in chosen else q_law[o[i]] for i in range(t))
+                      for chosen in subsets) / len(subsets))
+    pl, ql = np.array(pl), np.array(ql)
+    return max(hockey(pl, ql, eps), hockey(ql, pl, eps))
+
+
+@pytest.mark.parametrize("t,k", [(3, 2), (4, 3)])
+def test_allocation_witness_of_bases_with_infinite_losses(t, k):
+    """(ε, δ)-DP's pair (atoms at L = ±∞: the statistic's top label and label 0) and a
+    user's asymmetric finite pair, against the epoch's exact pair."""
+    e = math.exp(1.0)
+    bases = [(ApproxDPMechanism(1.0, 0.1), [0.1, 0.9 * e / (1 + e), 0.9 / (1 + e), 0.0],
+              [0.0, 0.9 / (1 + e), 0.9 * e / (1 + e), 0.1]),
+             (DiscreteMechanism([0.6, 0.3, 0.1, 0.0], [0.25, 0.3, 0.4, 0.05]), [0.6, 0.3, 0.1, 0.0],
+              [0.25, 0.3, 0.4, 0.05])]
+    for base, p_law, q_law in bases:
+        m = RandomAllocation()(base, t, selected=k)
+        for eps in (0.0, 0.5, 1.5, 3.0):
+            _check(m, _epoch_delta(p_law, q_law, t, k, eps), eps)
+
+
 # ------------------------------------------------------------------ truncated Poisson sampling
 
 
@@ -101,6 +133,36 @@ def test_truncated_witness_each_direction_against_datasets():
             ((pair, _),) = found.direction(direction)
             got = float(pair.delta(eps, upper=False))
             assert order * (1 - 1e-6) - 1e-15 <= got <= order * (1 + FLOAT), (direction, eps, got, order)
+
+
+def _epsilon(worst, delta):
+    """The brute force's ε(δ) bracketed by bisection: (lo, hi) with δ(hi) ≤ δ < δ(lo)."""
+    lo, hi = 0.0, 20.0
+    if worst(0.0) <= delta:
+        return 0.0, 0.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if worst(mid) <= delta else (mid, hi)
+    return lo, hi
+
+
+@pytest.mark.parametrize("scheme", ["truncated", "with-replacement"])
+def test_epsilon_lower_ends_against_datasets(scheme):
+    p = 0.8
+    if scheme == "truncated":
+        m = TruncatedPoissonSampling()(RandomizedResponse(p), 0.6, 4, 2)
+        worst = lambda e: max(truncated_worst(4, 0.6, 2, p, e))  # noqa: E731
+    else:
+        m = Composition()([SamplingWithReplacement()(RandomizedResponse(p, relation="replace-one"), 3, 1)], [2])
+        worst = lambda e: max(with_replacement_worst(3, 1, p, e, 2))  # noqa: E731
+    for delta in (0.01, 0.1):
+        lo, hi = _epsilon(worst, delta)
+        try:
+            b = m.get_approxDP_bounds(delta, accuracy=ACCURACY)
+        except AccuracyNotReached as err:
+            b = err.bounds
+        assert b.lower_of == "mechanism" and b.lower <= hi * (1 + FLOAT) and b.upper >= lo, (delta, b, lo, hi)
+        assert b.lower >= lo - 2 * ACCURACY * b.upper, (delta, b, lo)
 
 
 # ------------------------------------------------------------------ sampling with replacement
@@ -259,13 +321,26 @@ def test_sweep_against_datasets():
         m = Composition()([RandomAllocation()(RandomizedResponse(p), t, selected=k)], [epochs])
         for eps in (0.0, 0.5, 1.2):
             _check(m, max(allocation_worst(n, t, k, p, eps, epochs)), eps)
-    for (n, q, batch), steps in itertools.product([(5, 0.3, 1), (5, 0.8, 3), (6, 0.5, 2), (3, 0.05, 1),
-                                                   (3, 0.99, 2), (3, 0.5, 3)], (1, 2, 3)):
+    for (n, q, batch), steps in [((5, 0.3, 1), 1), ((5, 0.8, 3), 2), ((6, 0.5, 2), 1), ((3, 0.05, 1), 3),
+                                 ((3, 0.99, 2), 3), ((3, 0.5, 3), 2), ((4, 0.7, 2), 2)]:
         m = Composition()([TruncatedPoissonSampling()(RandomizedResponse(p), q, n, batch)], [steps])
         for eps in (0.0, 0.3, 0.8):
             _check(m, max(truncated_worst(n, q, batch, p, eps, steps)), eps)
-    for n, b, steps in [(4, 2, 2), (3, 2, 2), (6, 1, 3), (2, 2, 2)]:
+    for n, b, steps in [(3, 2, 2), (6, 1, 3), (2, 2, 2)]:
         m = Composition()([SamplingWithReplacement()(RandomizedResponse(p, relation="replace-one"), n, b)],
                           [steps])
         for eps in (0.0, 0.3, 0.8):
             _check(m, max(with_replacement_worst(n, b, p, eps, steps)), eps, attained=(b == 1))
+
+
+def test_accuracy_not_reached_quotes_the_mechanisms_interval(monkeypatch):
+    """The message of ``AccuracyNotReached`` quoted the *pairs'* grid interval as
+    "certified": for unattained pairs its lower end bounds only the pairs (here 0.4018
+    against the mechanism's exact 0.37719, which the brute force attains)."""
+    monkeypatch.setattr(intervals, "_ROUNDS", 0)  # (the first grid: cheap, and too coarse for 1e-6)
+    p, n, t, k, eps = 0.75, 3, 4, 2, 0.3
+    with pytest.raises(AccuracyNotReached) as err:
+        RandomAllocation()(RandomizedResponse(p), t, selected=k).get_approx_delta_bounds(eps, accuracy=1e-6)
+    worst = max(allocation_worst(n, t, k, p, eps))
+    quoted = float(str(err.value).split("[")[1].split(",")[0])
+    assert quoted == float(f"{err.value.bounds.lower:.6g}") and quoted <= worst * (1 + 1e-5), (str(err.value), worst)
