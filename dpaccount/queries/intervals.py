@@ -110,13 +110,15 @@ class IntervalQueries:
             met = _narrow(lower, upper, accuracy)
         upper = cap(upper)
         met = met | _narrow(lower, upper, accuracy)
-        if not np.all(met):
+        out = self._of_mechanism(lower, upper, method, step, values, query, accuracy, pick)
+        if not np.all(met):  # the message quotes the mechanism's interval, not the pairs' (their
+            # lower end bounds the mechanism only where they are attained)
+            low = "no lower end" if out.lower is None else f"{np.min(out.lower):.6g}"
             raise AccuracyNotReached(
-                f"certified interval [{np.min(lower):.6g}, {np.max(upper):.6g}] is still wider than the "
+                f"certified interval [{low}, {np.max(upper):.6g}] is still wider than the "
                 f"accuracy {accuracy!r} asked for at the finest grid tried (step {step:.3g}); the grid cap "
-                f"or the rounds ({_ROUNDS}) stop there",
-                self._of_mechanism(lower, upper, method, step, values, query, accuracy, pick))
-        return self._of_mechanism(lower, upper, method, step, values, query, accuracy, pick)
+                f"or the rounds ({_ROUNDS}) stop there", out)
+        return out
 
     def _pure_bounds(self, deltas, scalar, method, accuracy):
         """``get_approxDP_bounds`` where some δ are 0: there ``upper`` is the pure ε (as
