@@ -67,6 +67,7 @@ import math
 import numpy as np
 
 from ..grids.chernoff import descend, exponent, log_mgf, quantile
+from .allocation_tilt import refine
 from .discrete_pair import DiscretePair
 from ..grids.discretise import loss_range
 from ..grids.grid import PLDGrid
@@ -241,7 +242,8 @@ def sum_law(w, t, h, pessimistic):
         q = np.maximum(values + err, 0.0) * (scale ** t * (1 + (t + 4) * _U) if scale > 1 else 1.0)
     else:
         q = np.maximum(values - err - tail, 0.0)
-    return q, tail, big_w
+    # the far tails, where the noise bound err sets both ends: tilted transforms (allocation_tilt.py)
+    return refine(q, w, t, h, scale, pessimistic, _chernoff_tail), tail, big_w
 
 
 def size_biased_tail(w, t, h, level):
@@ -294,14 +296,15 @@ def epoch_pair(pair, t, h, n, cells, pessimistic):
     live = q > 0
     index, q, rel = index[live], q[live], rel[live]
     if pessimistic and tail:
-        # the Q-mass above the window as an outcome P_t never takes (loss −∞ here, +∞ in the
-        # add direction, where its true loss is below that of the top atom): no P-mass added
-        index, q, rel = np.append(index, 0.0), np.append(q, tail), np.append(rel, 0.0)
+        # the Q-mass above the window at the window's top W·h: each outcome s > W·h split into
+        # (its Q-mass at ratio W·h/t) and (P-mass q·(s − W·h)/t at +∞, in ``p_inf`` already) is a
+        # dominating pair (merging the two gives it back); the atom's Q-mass rounded up to
+        # ``tail`` at the same ratio only raises both δ's. (At ratio 0 it was an atom at +∞ in
+        # the add direction: δ_add ≥ TAIL per epoch, 10× that over 10 epochs, at δ ~ 1e-13.)
+        index, q, rel = np.append(index, float(big_w)), np.append(q, tail), np.append(rel, 0.0)
     with np.errstate(divide="ignore"):
         log_q = np.log(q)
         log_ratio = np.log(index * (h / t))  # i·h exact (an integer i, or a group's mean); /t ½ ulp
-    if pessimistic and tail:
-        log_ratio[-1] = -np.inf
     return ratio_pair(log_q, log_ratio, rel, p_inf, f"allocation(t={t},h={h!r},{'up' if pessimistic else 'low'})")
 
 
