@@ -67,6 +67,7 @@ import math
 import numpy as np
 
 from ..grids.chernoff import descend, exponent, log_mgf, quantile
+from .allocation_jump import cut_index, one_jump
 from .allocation_tilt import refine
 from .discrete_pair import DiscretePair
 from ..grids.discretise import loss_range
@@ -222,12 +223,14 @@ def _lower_hull(x, y):
 
 
 def sum_law(w, t, h, pessimistic):
-    """(Q-masses of S = Σ_t Y on [0, W·h] indices 0..W, bound on Q(S > W h), W) of the
-    lattice law w (t-fold, FFT with its noise bound): rounded up (pessimistic) or down."""
+    """(Q-masses of S = Σ_t Y on [0, W·h] indices 0..W, bound on Q(S > W h), W, the upper
+    law's atom of two large terms or None) of the lattice law w (t-fold, FFT with its noise
+    bound, its far tails by tilted transforms and its heavy top by one large term,
+    ``allocation_jump.py``): rounded up (pessimistic) or down."""
     total = float(w.sum()) * (1 + (len(w) + 2) * _U)
     scale = max(total, 1.0)
-    grid = PLDGrid(step=h, offset=0, probs=w / scale, p_inf=0.0)
-    items = [(grid, t)]
+    ws = w / scale
+    items = [(PLDGrid(step=h, offset=0, probs=ws, p_inf=0.0), t)]
     top = (len(w) - 1) * t
     level, _ = quantile(log_mgf(items), math.log(TAIL), 1.0)
     big_w = min(top, max(int(math.ceil(level / h)), 1), _WINDOW)
@@ -237,13 +240,28 @@ def sum_law(w, t, h, pessimistic):
         tail = TAIL * scale ** t * (1 + (t + 4) * _U)
     else:  # a heavy tail whose 1 − TAIL quantile lies beyond the cap: the bound at the cap
         tail = _chernoff_tail(items, big_w * h, scale ** t)
-    values, err, _, _ = fft(items, 0, big_w + 1)
-    if pessimistic:  # the aliased tail only adds; the division by ``scale`` undone, rounded up
-        q = np.maximum(values + err, 0.0) * (scale ** t * (1 + (t + 4) * _U) if scale > 1 else 1.0)
-    else:
-        q = np.maximum(values - err - tail, 0.0)
-    # the far tails, where the noise bound err sets both ends: tilted transforms (allocation_tilt.py)
-    return refine(q, w, t, h, scale, pessimistic, _chernoff_tail), tail, big_w
+    q = _bins(ws, t, h, big_w + 1, pessimistic, tail)
+    jump, cut = None, cut_index(ws, t, h)
+    if cut is not None and cut[0] <= big_w:  # the heavy top: one large term (allocation_jump.py)
+        c, pairs, p_mass = cut
+        both = _bins(np.where(np.arange(len(ws)) < c, ws, 0.0), t, h, big_w + 1, pessimistic, tail) \
+            + one_jump(ws, t, h, c, big_w + 1, pessimistic, _chernoff_tail)
+        q = np.minimum(q, both * (1 + 2 * _U)) if pessimistic else np.maximum(q, both * (1 - 2 * _U))
+        jump = (2 * c, pairs, p_mass)
+    if pessimistic and scale > 1:  # the division by ``scale`` undone, rounded up
+        factor = scale ** t * (1 + (t + 4) * _U)
+        q = q * factor
+        jump = jump and (jump[0], jump[1] * factor, jump[2] * factor)
+    return q, tail, big_w, jump if pessimistic else None
+
+
+def _bins(ws, t, h, n, pessimistic, tail):
+    """The t-fold law of ``ws`` (total ≤ 1) on bins 0 … n − 1, rounded up or down (less
+    ``tail``, a bound on its mass above them, which aliasing may add to any bin); the far
+    tails refined by tilted transforms (``allocation_tilt.py``)."""
+    values, err, _, _ = fft([(PLDGrid(step=h, offset=0, probs=ws, p_inf=0.0), t)], 0, n)
+    q = np.maximum(values + err, 0.0) if pessimistic else np.maximum(values - err - tail, 0.0)
+    return refine(q, ws, t, h, 1.0, pessimistic, _chernoff_tail)
 
 
 def size_biased_tail(w, t, h, level):
@@ -284,9 +302,11 @@ def epoch_pair(pair, t, h, n, cells, pessimistic):
     """One epoch's remove-direction pair (``DiscretePair``): atoms s = i·h with Q-mass q_i
     and P-mass q_i·s/t, plus P(L = ∞); the upper (spread) or lower (minorant) version."""
     w, p_inf = spread_law(pair, np.arange(n + 1) * h, cells) if pessimistic else minorant_law(pair, h, n, cells)
-    q, tail, big_w = sum_law(w, t, h, pessimistic)
+    q, tail, big_w, jump = sum_law(w, t, h, pessimistic)
     if pessimistic and tail:  # the P-mass above the window to +∞
         p_inf = min(1.0, (p_inf + size_biased_tail(w, t, h, big_w * h)) * (1 + 4 * _U))
+    if jump:  # two large terms or more (allocation_jump.py): their P-mass beyond ratio 2c·h/t to +∞
+        p_inf = min(1.0, (p_inf + jump[2]) * (1 + 4 * _U))
     # groups narrow against the spread of the loss (sd of S/S̄: the loss's, to first order),
     # whose second-order error they otherwise set
     i = np.arange(len(q), dtype=float)
@@ -302,6 +322,8 @@ def epoch_pair(pair, t, h, n, cells, pessimistic):
         # ``tail`` at the same ratio only raises both δ's. (At ratio 0 it was an atom at +∞ in
         # the add direction: δ_add ≥ TAIL per epoch, 10× that over 10 epochs, at δ ~ 1e-13.)
         index, q, rel = np.append(index, float(big_w)), np.append(q, tail), np.append(rel, 0.0)
+    if jump:  # and their Q-mass at ratio 2c·h/t, below every outcome of theirs (the same split)
+        index, q, rel = np.append(index, float(jump[0])), np.append(q, jump[1]), np.append(rel, 0.0)
     with np.errstate(divide="ignore"):
         log_q = np.log(q)
         log_ratio = np.log(index * (h / t))  # i·h exact (an integer i, or a group's mean); /t ½ ulp
