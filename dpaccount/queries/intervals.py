@@ -113,8 +113,9 @@ class IntervalQueries:
         if not np.all(met):
             raise AccuracyNotReached(
                 f"certified interval [{np.min(lower):.6g}, {np.max(upper):.6g}] is still wider than the "
-                f"accuracy {accuracy!r} asked for at the finest grid tried (step {step:.3g}); the grid cap "
-                f"or the rounds ({_ROUNDS}) stop there",
+                f"accuracy {accuracy!r} asked for at the finest grid tried (step {step:.3g}); the grid cap, "
+                f"the rounds ({_ROUNDS}) or a round that barely narrowed it (the rest is the pairs' own "
+                f"width, which no finer grid removes) stop there",
                 self._of_mechanism(lower, upper, method, step, values, query, accuracy, pick))
         return self._of_mechanism(lower, upper, method, step, values, query, accuracy, pick)
 

@@ -580,4 +580,18 @@ BUGS = (
         ("tests/pld/test_frame_undo.py::test_a_lattice_on_the_grid_stays_on_it",),
         "the frame's step shrunk to divide its total shift though a finite pair's lattice was on the grid: "
         "its atoms fall between points and the lower end loses first order (2 % of δ at every step)"),
+    Bug("allocation-tilt-untilted-the-wrong-way", PLD + "pairs/allocation_tilt.py",
+        "untilt(values, err, log_scale, log_pad, lam, h, 0, pessimistic, outside)",
+        "untilt(values, err, log_scale, log_pad, -lam, h, 0, pessimistic, outside)",
+        ("tests/pld/test_allocation_tails.py::test_the_law_of_s_brackets_exact_convolution_in_its_far_tails",),
+        "an epoch's tilted transform of S untilted by e^{+λs}: its bins off by e^{2λs}, both ends"),
+    Bug("allocation-tilt-upper-keeps-the-larger", PLD + "pairs/allocation_tilt.py",
+        "np.minimum(q, probs * back, out=q)", "np.maximum(q, probs * back, out=q)",
+        ("tests/pld/test_allocation_tails.py::test_the_law_of_s_brackets_exact_convolution_in_its_far_tails",),
+        "the upper law of S keeps the larger of its bounds bin by bin: the untilted noise stays in the far tails"),
+    Bug("allocation-jump-not-times-t", PLD + "pairs/allocation_jump.py",
+        "return np.maximum(values + err, 0.0) * (t * p_up", "return np.maximum(values + err, 0.0) * (p_up",
+        ("tests/pld/test_allocation_tails.py::test_the_law_of_s_brackets_exact_convolution_in_its_far_tails",
+         "tests/pld/test_allocation_tails.py::test_two_steps_far_remove_tail_against_mpmath"),
+        "the one-large-term part of S's upper law not multiplied by t (any of the t terms may be the large one)"),
 )
