@@ -68,6 +68,7 @@ def one_jump(ws, t, h, c, n, pessimistic, tail_bound):
     size = n if pessimistic else n + len(ws)
     values, err, _, _ = fft(items, 0, size)
     values = values[:n]
+    values[:c] = -err  # exactly 0 below c (b's support starts there): not its noise bound
     if pessimistic:  # b/p_up is below b/p by ≤ (len + 6)u: undone, with t·p_up, rounded up
         return np.maximum(values + err, 0.0) * (t * p_up * (1 + (len(b) + 8) * _U))
     aliased = tail_bound(items, (size - 1) * h, 1.0)

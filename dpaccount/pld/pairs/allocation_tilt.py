@@ -36,7 +36,7 @@ from ..grids.transform import fft, untilt
 _U = np.finfo(float).eps
 _FIRST = 1e-5    # the Chernoff quantile of S the first tilt of each sign centres its law at
 _SPACING = 8.0   # standard deviations of a tilted law between its centre and the next tilt's
-_MOST = 12       # tilts of each sign at most
+_MOST = 6        # tilts of each sign at most
 _TILTED_TAIL = 1e-20             # a lower bound's tilted mass beyond its window
 _REACH = 4                       # a tilted window's length at most this many untilted ones
 

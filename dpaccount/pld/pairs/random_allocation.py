@@ -240,9 +240,11 @@ def sum_law(w, t, h, pessimistic):
         tail = TAIL * scale ** t * (1 + (t + 4) * _U)
     else:  # a heavy tail whose 1 − TAIL quantile lies beyond the cap: the bound at the cap
         tail = _chernoff_tail(items, big_w * h, scale ** t)
-    q = _bins(ws, t, h, big_w + 1, pessimistic, tail)
     jump, cut = None, cut_index(ws, t, h)
-    if cut is not None and cut[0] <= big_w:  # the heavy top: one large term (allocation_jump.py)
+    split = cut is not None and cut[0] <= big_w
+    # (with the split, S's law below c is a^{*t}'s, whose tilts the split runs: none here)
+    q = _bins(ws, t, h, big_w + 1, pessimistic, tail, tilted=not split)
+    if split:  # the heavy top: one large term (allocation_jump.py)
         c, pairs, p_mass = cut
         both = _bins(np.where(np.arange(len(ws)) < c, ws, 0.0), t, h, big_w + 1, pessimistic, tail) \
             + one_jump(ws, t, h, c, big_w + 1, pessimistic, _chernoff_tail)
@@ -255,13 +257,13 @@ def sum_law(w, t, h, pessimistic):
     return q, tail, big_w, jump if pessimistic else None
 
 
-def _bins(ws, t, h, n, pessimistic, tail):
+def _bins(ws, t, h, n, pessimistic, tail, tilted=True):
     """The t-fold law of ``ws`` (total ≤ 1) on bins 0 … n − 1, rounded up or down (less
     ``tail``, a bound on its mass above them, which aliasing may add to any bin); the far
-    tails refined by tilted transforms (``allocation_tilt.py``)."""
+    tails refined by tilted transforms (``allocation_tilt.py``) where ``tilted``."""
     values, err, _, _ = fft([(PLDGrid(step=h, offset=0, probs=ws, p_inf=0.0), t)], 0, n)
     q = np.maximum(values + err, 0.0) if pessimistic else np.maximum(values - err - tail, 0.0)
-    return refine(q, ws, t, h, 1.0, pessimistic, _chernoff_tail)
+    return refine(q, ws, t, h, 1.0, pessimistic, _chernoff_tail) if tilted else q
 
 
 def size_biased_tail(w, t, h, level):
