@@ -16,6 +16,7 @@ from dpaccount import Composition, GaussianMechanism, RandomAllocation
 from dpaccount.pld.grids.discretise import loss_range
 from dpaccount.pld.pairs import random_allocation as ra
 from dpaccount.pld.pairs.allocation_jump import cut_index
+from dpaccount.pld.pairs.allocation_sum import sum_law
 
 
 def _lognormal_law(mu, h, n):
@@ -35,7 +36,7 @@ def test_the_law_of_s_brackets_exact_convolution_in_its_far_tails():
     ~1e-16 of the peak in every bin, left 5e2 there and 3 at 1e-15)."""
     w, t, h = _lognormal_law(1 / 0.9, 1 / 16, 4000), 4, 1 / 16
     assert cut_index(w, t, h) is not None  # the one-large-term split runs
-    up, low = ra.sum_law(w, t, h, True)[0], ra.sum_law(w, t, h, False)[0]
+    up, low = sum_law(w, t, h, True)[0], sum_law(w, t, h, False)[0]
     exact = w
     for _ in range(t - 1):
         exact = np.convolve(exact, w)
