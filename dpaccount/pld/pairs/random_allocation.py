@@ -69,7 +69,7 @@ import math
 
 import numpy as np
 
-from .allocation_sum import TAIL, size_biased_tail, sum_law
+from .allocation_sum import DEEP, TAIL, size_biased_tail, sum_law
 from .discrete_pair import DiscretePair
 from ..grids.discretise import loss_range
 from .base import DominatingPair, stacked_masses
@@ -359,6 +359,9 @@ def allocation_pair(pair, steps, rho=1e-4):
         top = max(min(_POINTS * h - steps, _CELLS * h), math.exp(min(loss_range(pair, _LOOSE_TAIL)[1], 700.0)))
         coarse = 2.0 ** math.ceil(math.log2(max((steps + top) / _POINTS, top / _CELLS)))
         h = h if coarse <= h and steps >= _MANY else 0.0
+    else:  # the lattice as deep as DEEP where that fits the caps (the choice above made at TAIL)
+        deep = math.exp(min(loss_range(pair, DEEP)[1], 700.0))
+        top = max(top, min(deep, _CELLS * h, _POINTS * h - steps))
     if not h or _zero_floor(pair, h, steps) > TAIL:
         from .allocation_geometric import geometric_epoch_pairs
         return AllocationPair(*geometric_epoch_pairs(pair, steps), key, tight=pair.tight)
