@@ -138,6 +138,10 @@ def with_replacement():
           f"{bounds.upper:.5f}]")
     print(f"  SubsetSampling at γ={gamma:.6g}  {sub:.4f}   (x at most once: a lower reference, not a bound)")
     print(f"  SubsetSampling at b/n       {sub_b:.4f}")
+    fresh = dpa.Composition()([dpa.SamplingWithReplacement()(g, N, b)], [T])  # nothing cached
+    mech, took = timed(lambda: fresh.get_approxDP_bounds(DELTA))
+    print(f"  of the mechanism            [{mech.lower:.4f}, {mech.upper:.4f}]   (get_approxDP_bounds: the lower "
+          f"end the zero-gradient instance's; {took:.2f} s)")
     try:
         import numpy as np
         from dp_accounting.pld import privacy_loss_distribution as plm

@@ -9,19 +9,27 @@ subset-sampling construction at rate γ = P(K ≥ 1) on their mixture). The
 assumption, stated: the base is a replace-one mechanism on the *list* of b
 draws (a record drawn twice counts twice: a sum of clipped gradients moves
 by ≤ kΔ for k copies). With ``batch_size=1`` this is ``SubsetSampling`` at
-rate 1/n. Lower ends (``*_bounds``) for a Gaussian base: the instance where x adds Δ
-per copy and the others 0 (``copies_witness``); other bases have none for b > 1. No RDP rule; no add/remove version (the batch has a fixed size, and
-the relation between batches of datasets of different sizes is not analysed).
+rate 1/n. Lower ends (``*_bounds``) for additive-noise bases on a sum (Gaussian,
+Laplace, discrete Laplace, discrete Gaussian; natively replace-one or ``ToReplaceOne``
+of one): the instance where x adds W per copy and the others 0 (``copies_witness``,
+``pld/pairs/copies_noise.py``); other bases have none for b > 1 (their lower end is
+absent, with the reason). No RDP rule; no add/remove version (the batch has a fixed
+size, and the relation between batches of datasets of different sizes is not analysed).
 """
+import functools
+
 from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
 from ..pld.grids.accountant import PairComposition
 from ..pld.pairs.subset_sampling import replace_one_pair
-from ..pld.pairs.with_replacement import with_replacement_pair
-from ..relations import REPLACE_ONE, require_relation
+from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
+from ..mechanisms.standard import GaussianMechanism, GDPMechanism, LaplaceMechanism
+from ..pld.pairs.copies_noise import discrete_gaussian_copies_pair, gaussian_copies_pair, laplace_copies_pair
+from ..pld.pairs.with_replacement import copies_probs, copies_witness, with_replacement_pair
+from ..relations import ADD_REMOVE, REPLACE_ONE, require_relation
 from .base import Transformer, check_mechanism
-from .group_privacy import GroupPrivacy
+from .group_privacy import GroupMechanism, GroupPrivacy
 from .poisson_sampling import sampled_params
 
 
@@ -52,14 +60,56 @@ class WithReplacementSampledMechanism(Mechanism):
         if self.base.optional("pairs") is None:
             return None
         try:
-            base = self.base.pairs
-            mu = base.gaussian_mu if base.tight else None  # the witness's instance: a Gaussian sum
-            pair = with_replacement_pair(self._group_pair, self.dataset_size, self.batch_size, mu)
+            pair = with_replacement_pair(self._group_pair, self.dataset_size, self.batch_size, self._witness())
         except RepresentationUnavailable as exc:
             raise RepresentationUnavailable(
                 f"sampling with replacement needs the base's k-fold replace-one pairs (a record drawn k "
                 f"times), and {self.base.name} has none: {exc}") from exc
         return PairComposition.single(pair, pair)
+
+    def _witness(self):
+        """``witness(n, b)``, the pair of the instance "x adds W per copy, the others 0" of an
+        additive-noise base (``pld/pairs/copies_noise.py``), or None where none is known."""
+        found = _noise_and_width(self.base)
+        if found is not None:
+            return functools.partial(_noise_witness, *found)
+        base = self.base.pairs
+        if base.tight and base.gaussian_mu is not None:  # another Gaussian sum: its pair's μ
+            return functools.partial(copies_witness, base.gaussian_mu)
+        return None
+
+
+def _noise_and_width(mech):
+    """(kind, noise scale, W) where ``mech`` adds Gaussian, Laplace, discrete Laplace or
+    discrete Gaussian noise to a sum whose replace-one sensitivity is W: the noise mechanism itself
+    under replace-one (W its sensitivity), or ``ToReplaceOne`` of it (W = 2Δ, exact in
+    floats: the instance's g ∈ [−Δ, Δ]); else None."""
+    factor = 1
+    if isinstance(mech, GroupMechanism):
+        if not (mech.k == 2 and mech.relation == REPLACE_ONE and mech.base.relation == ADD_REMOVE):
+            return None
+        mech, factor = mech.base, 2
+    kind = type(mech)
+    if kind is GDPMechanism:
+        return "gaussian", 1.0, factor * mech.mu
+    if kind is GaussianMechanism:
+        return "gaussian", mech.sigma, factor * mech.sensitivity
+    if kind is LaplaceMechanism:
+        return "laplace", mech.b, factor * mech.sensitivity
+    if kind is DiscreteLaplaceMechanism:
+        return "discrete-laplace", mech.t, factor * mech.sensitivity
+    if kind is DiscreteGaussianMechanism:
+        return "discrete-gaussian", mech.sigma, factor * mech.sensitivity
+    return None
+
+
+def _noise_witness(kind, scale, width, n, b):
+    ks, ws = copies_probs(n, b)
+    if kind == "gaussian":
+        return gaussian_copies_pair(scale, width, ks, ws)
+    if kind == "discrete-gaussian":
+        return discrete_gaussian_copies_pair(scale, width, ks, ws)
+    return laplace_copies_pair(scale, width, ks, ws, discrete=kind == "discrete-laplace")
 
 
 class SamplingWithReplacement(Transformer):

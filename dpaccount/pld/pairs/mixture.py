@@ -28,6 +28,7 @@ import numpy as np
 from .base import DominatingPair, stacked_masses
 
 _U = np.finfo(float).eps
+_BATCH = 1 << 20  # edges per vectorised call of the components' cells (~8 MB an array)
 
 
 class MixturePair(DominatingPair):
@@ -78,8 +79,15 @@ class MixturePair(DominatingPair):
         """Σ_i w_i × component i's cells; errors: theirs, weighted, and the sum's rounding."""
         e = np.asarray(edges, dtype=float)
         out = np.zeros((4 if errors else 2, len(e) + 1))
-        for w, p in self._comps:
-            out += w * np.array(stacked_masses([p], e, [len(e)], errors))
+        # the components' cells a few at a time (one class's pairs are vectorised together;
+        # ≤ ``_BATCH`` edges a call: memory), summed in the components' order, as one call each would
+        per = max(1, _BATCH // max(len(e), 1))
+        for start in range(0, len(self._comps), per):
+            comps = self._comps[start:start + per]
+            cells = np.array(stacked_masses([p for _, p in comps], np.tile(e, len(comps)), [len(e)] * len(comps),
+                                            errors))
+            for i, (w, _) in enumerate(comps):
+                out += w * cells[:, i * (len(e) + 1):(i + 1) * (len(e) + 1)]
         if errors:
             out[2:] += self._round * out[:2]
         return tuple(out)

@@ -34,6 +34,15 @@ special = lazy("scipy.special")
 _TINY = 1e-300  # the support's bracket: the laws' 1e-300 quantiles, as MonotoneLossPair takes them
 
 
+def logsumexp_rows(terms):
+    """log Σ_rows e^{terms} per column, the largest term out (as scipy's ``logsumexp``,
+    without its generality: 3–4× faster on a few rows); −inf where every term is."""
+    top = terms.max(axis=0)
+    shift = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return shift + np.log(np.exp(terms - shift).sum(axis=0))
+
+
 class GaussianMixtureLaw:
     """Σᵢ pᵢ N(cᵢ, σ²) with the methods ``MonotoneLossPair`` asks of a law."""
 
@@ -46,7 +55,7 @@ class GaussianMixtureLaw:
         return ("gaussian-mixture", self.sigma, tuple(self.centers), tuple(self.log_probs))
 
     def _lse(self, terms):
-        return special.logsumexp(terms + self.log_probs[:, None], axis=0)
+        return logsumexp_rows(terms + self.log_probs[:, None])
 
     def _z(self, x):
         return (np.atleast_1d(np.asarray(x, dtype=float))[None, :] - self.centers[:, None]) / self.sigma
@@ -81,11 +90,35 @@ class MixtureOfGaussiansPair(MonotoneLossPair):
         self._log_probs = np.log(np.asarray(probs, dtype=float))
         super().__init__(GaussianMixtureLaw(sigma, centers, probs), GaussianMixtureLaw(sigma, [0.0], [1.0]))
 
+    def _terms(self, x):
+        """log pᵢ + (cᵢx − cᵢ²/2)/σ², one row per component (x finite)."""
+        return ((self._centers[:, None] * x[None, :] - 0.5 * self._centers[:, None] ** 2) / self._sigma2
+                + self._log_probs[:, None])
+
     def _loss(self, x):
-        # ℓ(x) directly (not log p − log q, whose two −x²/2σ² cancel with ulps of x²/σ² lost)
+        # ℓ(x) directly (not log p − log q, whose two −x²/2σ² cancel with ulps of x²/σ² lost);
         x = np.asarray(x, dtype=float)
-        terms = (self._centers[:, None] * x.ravel()[None, :] - 0.5 * self._centers[:, None] ** 2) / self._sigma2
-        return special.logsumexp(terms + self._log_probs[:, None], axis=0).reshape(x.shape)
+        return logsumexp_rows(self._terms(x.ravel())).reshape(x.shape)
+
+    def _root_guess(self, e):
+        """Newton's steps on ℓ(x) = e from x₀ = minᵢ xᵢ (cᵢ > 0), xᵢ where the i-th term alone
+        is e: ℓ(x₀) ≥ e, and ℓ is convex and increasing (a log-sum-exp of increasing affine
+        functions), so the steps fall monotonically to the root; ``_roots`` checks the result."""
+        pos = self._centers > 0
+        c, lp = self._centers[pos, None], self._log_probs[pos, None]
+        x = np.min((e[None, :] - lp + 0.5 * c * c / self._sigma2) * self._sigma2 / c, axis=0)
+        x = np.clip(x, self._lo, self._hi)
+        for _ in range(12):
+            terms = self._terms(x)
+            top = terms.max(axis=0)
+            weights = np.exp(terms - top)
+            total = weights.sum(axis=0)
+            slope = (weights * self._centers[:, None]).sum(axis=0) / (total * self._sigma2)
+            step = (top + np.log(total) - e) / slope
+            x = x - step
+            if np.all(np.abs(step) <= 1e-14 * (1.0 + np.abs(x))):
+                break
+        return x
 
     def key(self):
         return ("mixture-of-gaussians", self._p.key())

@@ -21,8 +21,9 @@ The witnesses used (each transformer's docstring proves its instance):
   only "x is in the final batch" matters: Poisson sampling of the base at the
   inclusion probability q' (``truncated_poisson.inclusion_bounds``);
 * sampling with replacement of a Gaussian sum: x adds Δ per copy, its
-  replacement and the others add 0: Σ_k P(K = k) N(kμ, 1) against N(0, 1)
-  (``with_replacement.copies_witness``).
+  replacement and the others add 0: Σ_k P(K = k) N(kΔ, σ²) against N(0, σ²)
+  (``copies_noise.gaussian_copies_pair``); of a Laplace, discrete Laplace or discrete
+  Gaussian sum: the same instance, binned and lumped (``copies_noise.py``).
 """
 import functools
 

@@ -326,16 +326,36 @@ class MonotoneLossPair(DominatingPair):
     def _loss(self, x):
         return np.asarray(self._p.logpdf(x), dtype=float) - np.asarray(self._q.logpdf(x), dtype=float)
 
+    def _root_guess(self, e):
+        """Approximate roots of ℓ(x) = e (a subclass's Newton steps), or None: only ever
+        a start, checked before use (``_roots``)."""
+        return None
+
     def _roots(self, edges):
-        """x_e ≤ the true root for each edge (−inf below ℓ(x_lo), x_hi above ℓ(x_hi))."""
+        """x_e ≤ the true root for each edge (−inf below ℓ(x_lo), x_hi above ℓ(x_hi)).
+        Bisection of [x_lo, x_hi] to adjacent floats; where ``_root_guess`` gives x̂ with
+        ℓ(x̂ − η) ≤ e < ℓ(x̂ + η) (η = 1e-12(1 + |x̂|), checked), from that bracket instead
+        (the same invariant, ~13 halvings instead of ~60); edges outside [ℓ(x_lo), ℓ(x_hi))
+        (answered without a root) and those already down to adjacent floats are left out."""
         e = np.asarray(edges, dtype=float)
         lo, hi = np.full(e.shape, self._lo), np.full(e.shape, self._hi)
+        inside = ~((e < self._lmin) | (e >= self._lmax))  # (a NaN edge bisected, as it always was)
+        lo[~inside] = hi[~inside]  # no root sought: the answer below does not read it
+        guess = self._root_guess(e[inside]) if inside.any() else None
+        if guess is not None:
+            pad = 1e-12 * (1.0 + np.abs(guess))
+            a, b = np.maximum(guess - pad, self._lo), np.minimum(guess + pad, self._hi)
+            with np.errstate(invalid="ignore"):
+                ok = np.isfinite(guess) & (self._loss(a) <= e[inside]) & (self._loss(b) > e[inside])
+            lo[inside] = np.where(ok, a, lo[inside])
+            hi[inside] = np.where(ok, b, hi[inside])
         for _ in range(200):  # invariant: ℓ(lo) ≤ e < ℓ(hi) where bracketed
             mid = 0.5 * (lo + hi)
-            if np.all((mid == lo) | (mid == hi)):
+            idx = np.nonzero((mid != lo) & (mid != hi))[0]
+            if not len(idx):
                 break
-            up = self._loss(mid) <= e
-            lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+            up = self._loss(mid[idx]) <= e[idx]
+            lo[idx], hi[idx] = np.where(up, mid[idx], lo[idx]), np.where(up, hi[idx], mid[idx])
         return np.where(e < self._lmin, -np.inf, np.where(e >= self._lmax, self._hi, lo))
 
     def _cells(self, dist, xs, errors=False):
