@@ -604,4 +604,18 @@ BUGS = (
         ("tests/review/test_review_29_witness.py::test_accuracy_not_reached_quotes_the_mechanisms_interval",),
         "AccuracyNotReached's message quotes the dominating pairs' grid interval as certified: for "
         "unattained pairs its lower end (0.4018) lies above the mechanism's exact value (0.37719)"),
+    Bug("allocation-tilt-untilted-the-wrong-way", PLD + "pairs/allocation_tilt.py",
+        "untilt(values, err, log_scale, log_pad, lam, h, 0, pessimistic, outside)",
+        "untilt(values, err, log_scale, log_pad, -lam, h, 0, pessimistic, outside)",
+        ("tests/pld/test_allocation_tails.py::test_the_law_of_s_brackets_exact_convolution_in_its_far_tails",),
+        "an epoch's tilted transform of S untilted by e^{+λs}: its bins off by e^{2λs}, both ends"),
+    Bug("allocation-tilt-upper-keeps-the-larger", PLD + "pairs/allocation_tilt.py",
+        "np.minimum(q, probs * back, out=q)", "np.maximum(q, probs * back, out=q)",
+        ("tests/pld/test_allocation_tails.py::test_the_law_of_s_brackets_exact_convolution_in_its_far_tails",),
+        "the upper law of S keeps the larger of its bounds bin by bin: the untilted noise stays in the far tails"),
+    Bug("allocation-jump-not-times-t", PLD + "pairs/allocation_jump.py",
+        "return np.maximum(values + err, 0.0) * (t * p_up", "return np.maximum(values + err, 0.0) * (p_up",
+        ("tests/pld/test_allocation_tails.py::test_the_law_of_s_brackets_exact_convolution_in_its_far_tails",
+         "tests/pld/test_allocation_tails.py::test_two_steps_far_remove_tail_against_mpmath"),
+        "the one-large-term part of S's upper law not multiplied by t (any of the t terms may be the large one)"),
 )

@@ -40,14 +40,17 @@ p'' ≤ p, total mass ≤ 1: Y'' is below Y in the increasing *and* the
 decreasing convex order, so both δ's of its allocation are below the exact
 ones (second order in h, as the spread). Masses are rounded down.
 
-**The law of S.** S' = Σ Y'_i is the t-fold convolution on the lattice (FFT,
+**The law of S** (``allocation_sum.py``). S' = Σ Y'_i is the t-fold convolution on the lattice (FFT,
 with its per-bin noise bound, ``transform.fft``) on a window [0, W·h], W set
 by a Chernoff quantile (``chernoff.quantile``): the Q-mass above it goes to
 the top atom (upper; lowers the add loss, raises nothing) or is dropped
 (lower), the P-mass above it — E_Q[S/t; S > W h], a Chernoff bound of the
 size-biased law (Y'_1 under P, the others under Q) — to +∞ (upper). The
 upper bins take the noise bound up, the lower ones down (and the aliased
-tail off). An epoch is then a finite pair (``DiscretePair``): atoms s with
+tail off). The far tails, where that noise bound (~1e-16 of the peak in every bin) would
+set both ends, come from tilted transforms (``allocation_tilt.py``), and the heavy top of a
+log-normal ratio from one large term (``allocation_jump.py``), each bin the better of its
+bounds. An epoch is then a finite pair (``DiscretePair``): atoms s with
 Q-mass q(s) and P-mass q(s)·s/t; it composes with everything else.
 
 **Where the linear lattice fails.** A heavy-tailed Y (a Gaussian with σ ≲ 0.7: its
@@ -66,19 +69,15 @@ import math
 
 import numpy as np
 
-from ..grids.chernoff import descend, exponent, log_mgf, quantile
+from .allocation_sum import DEEP, TAIL, size_biased_tail, sum_law
 from .discrete_pair import DiscretePair
 from ..grids.discretise import loss_range
-from ..grids.grid import PLDGrid
 from .base import DominatingPair, stacked_masses
-from ..grids.transform import fft
 
 _U = np.finfo(float).eps
 _SLIVER = 1e-12  # relative mass dropped from the lower law against the hull's rounding
-TAIL = 1e-14     # tail of the base's loss beyond the lattice, and of S beyond its window
 _GROUP = 3e-4        # width in log s of the groups an epoch's atoms are merged into (``coarsen``)
 _POINTS = 2 ** 21    # lattice points of S's window planned for (an FFT of 2^21 reals: ~0.2 s)
-_WINDOW = 2 ** 22    # the largest window of S (beyond: its Chernoff tail at the cap)
 _CELLS = 2 ** 19     # lattice points of Y (each cell's masses with error bounds: ~3 µs)
 _LOOSE_TAIL = 1e-10  # the P-tail of the loss a heavy-tailed base may leave off its linear lattice
 _MANY = 512          # steps from which a heavy-tailed base stays on the cut linear lattice
@@ -220,71 +219,15 @@ def _lower_hull(x, y):
     return keep[np.array(hull)]
 
 
-def sum_law(w, t, h, pessimistic):
-    """(Q-masses of S = Σ_t Y on [0, W·h] indices 0..W, bound on Q(S > W h), W) of the
-    lattice law w (t-fold, FFT with its noise bound): rounded up (pessimistic) or down."""
-    total = float(w.sum()) * (1 + (len(w) + 2) * _U)
-    scale = max(total, 1.0)
-    grid = PLDGrid(step=h, offset=0, probs=w / scale, p_inf=0.0)
-    items = [(grid, t)]
-    top = (len(w) - 1) * t
-    level, _ = quantile(log_mgf(items), math.log(TAIL), 1.0)
-    big_w = min(top, max(int(math.ceil(level / h)), 1), _WINDOW)
-    if big_w >= top:
-        tail = 0.0
-    elif big_w * h >= level:
-        tail = TAIL * scale ** t * (1 + (t + 4) * _U)
-    else:  # a heavy tail whose 1 − TAIL quantile lies beyond the cap: the bound at the cap
-        tail = _chernoff_tail(items, big_w * h, scale ** t)
-    values, err, _, _ = fft(items, 0, big_w + 1)
-    if pessimistic:  # the aliased tail only adds; the division by ``scale`` undone, rounded up
-        q = np.maximum(values + err, 0.0) * (scale ** t * (1 + (t + 4) * _U) if scale > 1 else 1.0)
-    else:
-        q = np.maximum(values - err - tail, 0.0)
-    return q, tail, big_w
-
-
-def size_biased_tail(w, t, h, level):
-    """A Chernoff bound on E_Q[S/t; S > level] = P(Y_1^P + Y_2 + … + Y_t > level), Y^P the
-    size-biased law (masses a_j w_j, a_j = j·h; ``level`` a value of S), both laws
-    divided by ``scale`` ≥ their totals (the bound multiplied back by scale^t, rounded up)."""
-    j = np.arange(len(w), dtype=float)
-    scale = max(float(w.sum()) * (1 + (len(w) + 2) * _U), float((j * h * w).sum()) * (1 + (len(w) + 2) * _U), 1.0)
-    items = [(PLDGrid(step=h, offset=0, probs=(j * h) * w / scale, p_inf=0.0), 1),
-             (PLDGrid(step=h, offset=0, probs=w / scale, p_inf=0.0), t - 1)]
-    return _chernoff_tail(items, level, scale ** t)
-
-
-def _chernoff_tail(items, level, factor):
-    """P(S > level) of the sum of the items' laws (lattice masses, counts), times ``factor``
-    (a normalisation undone), rounded up: the least over cuts x of
-
-        Σ_i k_i·P_i(Y > x) + min_λ exp(K_x(λ) − λ·level),
-
-    K_x the log-MGF of the laws cut at x (sub-probabilities: the event that no term exceeds
-    x; ``chernoff.exponent``). Without a cut (x = ∞) this is Chernoff's bound, useless for a
-    heavy tail (a log-normal likelihood ratio), where one large term carries the tail."""
-    step = items[0][0].step
-    size = max(len(g.probs) for g, _ in items)
-    cuts = {size} | {int(c) for c in np.geomspace(8, size, 12) if c < size}
-    best = 1.0
-    for cut in sorted(cuts):
-        above = sum(k * float(g.probs[cut:].sum()) * (1 + (len(g.probs) + 2) * _U) for g, k in items)
-        if above >= best:
-            continue
-        cut_items = [(PLDGrid(step=step, offset=0, probs=g.probs[:cut], p_inf=0.0), k) for g, k in items]
-        value = descend(exponent(log_mgf(cut_items), level), 1.0 / max(level, 1.0), tol=1e-3)[0]
-        best = min(best, (above + math.exp(min(value, 0.0))) * (1 + 4 * _U))
-    return min(1.0, best * factor * (1 + 16 * _U))
-
-
 def epoch_pair(pair, t, h, n, cells, pessimistic):
     """One epoch's remove-direction pair (``DiscretePair``): atoms s = i·h with Q-mass q_i
     and P-mass q_i·s/t, plus P(L = ∞); the upper (spread) or lower (minorant) version."""
     w, p_inf = spread_law(pair, np.arange(n + 1) * h, cells) if pessimistic else minorant_law(pair, h, n, cells)
-    q, tail, big_w = sum_law(w, t, h, pessimistic)
+    q, tail, big_w, jump = sum_law(w, t, h, pessimistic)
     if pessimistic and tail:  # the P-mass above the window to +∞
         p_inf = min(1.0, (p_inf + size_biased_tail(w, t, h, big_w * h)) * (1 + 4 * _U))
+    if jump:  # two large terms or more (allocation_jump.py): their P-mass beyond ratio 2c·h/t to +∞
+        p_inf = min(1.0, (p_inf + jump[2]) * (1 + 4 * _U))
     # groups narrow against the spread of the loss (sd of S/S̄: the loss's, to first order),
     # whose second-order error they otherwise set
     i = np.arange(len(q), dtype=float)
@@ -294,14 +237,17 @@ def epoch_pair(pair, t, h, n, cells, pessimistic):
     live = q > 0
     index, q, rel = index[live], q[live], rel[live]
     if pessimistic and tail:
-        # the Q-mass above the window as an outcome P_t never takes (loss −∞ here, +∞ in the
-        # add direction, where its true loss is below that of the top atom): no P-mass added
-        index, q, rel = np.append(index, 0.0), np.append(q, tail), np.append(rel, 0.0)
+        # the Q-mass above the window at the window's top W·h: each outcome s > W·h split into
+        # (its Q-mass at ratio W·h/t) and (P-mass q·(s − W·h)/t at +∞, in ``p_inf`` already) is a
+        # dominating pair (merging the two gives it back); the atom's Q-mass rounded up to
+        # ``tail`` at the same ratio only raises both δ's. (At ratio 0 it was an atom at +∞ in
+        # the add direction: δ_add ≥ TAIL per epoch, 10× that over 10 epochs, at δ ~ 1e-13.)
+        index, q, rel = np.append(index, float(big_w)), np.append(q, tail), np.append(rel, 0.0)
+    if jump:  # and their Q-mass at ratio 2c·h/t, below every outcome of theirs (the same split)
+        index, q, rel = np.append(index, float(jump[0])), np.append(q, jump[1]), np.append(rel, 0.0)
     with np.errstate(divide="ignore"):
         log_q = np.log(q)
         log_ratio = np.log(index * (h / t))  # i·h exact (an integer i, or a group's mean); /t ½ ulp
-    if pessimistic and tail:
-        log_ratio[-1] = -np.inf
     return ratio_pair(log_q, log_ratio, rel, p_inf, f"allocation(t={t},h={h!r},{'up' if pessimistic else 'low'})")
 
 
@@ -413,6 +359,9 @@ def allocation_pair(pair, steps, rho=1e-4):
         top = max(min(_POINTS * h - steps, _CELLS * h), math.exp(min(loss_range(pair, _LOOSE_TAIL)[1], 700.0)))
         coarse = 2.0 ** math.ceil(math.log2(max((steps + top) / _POINTS, top / _CELLS)))
         h = h if coarse <= h and steps >= _MANY else 0.0
+    else:  # the lattice as deep as DEEP where that fits the caps (the choice above made at TAIL)
+        deep = math.exp(min(loss_range(pair, DEEP)[1], 700.0))
+        top = max(top, min(deep, _CELLS * h, _POINTS * h - steps))
     if not h or _zero_floor(pair, h, steps) > TAIL:
         from .allocation_geometric import geometric_epoch_pairs
         return AllocationPair(*geometric_epoch_pairs(pair, steps), key, tight=pair.tight)
