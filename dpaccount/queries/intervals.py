@@ -116,9 +116,8 @@ class IntervalQueries:
             low = "no lower end" if out.lower is None else f"{np.min(out.lower):.6g}"
             raise AccuracyNotReached(
                 f"certified interval [{low}, {np.max(upper):.6g}] is still wider than the "
-                f"accuracy {accuracy!r} asked for at the finest grid tried (step {step:.3g}); the grid cap, "
-                f"the rounds ({_ROUNDS}) or a round that barely narrowed it (the rest is the pairs' own "
-                f"width, which no finer grid removes) stop there", out)
+                f"accuracy {accuracy!r} asked for at the finest grid tried (step {step:.3g}); the grid cap "
+                f"or the rounds ({_ROUNDS}) stop there", out)
         return out
 
     def _pure_bounds(self, deltas, scalar, method, accuracy):

@@ -48,12 +48,6 @@ _PLANS = GridCache(limit=4096, size_of=lambda _: 1)  # plans: small, counted not
 # alone cannot reach the accuracy (a δ plan of Poisson-RR parts starts where its upper end
 # is exact, its lower end 12 times too wide; five rounds of one level fell short)
 _JUMP = 4.0
-# a round after the first refinement that narrowed every open interval by less than 1/_STALL
-# of what it still lacks stops the refinement: each finer level at least halves the grids'
-# error, so the rounds left could narrow it by at most twice the last gain (10 epochs of a
-# 1000-step allocation at σ = 0.8: rounds of 1–3 s moved δ(2) by 1e-7 of its width, which
-# is the epochs' own, their lattice's cut tail)
-_STALL = 2.0
 
 
 class PrivacyProfile:
@@ -254,7 +248,6 @@ class PrivacyProfile:
         progress.expect(rounds)  # at most: the rounds stop where the interval is narrow enough
         r, last = 0, level
         while r < rounds:
-            before = upper - lower
             try:
                 self._refine_round(flat, level, is_open, lower, upper, kind, r)
             except GridTooLarge:
@@ -274,13 +267,9 @@ class PrivacyProfile:
                                    f"{upper[i]!r} ({kind} at {flat[i]!r}); please report this mechanism")
             with np.errstate(invalid="ignore", divide="ignore"):
                 width = np.where(upper == lower, 0.0, np.where(upper > 0, (upper - lower) / upper, 0.0))
-            gained = before - (upper - lower)
             is_open = width > self.accuracy
             if not is_open.any() or np.all(level[is_open] >= top):
                 break
-            excess = (upper - lower - self.accuracy * upper)[is_open]
-            if r >= 2 and np.all(_STALL * gained[is_open] < excess):
-                break  # the width is the pairs' own (an epoch's lattice, a cut tail): no grid narrows it
             last = level
             level = np.where(is_open, np.minimum(level + np.where(width >= _JUMP * self.accuracy, 2, 1), top), level)
         step = self.at_level(int(level.max(initial=self._eps_level))).step
