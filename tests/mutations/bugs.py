@@ -580,4 +580,9 @@ BUGS = (
         ("tests/pld/test_frame_undo.py::test_a_lattice_on_the_grid_stays_on_it",),
         "the frame's step shrunk to divide its total shift though a finite pair's lattice was on the grid: "
         "its atoms fall between points and the lower end loses first order (2 % of δ at every step)"),
+    Bug("pure-lower-largest-loss-count-lost", PLD + "profiles/exact_sum.py",
+        "terms.append(k * float(np.max(loss - tau)))", "terms.append(float(np.max(loss - tau)))",
+        ("tests/pld/test_review_27b.py::test_pure_epsilon_of_long_finite_compositions_is_certified",),
+        "the pure ε's lower end of a long finite composition sums each pair's largest loss once, not k "
+        "times: 1.1 of the exact 65917 for RR(0.75) x 60000, AccuracyNotReached"),
 )
