@@ -618,4 +618,9 @@ BUGS = (
         ("tests/pld/test_allocation_tails.py::test_the_law_of_s_brackets_exact_convolution_in_its_far_tails",
          "tests/pld/test_allocation_tails.py::test_two_steps_far_remove_tail_against_mpmath"),
         "the one-large-term part of S's upper law not multiplied by t (any of the t terms may be the large one)"),
+    Bug("pure-lower-largest-loss-count-lost", PLD + "profiles/exact_sum.py",
+        "terms.append(k * float(np.max(loss - tau)))", "terms.append(float(np.max(loss - tau)))",
+        ("tests/pld/test_review_27b.py::test_pure_epsilon_of_long_finite_compositions_is_certified",),
+        "the pure ε's lower end of a long finite composition sums each pair's largest loss once, not k "
+        "times: 1.1 of the exact 65917 for RR(0.75) x 60000, AccuracyNotReached"),
 )

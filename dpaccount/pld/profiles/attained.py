@@ -36,7 +36,7 @@ import numpy as np
 
 from ...errors import GridTooLarge
 from ..grids.accountant import PairComposition
-from .exact_sum import delta_bounds, epsilon_bounds, exact_profile
+from .exact_sum import delta_bounds, epsilon_bounds, exact_profile, largest_loss_lower
 from .profile import PrivacyProfile
 
 MAX_CHOICES = 9  # attained compositions tried per direction (each costs one lower bound)
@@ -138,10 +138,16 @@ def attained_pure_lower(found, accuracy):
     over the attained compositions ``found``: ε(0) ≥ ε(δ) for every δ > 0, and an
     optimistic grid's ε(0) is the largest loss it holds (or +∞ where it keeps mass at
     +∞), below which its δ — so the exact δ — is still > 0; an exact sum's lower end
-    at δ = 0 (its largest loss, less its rounding). Refined no further: for an
+    at δ = 0 (its largest loss, less its rounding); for finite pairs, their largest
+    losses summed (``largest_loss_lower``: the top atom's mass may underflow, beyond
+    the grids' tail or the exact sum's floats, its loss does not). Refined no further: for an
     unbounded loss (a Gaussian's) no finite lower end meets an accuracy anyway."""
     low = 0.0
     for pairs in found:
+        finite = largest_loss_lower(pairs)
+        if finite is not None:  # all finite: the top atom itself, whatever its mass
+            low = max(low, finite)
+            continue
         exact = exact_profile(pairs)
         try:
             got = (epsilon_bounds(exact, [0.0])[0] if exact is not None

@@ -263,6 +263,33 @@ def exact_profile(pairs):
     return None if any(d is None for d in out) else out
 
 
+def largest_loss_lower(pairs):
+    """A certified lower bound on the pure ε (the largest loss) of a ``PairComposition``
+    whose pairs are all finite (``finite_atoms``), however many atoms their composition
+    has; None where a pair is not finite. +∞ where some P(L = ∞) is surely > 0.
+
+    Every atom of P-mass > 0 is attained by its count vector (mass Π p^n > 0, however far
+    below the float range), so in each direction ε(0) ≥ Σ k_i·max_j ℓ_ij exactly. Each
+    computed loss is within τ of its exact one (less it, down); the k_i products and the
+    n-term sum err by at most (n + 2)u of Σ|terms| (subtracted: down). Atoms whose P-mass
+    underflowed are left out by ``finite_atoms``: a smaller maximum, still a lower bound."""
+    best = 0.0
+    for name in ("remove", "add"):
+        terms = []
+        for pair, k in pairs.direction(name):
+            atoms = finite_atoms(pair)
+            if atoms is None:
+                return None
+            loss, _, tau, _, (_, p_inf_low) = atoms
+            if p_inf_low > 0:
+                return math.inf
+            if len(loss):
+                terms.append(k * float(np.max(loss - tau)))
+        total = math.fsum(terms) - (len(terms) + 2) * _U * math.fsum(abs(t) for t in terms)
+        best = max(best, total)
+    return best
+
+
 def delta_bounds(directions, eps):
     """(lower, upper) of δ(ε): the larger direction's, each rounded its way."""
     eps = np.asarray(eps, dtype=float).ravel()
