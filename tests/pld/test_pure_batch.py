@@ -4,7 +4,8 @@ Against the supremum of the log-ratio of exactly enumerated laws (mpmath) of the
 instances where the bounds are attained, and closed forms: subset sampling
 (Balle, Barthe & Gaboardi 2018: log(1 + γ(e^{ε₀} − 1))), random allocation (no
 amplification: the base's ε₀, k·ε₀ for k of t steps), truncated Poisson sampling
-(the larger of its two Poisson components'). Each reported value must be ≥ the exact
+(the larger of its two Poisson components'), sampling with replacement (its pair's
+closed form, above the enumerated instance). Each reported value must be ≥ the exact
 one and, where the bound is tight, within 1e-9 relative (it is the closed form
 rounded up by a few ulp).
 """
@@ -14,10 +15,11 @@ import math
 import mpmath as mp
 import pytest
 
-from dpaccount import (Composition, LaplaceMechanism, RandomAllocation, RandomizedResponse, SubsetSampling,
-                       TruncatedPoissonSampling)
+from dpaccount import (Composition, LaplaceMechanism, RandomAllocation, RandomizedResponse, SamplingWithReplacement,
+                       SubsetSampling, TruncatedPoissonSampling)
 from dpaccount.errors import AccuracyNotReached
 from dpaccount.pld.pairs.truncated_poisson import inclusion_probability
+from dpaccount.pld.pairs.with_replacement import MAX_COPIES
 
 mp.mp.dps = 50
 P_TRUE = mp.mpf("0.8")       # RandomizedResponse(0.8): the true bit with probability 0.8
@@ -126,6 +128,37 @@ def test_truncated_poisson_of_randomized_response_is_its_pairs_supremum(q, n, ba
     witness = mp.log1p(inclusion_probability(q, n, batch, lower=True) * mp.expm1(EPS0))
     low, high = _pure_interval(mech)
     assert witness * (1 - mp.mpf("1e-12")) <= low <= high == mech.get_approxDP(0)
+
+
+def _copies_law(n, b, ones):
+    """The law of the number of ones among randomized responses to b draws with replacement
+    from n records, ``ones`` of them 1 (the others 0)."""
+    law = {}
+    for hits in range(b + 1):  # draws landing on a one
+        weight = mp.binomial(b, hits) * (mp.mpf(ones) / n) ** hits * (1 - mp.mpf(ones) / n) ** (b - hits)
+        for outs in itertools.product((0, 1), repeat=b):
+            mass = mp.fprod(_rr(int(i < hits), o) for i, o in enumerate(outs))
+            law[sum(outs)] = law.get(sum(outs), 0) + weight * mass
+    return law
+
+
+@pytest.mark.parametrize("n, b", [(10, 1), (10, 3), (5, 4), (1000, 64), (1000, 65)])
+def test_sampling_with_replacement_is_the_closed_form_of_its_pair(n, b):
+    """log(1 + γ(e^{bε₀} − 1)), γ = 1 − (1 − 1/n)^b: the pair reveals K, whose worst value
+    b costs G_b's bε₀ (group privacy of randomized response, attained by G_b), also where
+    K's tail beyond a few copies is spilled (n = 1000); +∞ (never below) beyond
+    ``MAX_COPIES`` = 64 copies. At or above the enumerated instance x = 1, the others 0
+    (equal for b = 1: subset sampling)."""
+    gamma = -mp.expm1(b * mp.log1p(-mp.mpf(1) / n))
+    got = SamplingWithReplacement()(RandomizedResponse(0.8, relation="replace-one"), n, b).get_approxDP(0)
+    if b > MAX_COPIES:
+        assert got >= mp.log1p(gamma * mp.expm1(b * EPS0))
+        return
+    _close_above(got, mp.log1p(gamma * mp.expm1(b * EPS0)))
+    if b <= 4:
+        instance = _sup_log_ratio(_copies_law(n, b, 1), _copies_law(n, b, 0))
+        assert got >= instance
+        assert b > 1 or abs(instance - mp.log1p(gamma * mp.expm1(EPS0))) < mp.mpf("1e-40")
 
 
 def test_pure_lower_ends_stay_below_the_new_upper_ends():
