@@ -29,7 +29,7 @@ by the smaller of the geometric-mean bound and a Laplace-transform bound; for
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..pld.grids.accountant import PairComposition
-from ..pld.pairs.random_allocation import AllocationPair, allocation_pair
+from ..pld.pairs.random_allocation import AllocationPair, allocation_pair, pure_bounds
 from ..pld.pairs.witnessed import witnessed_epoch
 from ..rdp.curve import RDPCurve
 from ..rdp.random_allocation import allocation_rdp
@@ -75,8 +75,8 @@ class RandomlyAllocatedMechanism(Mechanism):
             # a symmetric base (Gaussian, Laplace, randomized response): one law of S for both
             add_pair = (rem if add == remove else allocation_pair(add, steps)).reverse()
             if steps > 1 and self.selected > 1:  # upper bounds only (module docstring)
-                rem, add_pair = (AllocationPair(p.bound(True), p.bound(True), ("upper-only",) + p.key())
-                                 for p in (rem, add_pair))
+                rem, add_pair = (AllocationPair(p.bound(True), p.bound(True), ("upper-only",) + p.key(),
+                                                pure=pure_bounds(p)) for p in (rem, add_pair))
             parts["remove"].append((rem, count))
             parts["add"].append((add_pair, count))
         if 1 < self.selected < self.steps and remove.tight and add.tight:  # the lower end's witness

@@ -623,4 +623,24 @@ BUGS = (
         ("tests/pld/test_review_27b.py::test_pure_epsilon_of_long_finite_compositions_is_certified",),
         "the pure ε's lower end of a long finite composition sums each pair's largest loss once, not k "
         "times: 1.1 of the exact 65917 for RR(0.75) x 60000, AccuracyNotReached"),
+    # ---------------------------------------------------------------- pure ε of batch schemes (issue 29)
+    Bug("pure-eps-allocation-amplified-as-poisson", PLD + "pairs/random_allocation.py",
+        "    pure = pure_bounds(pair)  # the allocation's (module docstring)",
+        "    pure = tuple(math.log1p(math.expm1(e) / steps) for e in pure_bounds(pair))",
+        ("tests/pld/test_pure_batch.py::test_random_allocation_of_randomized_response_is_the_enumerated_supremum",),
+        "random allocation's pure ε amplified like Poisson sampling at 1/t: below the outcome where "
+        "every step answers as x would (log 4 for randomized response at 0.8)"),
+    Bug("pure-eps-subset-by-the-add-formula", PLD + "pairs/subset_sampling.py",
+        "        return self._a.pure_epsilon()", "        return self._a.reverse().pure_epsilon()",
+        ("tests/pld/test_pure_batch.py::test_subset_sampling_of_randomized_response_is_the_enumerated_supremum",),
+        "subset sampling's pure ε by A reversed's −log(1 − γ(1 − e^{−ε₀})), below BBG's attained value"),
+    Bug("pure-eps-copies-tail-one-short", PLD + "pairs/with_replacement.py",
+        "range(len(parts) + 1, b + 1)", "range(len(parts) + 1, b)",
+        ("tests/pld/test_pure_batch.py::test_sampling_with_replacement_is_the_closed_form_of_its_pair",),
+        "G_b left out of the spilled tail's pairs: the pure ε of b − 1 copies where b were drawn"),
+    Bug("pure-eps-unnamed-spill-finite", PLD + "pairs/mixture.py",
+        "        if self._spill > 0 and not self._spill_of:\n            return math.inf\n", "",
+        ("tests/pld/test_pure_batch.py::test_sampling_with_replacement_is_the_closed_form_of_its_pair",),
+        "a mixture's spill of unnamed pairs (K's tail beyond MAX_COPIES) ignored: the listed components' "
+        "largest pure ε, below the tail's"),
 )

@@ -20,6 +20,12 @@ them already rounded *down* (each ≤ its exact value) and a ``spill`` t ≥ the
 exact 1 − Σ w_i: that mass sits in the totally non-private pair (P-mass t at
 L = +∞, Q-mass t at L = −∞, H_α = t for every α), which bounds what the
 missing weight could add, since every H_α(A_i || B_i) ≤ 1.
+
+Pure ε. The exact mixture's loss takes only its components' values, so its
+supremum is the largest of theirs (``pure_epsilon``). The spill is rounding
+or a cut tail of the weights, not a pair of the mechanism: where the caller
+names the pairs the missing weight belongs to (``spill_of``), those join the
+maximum; otherwise a spill keeps the pure ε at +∞ (its stand-in pair's).
 """
 import math
 
@@ -36,15 +42,17 @@ class MixturePair(DominatingPair):
 
     ``components``: a sequence of (weight, pair), weights ≥ 0 rounded down;
     ``spill`` ≥ 0 rounded up. The P-mass may then exceed 1 by the rounding:
-    more mass at L = +∞ only raises every δ (the safe side)."""
+    more mass at L = +∞ only raises every δ (the safe side). ``spill_of``: pairs
+    whose pure ε bounds that of every component the exact weights give the spilled
+    mass to (module docstring; only ``pure_epsilon`` reads them)."""
 
-    def __init__(self, components, spill=0.0):
+    def __init__(self, components, spill=0.0, spill_of=()):
         comps = tuple((float(w), p) for w, p in components if w > 0)
         if not comps:
             raise ValueError("a mixture needs a component of positive weight")
         if any(w > 1 for w, _ in comps) or not 0 <= spill <= 1:
             raise ValueError(f"mixture weights must lie in [0, 1], got {[w for w, _ in comps]} and spill {spill!r}")
-        self._comps, self._spill = comps, float(spill)
+        self._comps, self._spill, self._spill_of = comps, float(spill), tuple(spill_of)
         self._round = (len(comps) + 2) * _U  # weighted sums of ≤ n + 1 terms: (n + 1) ½-ulp roundings and a product
         self.atomless = all(p.atomless for _, p in comps)
         lattices = {p.lattice for _, p in comps}
@@ -54,6 +62,13 @@ class MixturePair(DominatingPair):
 
     components = property(lambda self: self._comps, doc="The (weight, pair) components.")
     spill = property(lambda self: self._spill, doc="The mass at the two infinite losses.")
+
+    def pure_epsilon(self):
+        """The largest pure ε of the components (and of ``spill_of`` where the spill is
+        theirs; +∞ for a spill of no named pairs): each one's, rounded up already."""
+        if self._spill > 0 and not self._spill_of:
+            return math.inf
+        return max(p.pure_epsilon() for p in (*(p for _, p in self._comps), *self._spill_of))
 
     @property
     def p_inf(self):
@@ -111,7 +126,9 @@ class MixturePair(DominatingPair):
         return float(out) if out.ndim == 0 else out
 
     def reverse(self):
-        return MixturePair([(w, p.reverse()) for w, p in self._comps], self._spill)
+        return MixturePair([(w, p.reverse()) for w, p in self._comps], self._spill,
+                           [p.reverse() for p in self._spill_of])
 
     def key(self):
-        return ("mixture", tuple((w, p.key()) for w, p in self._comps), self._spill)
+        named = (tuple(p.key() for p in self._spill_of),) if self._spill_of else ()  # pure ε differs
+        return ("mixture", tuple((w, p.key()) for w, p in self._comps), self._spill) + named

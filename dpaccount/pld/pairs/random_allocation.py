@@ -61,6 +61,15 @@ Q(Y' = 0)^t (~1e-6 for σ = 0.8, t = 2). Where h would have to coarsen, or that 
 exceeds ``TAIL``, the epoch is built on geometric lattices instead
 (``allocation_geometric.py``: the same spread and contraction, cells of width η in log Y).
 
+**Pure ε.** The remove pair's ratio S/t = (Y_1 + … + Y_t)/t lies in [min Y, max Y]
+(a mean), and Y_i = max Y for every i at once (a set of Q^t-mass ∏ Q(Y_i near max Y) > 0)
+attains its top: the essential supremum of the loss under P_t is the base's, ε₀ = log
+ess sup Y (``pure_epsilon`` of the base pair), with no amplification; the add pair's,
+−log ess inf_Q Y, is the base pair reversed's. For randomized response at e^{ε₀}: the
+outcome where every step answers as x would, P_t/Q^t = e^{ε₀}. Both are the base
+pairs' own bounds (rounded up), kept beside the discretised pairs (whose mass at +∞
+would say +∞).
+
 ``AllocationPair`` carries both: the upper pair for every pessimistic use
 (grids, δ upper bounds) and the lower one for optimistic grids and lower
 bounds (``bound(pessimistic)``).
@@ -301,8 +310,9 @@ class AllocationPair(DominatingPair):
     ``lower`` (dominated by it): every pessimistic use takes ``upper``, every optimistic
     one ``lower`` (``bound``)."""
 
-    def __init__(self, upper, lower, key, tight=False):
+    def __init__(self, upper, lower, key, tight=False, pure=(math.inf, math.inf)):
         self.upper, self.lower, self._key, self._tight = upper, lower, key, tight
+        self.pure = tuple(pure)  # (this pair's, its reverse's) pure ε bounds (module docstring)
 
     @property
     def tight(self):
@@ -332,8 +342,13 @@ class AllocationPair(DominatingPair):
     def delta(self, eps, upper=True):
         return self.bound(upper).delta(eps, upper)
 
+    def pure_epsilon(self):
+        """The base's own bound (module docstring), rounded up by it; or the upper pair's."""
+        return min(self.pure[0], self.upper.pure_epsilon())
+
     def reverse(self):
-        return AllocationPair(self.upper.reverse(), self.lower.reverse(), ("reversed",) + self._key, self._tight)
+        return AllocationPair(self.upper.reverse(), self.lower.reverse(), ("reversed",) + self._key, self._tight,
+                              self.pure[::-1])
 
     def key(self):
         return self._key
@@ -362,13 +377,19 @@ def allocation_pair(pair, steps, rho=1e-4):
     else:  # the lattice as deep as DEEP where that fits the caps (the choice above made at TAIL)
         deep = math.exp(min(loss_range(pair, DEEP)[1], 700.0))
         top = max(top, min(deep, _CELLS * h, _POINTS * h - steps))
+    pure = pure_bounds(pair)  # the allocation's (module docstring)
     if not h or _zero_floor(pair, h, steps) > TAIL:
         from .allocation_geometric import geometric_epoch_pairs
-        return AllocationPair(*geometric_epoch_pairs(pair, steps), key, tight=pair.tight)
+        return AllocationPair(*geometric_epoch_pairs(pair, steps), key, pair.tight, pure)
     n = int(math.ceil(top / h)) + 1
     cells = _cells(pair, h, n)
     return AllocationPair(epoch_pair(pair, steps, h, n, cells, True), epoch_pair(pair, steps, h, n, cells, False),
-                          key, tight=pair.tight)
+                          key, pair.tight, pure)
+
+
+def pure_bounds(pair):
+    """(``pair``'s pure ε, its reverse's): an ``AllocationPair``'s ``pure`` argument."""
+    return pair.pure_epsilon(), pair.reverse().pure_epsilon()
 
 
 def _zero_floor(pair, h, steps):

@@ -45,6 +45,12 @@ Mechanisms for add/remove (or k-fold) neighbours are refused, not
 converted: their replace-one sensitivity is unknown (``ToReplaceOne`` gives
 the sound, sometimes loose, conversion).
 
+Pure ε. L* takes A's losses on L > 0, their negatives and 0 (and +∞ with
+P_A(L = +∞)), so its supremum under P* is A's (≥ 0): log(1 + γ(e^{ε₀} − 1)) of the
+base's ε₀ (``PoissonRemovePair.pure_epsilon``, rounded up) — the amplification of
+pure ε-DP by subsampling without replacement, Balle, Barthe & Gaboardi 2018, Thm 9
+(replace-one); the pair is its own reverse, so both directions have it.
+
 RDP: Wang, Balle & Kasiviswanathan 2019, Thm 9 (``rdp/subset_sampling.py``).
 """
 import numpy as np
@@ -170,6 +176,10 @@ class SubsetSampledPair(DominatingPair):
         replacement when the other records leave the base's laws unchanged (module
         docstring), attained where the base pair is."""
         return (((self._a, 1),), ((self._a.reverse(), 1),))
+
+    def pure_epsilon(self):
+        """A's pure ε (module docstring), rounded up by A."""
+        return self._a.pure_epsilon()
 
     def reverse(self):
         return self

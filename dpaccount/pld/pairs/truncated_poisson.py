@@ -60,6 +60,13 @@ incomplete beta; measured against mpmath's ``betainc`` on 300 random
 takes w at its lower end, 1 − w at its lower end, and the difference, with
 the roundings, as ``spill`` at ±∞ (``pld/pairs/mixture.py``); η is taken at its upper
 end (each Poisson pair's curve grows with its rate).
+
+Pure ε. The exact pair's loss takes only the two components' values, so its
+supremum is the larger of log(1 + q(e^{ε_r} − 1)) and log(1 + η(e^{ε_R} − 1))
+(remove; −log(1 − q(1 − e^{−ε})) for add), ε_r and ε_R the base's and its
+replace-one pair's pure ε (``PoissonRemovePair.pure_epsilon``, rounded up; it grows
+with the rate, so η's upper end serves). The spill is the weights' rounding only,
+so it is given these components (``MixturePair``'s ``spill_of``), not +∞.
 """
 import numpy as np
 
@@ -100,14 +107,13 @@ def truncated_pairs(remove, add, replace, q, n, batch):
         return PoissonRemovePair(remove, q), PoissonAddPair(add, q)
     keep = (1.0 - w_high) * (1 - 2 * _U)         # ≤ the exact 1 − w
     spill = (w_high - w_low + 2 * _U) * (1 + 2 * _U)  # ≥ 1 − keep − w_low
-    rem = [(keep, PoissonRemovePair(remove, q))]
-    ad = [(keep, PoissonAddPair(add, q))]
-    if w_low > 0:
-        rem.append((w_low, PoissonRemovePair(replace, eta)))
-        ad.append((w_low, PoissonAddPair(replace, eta)))
+    rem = (PoissonRemovePair(remove, q), PoissonRemovePair(replace, eta))
+    ad = (PoissonAddPair(add, q), PoissonAddPair(replace, eta))
     rate = inclusion_probability(q, n, batch, lower=True)  # the attained instance (module docstring)
-    return (WitnessedMixturePair(rem, spill, (((PoissonRemovePair(remove, rate), 1),),)),
-            WitnessedMixturePair(ad, spill, (((PoissonAddPair(add, rate), 1),),)))
+    # weight 0 (w_low = 0) drops the second component from the mixture; the spill, only the
+    # weights' rounding, belongs to both (``spill_of``: the pure ε is the larger of theirs)
+    return (WitnessedMixturePair(zip((keep, w_low), rem), spill, (((PoissonRemovePair(remove, rate), 1),),), rem),
+            WitnessedMixturePair(zip((keep, w_low), ad), spill, (((PoissonAddPair(add, rate), 1),),), ad))
 
 
 def inclusion_probability(q, n, batch, lower=False):

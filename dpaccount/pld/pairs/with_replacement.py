@@ -50,6 +50,10 @@ instance for Laplace, discrete Laplace and discrete Gaussian noise:
 ``copies_noise.py``. Other bases (randomized response, binomial hulls, user pairs)
 leave the lower end absent for b > 1: no instance with computable laws is built.
 
+Pure ε. ``SubsetSampledPair``'s, log(1 + γ(e^{ε_A} − 1)), with ε_A = max_{k ≤ b} of
+G_k's pure ε (A's loss takes only its components' values); named for b ≤ ``MAX_COPIES``
+(every G_k built), +∞ beyond.
+
 Numerics. γ = −expm1(b·log1p(−1/n)) rounded up (the pair's curve grows with
 γ); w_k/γ in logs with its error bound, taken at the lower end
 (``copies_weights``); K is cut at the first k whose upper tail P(K > k)/γ is below
@@ -143,7 +147,11 @@ def with_replacement_pair(group_pairs, n, b, witness=None):
         return group_pairs(b)
     weights, spill = copies_weights(n, b)
     parts = [(w, group_pairs(k)) for k, w in enumerate(weights, start=1)]
-    mix = parts[0][1] if (len(parts) == 1 and spill == 0.0) else MixturePair(parts, spill)
+    # the spill is K's tail beyond the listed k and the weights' rounding: the pairs G_k of every
+    # k ≤ b (pure ε, ``MixturePair``), named only where b ≤ MAX_COPIES (else its pure ε stays +∞)
+    named = b <= MAX_COPIES and parts[0][1].pure_epsilon() < math.inf
+    spill_of = [p for _, p in parts] + [group_pairs(k) for k in range(len(parts) + 1, b + 1)] if named else ()
+    mix = parts[0][1] if (len(parts) == 1 and spill == 0.0) else MixturePair(parts, spill, spill_of)
     pair = subset_sampled_pair(mix, copies_rate(n, b))
     if witness is None or b == 1:  # b = 1: subset sampling itself, attained where the base is
         return pair

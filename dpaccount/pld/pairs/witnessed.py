@@ -26,11 +26,12 @@ The witnesses used (each transformer's docstring proves its instance):
   Gaussian sum: the same instance, binned and lumped (``copies_noise.py``).
 """
 import functools
+import math
 
 from .allocation_lower import allocation_witness
 from .discrete_pair import identical_pair, reverse_witnesses
 from .mixture import MixturePair
-from .random_allocation import AllocationPair
+from .random_allocation import AllocationPair, pure_bounds
 from .subset_sampling import SubsetSampledPair
 
 
@@ -41,8 +42,8 @@ def _witness_key(witnesses):
 class WitnessedMixturePair(MixturePair):
     """``MixturePair`` (its curve, unchanged) with attained ``extra`` witnesses."""
 
-    def __init__(self, components, spill, extra):
-        super().__init__(components, spill)
+    def __init__(self, components, spill, extra, spill_of=()):
+        super().__init__(components, spill, spill_of)
         self._extra = tuple(extra)
 
     @property
@@ -51,7 +52,7 @@ class WitnessedMixturePair(MixturePair):
 
     def reverse(self):
         return WitnessedMixturePair([(w, p.reverse()) for w, p in self.components], self.spill,
-                                    reverse_witnesses(self._extra))
+                                    reverse_witnesses(self._extra), [p.reverse() for p in self._spill_of])
 
     def key(self):
         return ("witnessed", super().key(), _witness_key(self._extra))
@@ -82,8 +83,8 @@ class WitnessedAllocationPair(AllocationPair):
     witnesses ``make()`` builds on first use (a plain upper-bound query never needs them),
     named in the key by ``key``."""
 
-    def __init__(self, upper, lower, key, make, reversed_=False):
-        super().__init__(upper, lower, key)
+    def __init__(self, upper, lower, key, make, reversed_=False, pure=(math.inf, math.inf)):
+        super().__init__(upper, lower, key, pure=pure)
         self._make, self._reversed = make, reversed_
 
     @property
@@ -95,7 +96,7 @@ class WitnessedAllocationPair(AllocationPair):
 
     def reverse(self):
         return WitnessedAllocationPair(self.upper.reverse(), self.lower.reverse(), ("reversed",) + self._key,
-                                       self._make, not self._reversed)
+                                       self._make, not self._reversed, self.pure[::-1])
 
 
 def no_more():
@@ -116,7 +117,7 @@ def witnessed_epoch(direction, args):
     witnessing every other use (module docstring)."""
     def wrapped(pair, make, tag):
         upper = pair.bound(True) if isinstance(pair, AllocationPair) else pair
-        return WitnessedAllocationPair(upper, upper, (tag,) + pair.key(), make)
+        return WitnessedAllocationPair(upper, upper, (tag,) + pair.key(), make, pure=pure_bounds(pair))
 
     out = [(wrapped(p, no_more, "epoch-part"), c) for p, c in direction[:-1]]
     last, count = direction[-1]
