@@ -618,4 +618,13 @@ BUGS = (
         ("tests/pld/test_allocation_tails.py::test_the_law_of_s_brackets_exact_convolution_in_its_far_tails",
          "tests/pld/test_allocation_tails.py::test_two_steps_far_remove_tail_against_mpmath"),
         "the one-large-term part of S's upper law not multiplied by t (any of the t terms may be the large one)"),
+    Bug("allocation-rdp-laplace-tail-capped", "dpaccount/rdp/random_allocation.py",
+        """    if log_tau > 700.0:   # beyond the float range: no bound (capping τ there under-reported)
+        return math.inf
+    tau = math.exp(log_tau)""",
+        "    tau = math.exp(min(log_tau, 700.0))",
+        ("tests/rdp/test_review_29_rdp.py::test_large_orders_of_an_asymmetric_base_found_under_reported",
+         "tests/rdp/test_review_29_rdp.py::test_gaussian_add_direction_at_large_orders"),
+        "the add direction's Cauchy–Schwarz tail τ capped at e^700 (as before review 29): at α ~ 100–500 "
+        "the Laplace bound says ~700/(α − 1), 7.07 for σ = 0.5, t = 2, α = 100 (exact 100.97)"),
 )
