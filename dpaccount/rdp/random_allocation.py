@@ -271,7 +271,10 @@ def _laplace_excess(base, t, s, step):
     log_a_c = _log_step(lam_c, t, step)[0]
     log_p = {c: min(float(np.min(lam_c * c + log_a_c)) * (1 - 8 * _U) + 8 * _U, 0.0) for c in _LEVELS}
     # X < the last level: Cauchy–Schwarz with the geometric mean
-    tau = math.exp(min(0.5 * (2 * s * eps_tail * (1 + 4 * _U) + log_p[_LEVELS[-1]]), 700.0))
+    log_tau = 0.5 * (2 * s * eps_tail * (1 + 4 * _U) + log_p[_LEVELS[-1]])
+    if log_tau > 700.0:   # beyond the float range: no bound (capping τ there under-reported)
+        return math.inf
+    tau = math.exp(log_tau)
     top = float(special.gammainccinv(s, math.exp(min(_LOG_ETAS)))) / _LEVELS[_FIRST_LEVELS - 1]
     if not math.isfinite(top):
         return math.inf
@@ -299,8 +302,10 @@ def _laplace_excess(base, t, s, step):
             if eta >= 0.5 or not math.isfinite(total):
                 continue
             # X in [c_{i+1}, c_i): Q(s, Λc_{i+1}) c_{i+1}^{−s} P(X < c_i)
-            middle = sum(float(qs[i + 1]) * math.exp(min(-s * math.log(levels[i + 1]) + log_p[levels[i]], 700.0))
-                         for i in range(len(levels) - 1)) * (1 + 8 * _U)
+            logs = [-s * math.log(levels[i + 1]) + log_p[levels[i]] for i in range(len(levels) - 1)]
+            if max(logs) > 700.0:   # beyond the float range: no bound from this cut
+                continue
+            middle = sum(float(qs[i + 1]) * math.exp(x) for i, x in enumerate(logs)) * (1 + 8 * _U)
             best = min(best, (total + middle + tau + eta) / (1 - eta) * (1 + 4 * _U))
     return best
 

@@ -643,4 +643,13 @@ BUGS = (
         ("tests/pld/test_pure_batch.py::test_sampling_with_replacement_is_the_closed_form_of_its_pair",),
         "a mixture's spill of unnamed pairs (K's tail beyond MAX_COPIES) ignored: the listed components' "
         "largest pure ε, below the tail's"),
+    Bug("allocation-rdp-laplace-tail-capped", "dpaccount/rdp/random_allocation.py",
+        """    if log_tau > 700.0:   # beyond the float range: no bound (capping τ there under-reported)
+        return math.inf
+    tau = math.exp(log_tau)""",
+        "    tau = math.exp(min(log_tau, 700.0))",
+        ("tests/rdp/test_review_29_rdp.py::test_large_orders_of_an_asymmetric_base_found_under_reported",
+         "tests/rdp/test_review_29_rdp.py::test_gaussian_add_direction_at_large_orders"),
+        "the add direction's Cauchy–Schwarz tail τ capped at e^700 (as before review 29): at α ~ 100–500 "
+        "the Laplace bound says ~700/(α − 1), 7.07 for σ = 0.5, t = 2, α = 100 (exact 100.97)"),
 )
