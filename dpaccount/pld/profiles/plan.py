@@ -222,12 +222,13 @@ def plan(composition, accuracy, tail):
     top = np.max([eps for eps, _, _ in looks], axis=0)
     need = math.inf
     for t, (eps, lam, rounded) in zip(tilts, looks):
-        # a tail the table never reaches (its law's top atom heavier than e^level) is beyond the
-        # support: at_tail clamps there to the last λ, whose tilted variance is 0 (the rate 0.8/σ
-        # infinite: RR(0.51)x5 + RR(0.999999)x6 + 2 Poisson-Gaussians asked for a step of 4e-14)
-        use = (eps >= 0.8 * top) & (eps > 0) & (levels >= t.tail[-1])
+        use = (eps >= 0.8 * top) & (eps > 0)
         if rounded and use.any():
-            rate = np.maximum(lam, 0.8 / _spread(t, eps))  # near the mean the density leads (``delta_ratio``)
+            # near the mean the density leads (``delta_ratio``); a tail the table never reaches (its
+            # law's top atom heavier than e^level) is beyond the support, where at_tail clamps to the
+            # last λ, whose tilted variance may be 0 (the rate 0.8/σ infinite: RR(0.51)x5 +
+            # RR(0.999999)x6 + 2 Poisson-Gaussians asked for a step of 4e-14): there λ alone
+            rate = np.where(levels >= t.tail[-1], np.maximum(lam, 0.8 / _spread(t, eps)), lam)
             need = min(need, float(np.min(np.sqrt(8 * SHARE * accuracy * eps[use] / (rate[use] * rounded)))))
     return Plan(coarse, points, int(levels_for(coarse, need)), tuple(tilts), hints)
 
