@@ -132,7 +132,7 @@ class QueryDispatch(IntervalQueries):
             raise TypeError(f"method must be a string, got {method!r}")
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-        if method not in self.available_methods() and method not in _OPT_IN:
+        if method not in _OPT_IN and method not in self._methods():  # lazily: stops at the match
             raise RepresentationUnavailable(f"method={method!r} does not apply to {self._name}; "
                                             f"available: {self.available_methods()}")
         return method
