@@ -14,8 +14,10 @@ B·e^{C − λ s} at s (``transform.fft``, ``transform.untilt``): ~1e-15 of the 
 themselves around the tilted mean K'(λ)/… and far better than B on the side λ points
 to. ``refine`` runs a few tilts of each sign (``tilts``: from the saddle point of S's
 Chernoff quantile 10^{-5} outwards, each centred some standard deviations beyond the
-last), and keeps bin by bin the smaller upper bound or the larger lower
-bound (each is certified: the better of two bounds of the same mass is one).
+last; a sign's chain stops once the bins beyond it carry ≤ ``_NEGLIGIBLE`` of Q- and
+P-mass by their upper bounds, ``_settled``), and keeps bin by bin the smaller upper
+bound or the larger lower bound (each is certified: the better of two bounds of the
+same mass is one; a skipped tilt leaves a bin's bound as it was).
 
 Windows: the upper bounds stand on any window (circular aliasing only adds mass);
 a lower bound subtracts from every bin the tilted mass outside its window, untilted:
