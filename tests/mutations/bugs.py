@@ -613,6 +613,11 @@ BUGS = (
         "np.minimum(q, probs * back, out=q)", "np.maximum(q, probs * back, out=q)",
         ("tests/pld/test_allocation_tails.py::test_the_law_of_s_brackets_exact_convolution_in_its_far_tails",),
         "the upper law of S keeps the larger of its bounds bin by bin: the untilted noise stays in the far tails"),
+    Bug("allocation-tilt-skips-non-negligible-bins", PLD + "pairs/allocation_tilt.py",
+        "_NEGLIGIBLE = 1e-30  ", "_NEGLIGIBLE = 1e-12  ",
+        ("tests/pld/test_allocation_tails.py::test_skipped_tilts_leave_at_most_the_negligible_mass",),
+        "a sign's chain of tilts stopped while the bins beyond still carry up to 1e-12: 1e-28 of mass left "
+        "to the untilted noise where the tilts would resolve it"),
     Bug("allocation-jump-not-times-t", PLD + "pairs/allocation_jump.py",
         "return np.maximum(values + err, 0.0) * (t * p_up", "return np.maximum(values + err, 0.0) * (p_up",
         ("tests/pld/test_allocation_tails.py::test_the_law_of_s_brackets_exact_convolution_in_its_far_tails",

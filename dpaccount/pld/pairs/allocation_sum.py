@@ -95,7 +95,7 @@ def _chernoff_tail(items, level, factor):
     size = max(len(g.probs) for g, _ in items)
     cuts = {size} | {int(c) for c in np.geomspace(8, size, 12) if c < size}
     best = 1.0
-    for cut in sorted(cuts):
+    for cut in sorted(cuts, reverse=True):  # the least mass cut off first: cuts cutting off more than the best skipped
         above = sum(k * float(g.probs[cut:].sum()) * (1 + (len(g.probs) + 2) * _U) for g, k in items)
         if above >= best:
             continue

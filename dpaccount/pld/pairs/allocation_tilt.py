@@ -14,8 +14,10 @@ B·e^{C − λ s} at s (``transform.fft``, ``transform.untilt``): ~1e-15 of the 
 themselves around the tilted mean K'(λ)/… and far better than B on the side λ points
 to. ``refine`` runs a few tilts of each sign (``tilts``: from the saddle point of S's
 Chernoff quantile 10^{-5} outwards, each centred some standard deviations beyond the
-last), and keeps bin by bin the smaller upper bound or the larger lower
-bound (each is certified: the better of two bounds of the same mass is one).
+last; a sign's chain stops once the bins beyond it carry ≤ ``_NEGLIGIBLE`` of Q- and
+P-mass by their upper bounds, ``_settled``), and keeps bin by bin the smaller upper
+bound or the larger lower bound (each is certified: the better of two bounds of the
+same mass is one; a skipped tilt leaves a bin's bound as it was).
 
 Windows: the upper bounds stand on any window (circular aliasing only adds mass);
 a lower bound subtracts from every bin the tilted mass outside its window, untilted:
@@ -39,6 +41,7 @@ _SPACING = 8.0   # standard deviations of a tilted law between its centre and th
 _MOST = 6        # tilts of each sign at most
 _TILTED_TAIL = 1e-20             # a lower bound's tilted mass beyond its window
 _REACH = 4                       # a tilted window's length at most this many untilted ones
+_NEGLIGIBLE = 1e-30              # mass beyond a tilt's centre below which further tilts are skipped
 
 
 def refine(q, w, t, h, scale, pessimistic, chernoff_tail):
@@ -53,7 +56,11 @@ def refine(q, w, t, h, scale, pessimistic, chernoff_tail):
     top = (len(w) - 1) * t
     n = len(q)
     back = scale ** t * (1 + (t + 4) * _U) if pessimistic and scale > 1 else 1.0
-    for lam in tilts(mgf, (n - 1) * h):
+    # ``high``: upper bounds of the bins so far (the upper law itself; a lower law's from the
+    # same tilted transforms, any window: aliasing only adds), read by ``_settled``
+    high = q if pessimistic else np.full(n, np.inf)
+    weight = np.maximum(np.arange(n) * (h / t), 1.0)  # a bin's P-mass ≤ its Q-mass × this (S/t ≥ 1)
+    for lam in tilts(mgf, (n - 1) * h, lambda sign, centre: _settled(high, weight, sign, centre / h)):
         size, outside = _window(mgf, items, lam, n, top, h, pessimistic, chernoff_tail)
         values, err, log_scale, log_pad = fft(items, 0, size, lam)
         probs, _ = untilt(values, err, log_scale, log_pad, lam, h, 0, pessimistic, outside)
@@ -62,31 +69,43 @@ def refine(q, w, t, h, scale, pessimistic, chernoff_tail):
             np.minimum(q, probs * back, out=q)
         else:
             np.maximum(q, probs, out=q)
+            np.minimum(high, untilt(values, err, log_scale, log_pad, lam, h, 0, True)[0][:n], out=high)
     return q
 
 
-def tilts(mgf, end):
+def _settled(high, weight, sign, centre):
+    """Whether the bins beyond ``centre`` (an index, halfway to the next tilt's centre; above it for ``sign`` > 0, below it
+    otherwise), where the further tilts of that sign would refine, carry at most
+    ``_NEGLIGIBLE`` of Q- and P-mass altogether by their upper bounds ``high``: skipping
+    those tilts leaves each bin's bound as it is (still valid), off by at most that much."""
+    cut = int(math.ceil(centre)) if sign > 0 else int(math.floor(centre)) + 1
+    part = slice(max(cut, 0), None) if sign > 0 else slice(0, max(cut, 0))
+    return float(np.sum(high[part] * weight[part])) <= _NEGLIGIBLE
+
+
+def tilts(mgf, end, settled=lambda sign, centre: False):
     """The tilts λ, of each sign: the first at the saddle point of the Chernoff quantile
     ``_FIRST`` of S (``chernoff.quantile``), each next one centring the tilted law
     ``_SPACING`` of its standard deviations further out (K'(λ) = that level: the
     minimiser of the Chernoff exponent, ``chernoff.exponent``), until the centre leaves
-    [0, ``end``] or ``_MOST`` tilts are made. Within a few standard deviations of a
+    [0, ``end``], ``_MOST`` tilts are made, or ``settled(sign, level)`` (read after the
+    consumer has used the last tilt: ``level`` halfway between its centre and the next's,
+    within which the last is accurate to ~1e-15·e^8 of each bin) says the bins beyond
+    need no more. Within a few standard deviations of a
     centre the bins are accurate to ~1e-15 of themselves, ~1e-15·e^{d²/2} at d of them;
     a heavy-tailed Y (a log-normal ratio: σ ≲ 1) carries the far top by one large term,
     where the quantiles of the bulk (1e-13: ~8 standard deviations) do not reach."""
-    out = []
     for sign in (1.0, -1.0):
         lam = quantile(mgf, math.log(_FIRST), sign)[1]
         for _ in range(_MOST):
             if not (math.isfinite(lam) and lam > 0.0):
                 break
-            out.append(sign * lam)
+            yield sign * lam
             _, mean, var = mgf.moments(sign * lam)
             level = mean + sign * _SPACING * math.sqrt(max(var, 0.0))
-            if not 0.0 < level < end:
+            if not 0.0 < level < end or settled(sign, (mean + level) / 2):
                 break
             lam = descend(exponent(mgf, level, sign), lam, tol=1e-6)[1]
-    return out
 
 
 def _window(mgf, items, lam, n, top, h, pessimistic, chernoff_tail):
