@@ -317,13 +317,13 @@ def test_pure_epsilon_of_long_finite_compositions_is_certified(parts):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("index", [i for i in range(24) if i not in (6, 20)])
+@pytest.mark.parametrize("index", [0, 3, 9, 12, 15, 18, 21])  # 7 of the review's 24 (all 22 quick ones passed, 7.6 min)
 def test_randomized_near_lattice_sweep(index):
     """``draw_case`` with a fixed seed: soundness only (every interval holds the exact value,
     the defaults are above it); an ``AccuracyNotReached`` is allowed (its interval is checked).
-    The first 24 of the review's sweep (seed 27) but two of ~220 s on a loaded machine (the
-    grids of losses ~1e-6: p near 1/2 with q near 1, and p near 1 with q = 1e-6); the rest
-    take 1–80 s."""
+    The review ran the first 24 of its sweep (seed 27) but two of ~220 s on a loaded machine
+    (the grids of losses ~1e-6: p near 1/2 with q near 1, and p near 1 with q = 1e-6), 1–80 s
+    each, all passed; CI runs every third, for the slow suite's time."""
     rng = random.Random(27)
     for _ in range(index + 1):
         parts, kernel, accuracy, eps, deltas = draw_case(rng)
