@@ -80,10 +80,10 @@ class WithReplacementSampledMechanism(Mechanism):
 
 
 def _noise_and_width(mech):
-    """(kind, noise scale, W) where ``mech`` adds Gaussian, Laplace, discrete Laplace or
-    discrete Gaussian noise to a sum whose replace-one sensitivity is W: the noise mechanism itself
-    under replace-one (W its sensitivity), or ``ToReplaceOne`` of it (W = 2Δ, exact in
-    floats: the instance's g ∈ [−Δ, Δ]); else None."""
+    """(the instance's pair builder, noise scale, W) where ``mech`` adds Gaussian, Laplace,
+    discrete Laplace or discrete Gaussian noise to a sum whose replace-one sensitivity is W:
+    the noise mechanism itself under replace-one (W its sensitivity), or ``ToReplaceOne`` of
+    it (W = 2Δ, exact in floats: the instance's g ∈ [−Δ, Δ]); else None."""
     factor = 1
     if isinstance(mech, GroupMechanism):
         if not (mech.k == 2 and mech.relation == REPLACE_ONE and mech.base.relation == ADD_REMOVE):
@@ -91,25 +91,20 @@ def _noise_and_width(mech):
         mech, factor = mech.base, 2
     kind = type(mech)
     if kind is GDPMechanism:
-        return "gaussian", 1.0, factor * mech.mu
+        return gaussian_copies_pair, 1.0, factor * mech.mu
     if kind is GaussianMechanism:
-        return "gaussian", mech.sigma, factor * mech.sensitivity
+        return gaussian_copies_pair, mech.sigma, factor * mech.sensitivity
     if kind is LaplaceMechanism:
-        return "laplace", mech.b, factor * mech.sensitivity
+        return functools.partial(laplace_copies_pair, discrete=False), mech.b, factor * mech.sensitivity
     if kind is DiscreteLaplaceMechanism:
-        return "discrete-laplace", mech.t, factor * mech.sensitivity
+        return functools.partial(laplace_copies_pair, discrete=True), mech.t, factor * mech.sensitivity
     if kind is DiscreteGaussianMechanism:
-        return "discrete-gaussian", mech.sigma, factor * mech.sensitivity
+        return discrete_gaussian_copies_pair, mech.sigma, factor * mech.sensitivity
     return None
 
 
-def _noise_witness(kind, scale, width, n, b):
-    ks, ws = copies_probs(n, b)
-    if kind == "gaussian":
-        return gaussian_copies_pair(scale, width, ks, ws)
-    if kind == "discrete-gaussian":
-        return discrete_gaussian_copies_pair(scale, width, ks, ws)
-    return laplace_copies_pair(scale, width, ks, ws, discrete=kind == "discrete-laplace")
+def _noise_witness(build, scale, width, n, b):
+    return build(scale, width, *copies_probs(n, b))
 
 
 class SamplingWithReplacement(Transformer):
