@@ -23,6 +23,7 @@ from enum import Enum
 from types import MappingProxyType
 
 from .errors import RepresentationUnavailable
+from .precision import lattice_rho
 from .queries import QueryDispatch
 from .relations import ADD_REMOVE, check_relation
 
@@ -136,6 +137,7 @@ class Mechanism(QueryDispatch):
         return None
 
     def _cached(self, key, build):
+        key = (key, lattice_rho())  # what is built from pairs depends on their precision (precision.py)
         if key not in self._cache:
             self._cache[key] = build()
         return self._cache[key]

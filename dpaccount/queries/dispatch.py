@@ -44,6 +44,7 @@ import warnings
 import numpy as np
 
 from .. import validation as v
+from ..precision import epsilon_query
 from ..progress import reports
 from ..converters.gdp import delta_gdp, epsilon_gdp
 from ..converters.hockey_stick import hockey_stick_to_epsilon
@@ -190,6 +191,7 @@ class QueryDispatch(IntervalQueries):
         return self._cached("pure-epsilon", self.pairs.pure_epsilon)
 
     @reports("epsilon(delta)", steps=1)  # the upper bound
+    @epsilon_query  # its pairs 10× coarser than a δ query's (precision.py)
     def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """ε(δ): the smallest ε ≥ 0 such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over δ ∈ [0, 1)). At δ = 0: the pure ε

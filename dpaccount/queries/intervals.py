@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import validation as v
 from ..errors import AccuracyNotReached, RepresentationUnavailable
+from ..precision import can_refine, epsilon_query, finer
 from ..progress import reports
 from ..pld.profiles.attained import attained_compositions, attained_lower, attained_pure_lower
 from ..pld.profiles.exact_sum import delta_bounds as exact_delta_bounds
@@ -59,6 +60,30 @@ class IntervalQueries:
     """The ``*_bounds`` queries of ``QueryDispatch``."""
 
     def _bounds(self, values, scalar, method, accuracy, query):
+        """``_bounds_at`` the pairs' lattice precision; where its interval is still wider than
+        ``accuracy`` and some pair is built at a ρ a finer one narrows (a random-allocation
+        epoch), again at ρ/10 (``dpaccount/precision.py``), down to its floor."""
+        pairs = self.optional("pairs")
+        refinable = pairs is not None and pairs.refinable
+        try:
+            out = self._bounds_at(values, scalar, method, accuracy, query)
+        except AccuracyNotReached:
+            if not refinable or not can_refine():
+                raise
+        else:
+            # (an analytic answer: the grids raise themselves. Its lower end is the pairs' own where
+            # they are attained; else from attained compositions, whose width no ρ narrows)
+            if not refinable or not pairs.tight or out.lower is None \
+                    or np.all(_narrow(np.ravel(out.lower), np.ravel(out.upper), accuracy)):
+                return out
+            if not can_refine():
+                raise AccuracyNotReached(
+                    f"certified interval [{np.min(out.lower):.6g}, {np.max(out.upper):.6g}] is still wider than "
+                    f"the accuracy {accuracy!r} asked for at the finest lattice of the pairs (precision.py)", out)
+        with finer():
+            return self._bounds(values, scalar, method, accuracy, query)
+
+    def _bounds_at(self, values, scalar, method, accuracy, query):
         """Certified [lower, upper], the grid refined until the interval is at
         most ``accuracy`` wide relative to ``upper``: the upper bound of the
         plain query, the lower bound from the optimistic grid at the same
@@ -189,6 +214,7 @@ class IntervalQueries:
                       f"looseness, not the grids'")
 
     @reports("epsilon(delta) interval", steps=1)  # the certified interval
+    @epsilon_query  # its pairs 10× coarser than a δ query's, then finer where too wide (precision.py)
     def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
         """ε(δ) with a certified interval: ``Bounds(lower, upper, method, step)``.
 

@@ -29,6 +29,7 @@ by the smaller of the geometric-mean bound and a Laplace-transform bound; for
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..pld.grids.accountant import PairComposition
+from ..precision import lattice_rho
 from ..pld.pairs.random_allocation import AllocationPair, allocation_pair, pure_bounds
 from ..pld.pairs.witnessed import witnessed_epoch
 from ..rdp.curve import RDPCurve
@@ -71,12 +72,12 @@ class RandomlyAllocatedMechanism(Mechanism):
         remove, add = base.remove[0][0], base.add[0][0].reverse()
         parts = {"remove": [], "add": []}
         for steps, count in _one_step_parts(self.steps, self.selected):
-            rem = allocation_pair(remove, steps)
+            rem = allocation_pair(remove, steps, lattice_rho())
             # a symmetric base (Gaussian, Laplace, randomized response): one law of S for both
-            add_pair = (rem if add == remove else allocation_pair(add, steps)).reverse()
+            add_pair = (rem if add == remove else allocation_pair(add, steps, lattice_rho())).reverse()
             if steps > 1 and self.selected > 1:  # upper bounds only (module docstring)
                 rem, add_pair = (AllocationPair(p.bound(True), p.bound(True), ("upper-only",) + p.key(),
-                                                pure=pure_bounds(p)) for p in (rem, add_pair))
+                                                pure=pure_bounds(p), refinable=p.refinable) for p in (rem, add_pair))
             parts["remove"].append((rem, count))
             parts["add"].append((add_pair, count))
         if 1 < self.selected < self.steps and remove.tight and add.tight:  # the lower end's witness

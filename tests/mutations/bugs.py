@@ -657,4 +657,19 @@ BUGS = (
          "tests/rdp/test_review_29_rdp.py::test_gaussian_add_direction_at_large_orders"),
         "the add direction's Cauchy–Schwarz tail τ capped at e^700 (as before review 29): at α ~ 100–500 "
         "the Laplace bound says ~700/(α − 1), 7.07 for σ = 0.5, t = 2, α = 100 (exact 100.97)"),
+    # ---------------------------------------------------------------- lattice precision (precision.py)
+    Bug("precision-one-cache-for-every-rho", "dpaccount/mechanism.py",
+        "        key = (key, lattice_rho())", "        key = (key, None)",
+        ("tests/test_precision.py::test_an_interval_too_wide_is_rebuilt_finer_and_brackets_the_coarse_ones",),
+        "the mechanisms' caches shared by every ρ: a finer retry finds the coarse pairs again and the "
+        "interval never narrows"),
+    Bug("precision-delta-queries-as-coarse-as-epsilon", "dpaccount/precision.py",
+        "DEFAULT_RHO = 1e-4", "DEFAULT_RHO = 1e-3",
+        ("tests/pld/test_allocation_tails.py::test_ten_epochs_delta_interval_reaches_the_accuracy_and_holds_the_default",),
+        "δ(ε) built at the ε queries' ρ: its relative error is |d log δ/dε|·ε times ε's (0.35 % for ten "
+        "epochs at δ(1))"),
+    Bug("precision-analytic-interval-never-refined", "dpaccount/queries/intervals.py",
+        "            if not refinable or not pairs.tight or out.lower is None", "            if True or out.lower is None",
+        ("tests/test_precision.py::test_an_interval_too_wide_is_rebuilt_finer_and_brackets_the_coarse_ones",),
+        "an analytic interval (one epoch) wider than its accuracy returned as it is, never rebuilt finer"),
 )

@@ -84,6 +84,12 @@ class PairComposition:
         return all(p.tight for side in (self.remove, self.add) for p, _ in side)
 
     @property
+    def refinable(self):
+        """Some pair built at a lattice precision ρ (``dpaccount/precision.py``): a finer ρ
+        brings its upper and lower pairs closer."""
+        return any(p.refinable for side in (self.remove, self.add) for p, _ in side)
+
+    @property
     def gaussian_mu(self):
         """μ if every pair in both directions is Gaussian, else None."""
         mus = []

@@ -87,6 +87,7 @@ class DominatingPair(ABC):
     gaussian_mu = None
     atomless = False  # True: no atom at a finite loss, so reverse()'s cells are these, mirrored
     tight = False  # attained by some neighbours (module docstring); False unless a reason is stated
+    refinable = False  # built at a lattice precision ρ that a finer one narrows (``dpaccount/precision.py``)
     witnesses = ()  # compositions ((pair, count), ...) the adversary may pick per use (``pld/profiles/attained.py``)
     # losses an optimistic grid should hold as grid points: atoms or near-atoms at the edges of
     # the support, the heaviest first (``discretise_optimistic.py``); () for none

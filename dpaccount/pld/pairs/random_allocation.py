@@ -78,6 +78,7 @@ import math
 
 import numpy as np
 
+from ...precision import DEFAULT_RHO
 from .allocation_sum import DEEP, TAIL, size_biased_tail, sum_law
 from .discrete_pair import DiscretePair
 from ..grids.discretise import loss_range
@@ -310,9 +311,12 @@ class AllocationPair(DominatingPair):
     ``lower`` (dominated by it): every pessimistic use takes ``upper``, every optimistic
     one ``lower`` (``bound``)."""
 
-    def __init__(self, upper, lower, key, tight=False, pure=(math.inf, math.inf)):
+    def __init__(self, upper, lower, key, tight=False, pure=(math.inf, math.inf), refinable=False):
         self.upper, self.lower, self._key, self._tight = upper, lower, key, tight
         self.pure = tuple(pure)  # (this pair's, its reverse's) pure ε bounds (module docstring)
+        # built on a linear lattice at a ρ (``allocation_pair``): a smaller ρ brings upper and
+        # lower closer (``dpaccount/precision.py``)
+        self.refinable = refinable
 
     @property
     def tight(self):
@@ -348,14 +352,16 @@ class AllocationPair(DominatingPair):
 
     def reverse(self):
         return AllocationPair(self.upper.reverse(), self.lower.reverse(), ("reversed",) + self._key, self._tight,
-                              self.pure[::-1])
+                              self.pure[::-1], self.refinable)
 
     def key(self):
         return self._key
 
 
-def allocation_pair(pair, steps, rho=1e-4):
-    """The remove-direction ``AllocationPair`` of one epoch of ``steps`` steps of ``pair``."""
+def allocation_pair(pair, steps, rho=DEFAULT_RHO):
+    """The remove-direction ``AllocationPair`` of one epoch of ``steps`` steps of ``pair``, its
+    linear lattice's spread adding at most a relative ``rho`` to S's variance (``lattice_step``;
+    queries pass ``precision.lattice_rho()``: upper and lower pair ~ρ/2 of ε apart)."""
     # a pair with atoms (a finite one): its call function has kinks between lattice points,
     # where the minorant loses h·B/4, first order in h: a finer lattice (ρ·10⁻⁴). The window of
     # S stays within _POINTS and Y's lattice within _CELLS: a heavy-tailed Y (a small σ) first
@@ -384,7 +390,7 @@ def allocation_pair(pair, steps, rho=1e-4):
     n = int(math.ceil(top / h)) + 1
     cells = _cells(pair, h, n)
     return AllocationPair(epoch_pair(pair, steps, h, n, cells, True), epoch_pair(pair, steps, h, n, cells, False),
-                          key, pair.tight, pure)
+                          key, pair.tight, pure, refinable=True)
 
 
 def pure_bounds(pair):

@@ -83,8 +83,8 @@ class WitnessedAllocationPair(AllocationPair):
     witnesses ``make()`` builds on first use (a plain upper-bound query never needs them),
     named in the key by ``key``."""
 
-    def __init__(self, upper, lower, key, make, reversed_=False, pure=(math.inf, math.inf)):
-        super().__init__(upper, lower, key, pure=pure)
+    def __init__(self, upper, lower, key, make, reversed_=False, pure=(math.inf, math.inf), refinable=False):
+        super().__init__(upper, lower, key, pure=pure, refinable=refinable)
         self._make, self._reversed = make, reversed_
 
     @property
@@ -96,7 +96,7 @@ class WitnessedAllocationPair(AllocationPair):
 
     def reverse(self):
         return WitnessedAllocationPair(self.upper.reverse(), self.lower.reverse(), ("reversed",) + self._key,
-                                       self._make, not self._reversed, self.pure[::-1])
+                                       self._make, not self._reversed, self.pure[::-1], self.refinable)
 
 
 def no_more():
@@ -117,7 +117,8 @@ def witnessed_epoch(direction, args):
     witnessing every other use (module docstring)."""
     def wrapped(pair, make, tag):
         upper = pair.bound(True) if isinstance(pair, AllocationPair) else pair
-        return WitnessedAllocationPair(upper, upper, (tag,) + pair.key(), make, pure=pure_bounds(pair))
+        return WitnessedAllocationPair(upper, upper, (tag,) + pair.key(), make, pure=pure_bounds(pair),
+                                       refinable=getattr(pair, "refinable", False))
 
     out = [(wrapped(p, no_more, "epoch-part"), c) for p, c in direction[:-1]]
     last, count = direction[-1]

@@ -1,0 +1,49 @@
+"""The pairs' lattice precision ρ (dpaccount/precision.py): ε queries start coarse, a
+certified interval too wide for its accuracy is rebuilt finer, and every precision keeps
+its own cache (a refused query changes no answer)."""
+import numpy as np
+import pytest
+
+from dpaccount import AccuracyNotReached, Composition, GaussianMechanism, RandomAllocation
+from dpaccount.precision import DEFAULT_RHO, EPSILON_RHO, FLOOR_RHO, can_refine, finer, for_epsilon, lattice_rho
+
+
+def _width(b):
+    return (b.upper - b.lower) / b.upper
+
+
+def test_contexts_start_coarse_for_epsilon_refine_and_stop_at_the_floor():
+    assert lattice_rho() == DEFAULT_RHO
+    with for_epsilon():
+        assert lattice_rho() == EPSILON_RHO
+        with finer():
+            with for_epsilon():  # an ε query inside a refinement keeps the finer ρ
+                assert lattice_rho() == pytest.approx(EPSILON_RHO / 10)
+    assert lattice_rho() == DEFAULT_RHO
+    with finer():
+        assert lattice_rho() == pytest.approx(DEFAULT_RHO / 10) and (lattice_rho() > FLOOR_RHO) == can_refine()
+        with finer():
+            assert not can_refine() or lattice_rho() > FLOOR_RHO
+
+
+@pytest.mark.parametrize("epochs", [1, 3])
+def test_an_interval_too_wide_is_rebuilt_finer_and_brackets_the_coarse_ones(epochs):
+    """One epoch answers analytically (the interval is the pairs' alone), three through grids:
+    asked for 1e-4, both come back that narrow (the default ρ of an ε query gives ~4e-4), and
+    every certified interval and the plain answer agree with the finest one."""
+    m = Composition()([RandomAllocation()(GaussianMechanism(sigma=1.1), 234)], [epochs])
+    coarse = m.get_approxDP_bounds(1e-5)
+    fine = m.get_approxDP_bounds(1e-5, accuracy=1e-4)
+    assert _width(fine) <= 1e-4 < _width(coarse) <= 1e-3
+    assert coarse.lower <= fine.upper and fine.lower <= coarse.upper  # both hold the exact ε
+    plain = m.get_approxDP(1e-5)
+    assert fine.lower <= plain <= fine.lower * (1 + 1e-3)
+
+
+def test_a_refused_query_changes_no_answer():
+    m = RandomAllocation()(GaussianMechanism(sigma=1.1), 50)
+    before = m.get_approxDP(np.array([1e-6, 1e-3]))
+    with pytest.raises(AccuracyNotReached):
+        m.get_approxDP_bounds(1e-6, accuracy=1e-12)
+    assert np.array_equal(m.get_approxDP(np.array([1e-6, 1e-3])), before)
+    assert lattice_rho() == DEFAULT_RHO
