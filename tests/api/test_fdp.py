@@ -7,7 +7,7 @@ from fractions import Fraction
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from dpaccount import (ApproximationWarning, BinomialMechanism, Composition, DiscreteMechanism, GaussianMechanism,
                        GDPMechanism, LaplaceMechanism, PoissonSampling, PureDPMechanism, RandomizedResponse,
@@ -92,6 +92,9 @@ def finite_mechanisms(draw):
 
 @settings(max_examples=15, deadline=None)
 @given(st.lists(finite_mechanisms(), min_size=1, max_size=3))
+@example(
+    parts=[([0.5, 0.5], [0.5, 0.5]), ([0.5, 0.5], [0.5, 0.5])],
+)  # identical pairs: the plan asked for a step of 4e-16 (GridTooLarge)
 def test_random_finite_compositions_are_pessimistic(parts):
     """Random steps: the analytic (one pair) or PLD (composed) curve is ≤ the
     exact one at every α, and the certified band contains it."""

@@ -59,6 +59,10 @@ _LAMBDAS = np.geomspace(1e-2, 1e3, 41)
 _REFINE = 16                      # rounds of λ refinement
 _MARGIN = math.log(10.0)            # the saddle-point δ may be ~10× too small in the bulk (mixtures)
 _TAILS = (math.log(1e-30), math.log(1e-2))  # where ε(δ) queries are planned for
+# ε below this at a tail level is rounding, not loss (a composition of identical pairs, P = Q:
+# its loss is 0 exactly, its tilts' ε ~1e-17, which asked for a step of 4e-16): no relative
+# accuracy is planned for it (the coarse level's absolute error stands, still an upper bound)
+_EPS_FLOOR = 1e-12
 MAX_LEVEL = 40
 DELTA_LEVELS = 3                  # δ(ε) queries: at most 2³× finer than ε(δ) queries
 # a base window's points: a certified interval (both roundings, tilted grids, cache) peaks at
@@ -222,7 +226,7 @@ def plan(composition, accuracy, tail):
     top = np.max([eps for eps, _, _ in looks], axis=0)
     need = math.inf
     for t, (eps, lam, rounded) in zip(tilts, looks):
-        use = (eps >= 0.8 * top) & (eps > 0)
+        use = (eps >= 0.8 * top) & (eps > _EPS_FLOOR)
         if rounded and use.any():
             # near the mean the density leads (``delta_ratio``); a tail the table never reaches (its
             # law's top atom heavier than e^level) is beyond the support, where at_tail clamps to the
