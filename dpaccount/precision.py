@@ -8,7 +8,8 @@ they are (about ρ/5 of ε each, measured: σ = 1.1, 234 steps, δ = 1e-5, one e
 0.036 % wide at ρ = 1e-3, 0.0022 % at ρ = 1e-4).
 
 Pairs are built at ``lattice_rho()``: ``DEFAULT_RHO``, except inside an ε(δ)
-query (``for_epsilon``), which starts 10× coarser. ε errs by about ρ/5 relative
+query (``for_epsilon``), which starts at its accuracy (10× coarser at the default
+1e-3). ε errs by about ρ/5 relative
 per side, δ(ε) by |d log δ/dε|·ε times that (σ = 1.1, 234 steps, 10 epochs, δ(1):
 0.35 % at ρ = 1e-3, within 0.1 % at 1e-4); the ε query is 4× quicker for it. A
 certified interval still wider than its accuracy retries under ``finer()`` (ρ/10,
@@ -19,6 +20,8 @@ refused query changes no answer already given.
 import contextlib
 import contextvars
 import functools
+import inspect
+import numbers
 
 DEFAULT_RHO = 1e-4
 EPSILON_RHO = 1e-3
@@ -38,7 +41,8 @@ def can_refine():
 
 
 @contextlib.contextmanager
-def _at(rho):
+def at(rho):
+    """A context whose pairs are built at ``rho`` (ε queries inside keep it)."""
     token = _RHO.set(rho)
     try:
         yield
@@ -48,19 +52,25 @@ def _at(rho):
 
 def finer():
     """A context whose pairs are built at ρ/10 (the caller checks ``can_refine``)."""
-    return _at(lattice_rho() / 10)
+    return at(lattice_rho() / 10)
 
 
-def for_epsilon():
-    """The context of an ε(δ) query: ``EPSILON_RHO`` where no query has set ρ yet (an ε query
-    inside another query, or inside ``finer()``, keeps the ρ it is given)."""
-    return _at(EPSILON_RHO if _RHO.get() is None else _RHO.get())
+def for_epsilon(accuracy=EPSILON_RHO):
+    """The context of an ε(δ) query at ``accuracy``: ρ = the accuracy, within [``FLOOR_RHO``,
+    ``EPSILON_RHO``], where no query has set ρ yet (an ε query inside another query, or
+    inside ``finer()``, keeps the ρ it is given)."""
+    return at(min(max(accuracy, FLOOR_RHO), EPSILON_RHO) if _RHO.get() is None else _RHO.get())
 
 
 def epsilon_query(query):
-    """``query`` (an ε(δ) query of a mechanism) run in ``for_epsilon()``."""
+    """``query`` (an ε(δ) query of a mechanism, with an ``accuracy`` parameter) run in
+    ``for_epsilon(accuracy)``."""
+    signature = inspect.signature(query)
+
     @functools.wraps(query)
     def run(*args, **kwargs):
-        with for_epsilon():
+        accuracy = signature.bind(*args, **kwargs).arguments.get("accuracy", EPSILON_RHO)
+        real = isinstance(accuracy, numbers.Real) and not isinstance(accuracy, bool) and accuracy > 0
+        with for_epsilon(float(accuracy) if real else EPSILON_RHO):
             return query(*args, **kwargs)
     return run

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dpaccount import AccuracyNotReached, Composition, GaussianMechanism, RandomAllocation
-from dpaccount.precision import DEFAULT_RHO, EPSILON_RHO, FLOOR_RHO, can_refine, finer, for_epsilon, lattice_rho
+from dpaccount.precision import DEFAULT_RHO, EPSILON_RHO, FLOOR_RHO, at, can_refine, finer, for_epsilon, lattice_rho
 
 
 def _width(b):
@@ -16,10 +16,16 @@ def test_contexts_start_coarse_for_epsilon_refine_and_stop_at_the_floor():
     assert lattice_rho() == DEFAULT_RHO
     with for_epsilon():
         assert lattice_rho() == EPSILON_RHO
+        with for_epsilon(1e-4):  # inside a query: its ρ stands
+            assert lattice_rho() == EPSILON_RHO
         with finer():
             with for_epsilon():  # an ε query inside a refinement keeps the finer ρ
                 assert lattice_rho() == pytest.approx(EPSILON_RHO / 10)
     assert lattice_rho() == DEFAULT_RHO
+    with for_epsilon(1e-4):
+        assert lattice_rho() == 1e-4
+    with for_epsilon(1e-9):
+        assert lattice_rho() == FLOOR_RHO
     with finer():
         assert lattice_rho() == pytest.approx(DEFAULT_RHO / 10) and (lattice_rho() > FLOOR_RHO) == can_refine()
         with finer():
@@ -28,16 +34,21 @@ def test_contexts_start_coarse_for_epsilon_refine_and_stop_at_the_floor():
 
 @pytest.mark.parametrize("epochs", [1, 3])
 def test_an_interval_too_wide_is_rebuilt_finer_and_brackets_the_coarse_ones(epochs):
-    """One epoch answers analytically (the interval is the pairs' alone), three through grids:
-    asked for 1e-4, both come back that narrow (the default ρ of an ε query gives ~4e-4), and
-    every certified interval and the plain answer agree with the finest one."""
+    """One epoch answers analytically (the interval is the pairs' alone), three through grids.
+    Built at ρ = 1e-2 the interval is wider than the default accuracy; asked for it there, the
+    query rebuilds the pairs at 1e-3 and meets it. Asked for 1e-4, an ε query starts at
+    ρ = 1e-4 and meets it; every certified interval, and the plain answer, agree with it."""
     m = Composition()([RandomAllocation()(GaussianMechanism(sigma=1.1), 234)], [epochs])
-    coarse = m.get_approxDP_bounds(1e-5)
+    with at(1e-2):
+        loose = m.get_approxDP_bounds(1e-5, accuracy=0.5)
+        refined = m.get_approxDP_bounds(1e-5)
+    assert _width(refined) <= 1e-3 < _width(loose)
     fine = m.get_approxDP_bounds(1e-5, accuracy=1e-4)
-    assert _width(fine) <= 1e-4 < _width(coarse) <= 1e-3
-    assert coarse.lower <= fine.upper and fine.lower <= coarse.upper  # both hold the exact ε
-    plain = m.get_approxDP(1e-5)
-    assert fine.lower <= plain <= fine.lower * (1 + 1e-3)
+    assert _width(fine) <= 1e-4 < _width(m.get_approxDP_bounds(1e-5))
+    for b in (loose, refined):  # all hold the exact ε
+        assert b.lower <= fine.upper and fine.lower <= b.upper
+    assert fine.lower <= m.get_approxDP(1e-5) <= fine.lower * (1 + 1e-3)
+    assert fine.lower <= m.get_approxDP(1e-5, accuracy=1e-4) <= fine.lower * (1 + 1e-4)
 
 
 def test_a_refused_query_changes_no_answer():
