@@ -134,7 +134,7 @@ def test_the_core_numerics_hold_under_the_documented_noise():
     gaps of ``ulp_noise.KNOWN_GAPS`` are expected failures there)."""
     root = pathlib.Path(__file__).resolve().parent.parent
     env = {**os.environ, "DPACCOUNT_ULP_NOISE": "4", "PYTHONPATH": str(root)}
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", "not slow",
                           "tests/converters", "tests/pld/test_grid.py", "tests/pld/test_accountant.py",
                           "tests/pld/test_discretise.py",
                           "tests/transformers/test_poisson_sampling.py",

@@ -89,7 +89,7 @@ def run_tests(root, tests, timeout=TIMEOUT):
     """(outcome, seconds, log) of ``pytest -x`` on ``tests`` in the copy at ``root``;
     outcome "failed", "passed", "error" (exit code other than 0 and 1) or "timeout".
     Slow tests named here run too (the marker filter of pyproject.toml is lifted)."""
-    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "slow or not slow",
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-n", "0", "-m", "slow or not slow",
            *tests]
     env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
     start = time.monotonic()

@@ -31,6 +31,7 @@ from scipy.special import logsumexp
 from dpaccount import (Composition, DiscreteMechanism, GaussianMechanism, LaplaceMechanism, PoissonSampling,
                        RandomAllocation, TruncatedPoissonSampling)
 from dpaccount.rdp.random_allocation import add_rdp, remove_rdp
+from sweeps import sweep
 
 # the base's own curve is computed (a finite pair's log-sum), not rounded up: 1e-12 relative
 _REL = 1e-12
@@ -210,9 +211,11 @@ def test_truncated_poisson_rdp_above_an_enumerated_instance():
     _truncated_cases(0.8, 4, 1, Fraction(1, 2), instances=1, orders=(2.0,))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("sigma", [0.8, 1.5])
-@pytest.mark.parametrize("n,batch,q", [(5, 2, Fraction(1, 2)), (6, 2, Fraction(3, 10)), (6, 1, Fraction(1, 5)),
-                                       (7, 3, Fraction(1, 2))])
+_TRUNCATED = [(s, n, b, q) for n, b, q in ((5, 2, Fraction(1, 2)), (6, 2, Fraction(3, 10)), (6, 1, Fraction(1, 5)),
+                                           (7, 3, Fraction(1, 2))) for s in (0.8, 1.5)]
+
+
+@pytest.mark.parametrize("sigma,n,batch,q", sweep(_TRUNCATED, [(0.8, 6, 1, Fraction(1, 5)),
+                                                               (1.5, 7, 3, Fraction(1, 2))]))
 def test_truncated_poisson_rdp_sweep(sigma, n, batch, q):
     _truncated_cases(sigma, n, batch, q)
