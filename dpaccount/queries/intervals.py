@@ -49,6 +49,26 @@ class Bounds(NamedTuple):
     reason: object = None
 
 
+def _intersection(a, b):
+    """The common part of two certified intervals of the mechanism (``Bounds``, scalars or
+    arrays alike; ``b``'s method and step), or None where either has no lower end."""
+    if a is None or b is None or a.lower is None or b.lower is None:
+        return None
+    shape = np.shape(b.upper)
+    lower = np.maximum(np.ravel(a.lower), np.ravel(b.lower))
+    upper = np.minimum(np.ravel(a.upper), np.ravel(b.upper))
+    if np.any(lower > upper):  # two certified intervals that miss each other: a bug
+        raise RuntimeError("internal error: two certified intervals of one mechanism do not meet; please "
+                           "report this mechanism")
+    pick = (lambda x: float(x[0])) if shape == () else (lambda x: x.reshape(shape))
+    return b._replace(lower=pick(lower), upper=pick(upper))
+
+
+def _wider(bounds, accuracy):
+    return (f"certified interval [{np.min(bounds.lower):.6g}, {np.max(bounds.upper):.6g}] is still wider than "
+            f"the accuracy {accuracy!r} asked for at every lattice precision of the pairs tried (precision.py)")
+
+
 def _narrow(lower, upper, accuracy):
     """Where a certified interval is at most ``accuracy`` wide relative to its upper end."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -62,14 +82,17 @@ class IntervalQueries:
     def _bounds(self, values, scalar, method, accuracy, query):
         """``_bounds_at`` the pairs' lattice precision; where its interval is still wider than
         ``accuracy`` and some pair is built at a ρ a finer one narrows (a random-allocation
-        epoch), again at ρ/10 (``dpaccount/precision.py``), down to its floor."""
+        epoch), again at ρ/10 (``dpaccount/precision.py``), down to its floor. Both intervals
+        are certified: where the finer one is still too wide (its lattice may meet its caps
+        sooner), their common part."""
         pairs = self.optional("pairs")
         refinable = pairs is not None and pairs.refinable
         try:
             out = self._bounds_at(values, scalar, method, accuracy, query)
-        except AccuracyNotReached:
+        except AccuracyNotReached as err:
             if not refinable or not can_refine():
                 raise
+            out = err.bounds
         else:
             # (an analytic answer: the grids raise themselves. Its lower end is the pairs' own where
             # they are attained; else from attained compositions, whose width no ρ narrows)
@@ -77,11 +100,15 @@ class IntervalQueries:
                     or np.all(_narrow(np.ravel(out.lower), np.ravel(out.upper), accuracy)):
                 return out
             if not can_refine():
-                raise AccuracyNotReached(
-                    f"certified interval [{np.min(out.lower):.6g}, {np.max(out.upper):.6g}] is still wider than "
-                    f"the accuracy {accuracy!r} asked for at the finest lattice of the pairs (precision.py)", out)
+                raise AccuracyNotReached(_wider(out, accuracy), out)
         with finer():
-            return self._bounds(values, scalar, method, accuracy, query)
+            try:
+                return self._bounds(values, scalar, method, accuracy, query)
+            except AccuracyNotReached as err:  # a finer lattice may meet its caps sooner: the two
+                both = _intersection(out, err.bounds)  # certified intervals' common part
+                if both is None or not np.all(_narrow(np.ravel(both.lower), np.ravel(both.upper), accuracy)):
+                    raise AccuracyNotReached(str(err) if both is None else _wider(both, accuracy), both) from None
+                return both
 
     def _bounds_at(self, values, scalar, method, accuracy, query):
         """Certified [lower, upper], the grid refined until the interval is at
