@@ -126,7 +126,8 @@ class QueryDispatch(IntervalQueries):
                 raise RepresentationUnavailable(f"no accountant applies to {self._name}")
             if first == "rdp":
                 warnings.warn(f"{self._name} has no dominating pair (a part known through RDP only, such "
-                              f"as zCDP or repeat-and-select), so this answer comes from RDP: an upper "
+                              f"as zCDP or repeat-and-select, or whose pairs no grid can hold), so this "
+                              f"answer comes from RDP: an upper "
                               f"bound, looser than a privacy-loss grid's", RDPFallbackWarning, stacklevel=3)
             return first
         if not isinstance(method, str):

@@ -27,6 +27,7 @@ by the smaller of the geometric-mean bound and a Laplace-transform bound; for
 ``selected > 1`` the curves of the same floor/ceil reduction, added.
 """
 from .. import validation as v
+from ..errors import AccuracyNotReached
 from ..mechanism import Mechanism
 from ..pld.grids.accountant import PairComposition
 from ..precision import lattice_rho
@@ -70,6 +71,12 @@ class RandomlyAllocatedMechanism(Mechanism):
         if len(base.remove) != 1 or len(base.add) != 1 or base.remove[0][1] != 1 or base.add[0][1] != 1:
             return None  # a product of pairs is not a pair of one-dimensional laws
         remove, add = base.remove[0][0], base.add[0][0].reverse()
+        try:
+            return self._epoch_pairs(remove, add)
+        except AccuracyNotReached:  # a base whose loss leaves the float range (σ ≲ 0.02): no lattice
+            return None             # holds its ratio; the queries fall back to RDP, and say so
+
+    def _epoch_pairs(self, remove, add):
         parts = {"remove": [], "add": []}
         for steps, count in _one_step_parts(self.steps, self.selected):
             rem = allocation_pair(remove, steps, lattice_rho())

@@ -6,12 +6,14 @@ for the Gaussian an mpmath integral over t − 1 coordinates of the last
 coordinate's closed-form call/put (a log-normal's, Black–Scholes style).
 """
 import itertools
+import math
 import pickle
 from fractions import Fraction
 
 import mpmath as mp
 import pytest
 
+import dpaccount as dpa
 from dpaccount import (Composition, GaussianMechanism, LaplaceMechanism, PoissonSampling, RandomAllocation,
                        RandomizedResponse, from_spec)
 
@@ -180,3 +182,16 @@ def test_a_value_pickles_compares_and_round_trips():
 def test_bad_input_names_the_parameter(args, err):
     with pytest.raises(err, match="steps|selected"):
         RandomAllocation()(GaussianMechanism(sigma=1.0), *args)
+
+
+def test_a_base_no_lattice_holds_falls_back_to_rdp_and_says_so():
+    """σ = 0.01: the Gaussian's loss (~N(5000, 100²)) leaves the float range of e^loss, so no
+    epoch pair can be built; ε comes from the allocation's RDP (with the fallback warning),
+    method='rdp' answers the same, and a certified interval is refused by name."""
+    m = RandomAllocation()(GaussianMechanism(sigma=0.01), 100)
+    assert m.optional("pairs") is None
+    with pytest.warns(dpa.RDPFallbackWarning, match="no grid can hold"):
+        eps = m.get_approxDP(1e-5)
+    assert math.isfinite(eps) and eps == m.get_approxDP(1e-5, method="rdp")
+    with pytest.raises(dpa.RepresentationUnavailable, match="no certified interval"):
+        m.get_approxDP_bounds(1e-5)
