@@ -645,8 +645,8 @@ BUGS = (
         "G_b left out of the spilled tail's pairs: the pure ε of b − 1 copies where b were drawn"),
     Bug("pure-eps-unnamed-spill-finite", PLD + "pairs/mixture.py",
         "        if self._spill > 0 and not self._spill_of:\n            return math.inf\n", "",
-        ("tests/pld/test_pure_batch.py::test_sampling_with_replacement_is_the_closed_form_of_its_pair",),
-        "a mixture's spill of unnamed pairs (K's tail beyond MAX_COPIES) ignored: the listed components' "
+        ("tests/pld/test_pure_batch.py::test_a_spill_of_unnamed_pairs_keeps_the_pure_epsilon_infinite",),
+        "a mixture's spill of unnamed pairs ignored: the listed components' "
         "largest pure ε, below the tail's"),
     Bug("allocation-rdp-laplace-tail-capped", "dpaccount/rdp/random_allocation.py",
         """    if log_tau > 700.0:   # beyond the float range: no bound (capping τ there under-reported)
@@ -677,4 +677,9 @@ BUGS = (
         ("tests/test_precision.py::test_a_refused_interval_is_the_common_part_of_every_precision_tried",),
         "a refusal quotes the finest lattice's interval alone, wider where that lattice met its caps "
         "(1.2 % against the 0.22 % the coarser one had certified)"),
+    Bug("pure-eps-copies-beyond-max-names-the-cap", PLD + "pairs/with_replacement.py",
+        "if b <= MAX_COPIES else (b,)", "if b <= MAX_COPIES else (MAX_COPIES,)",
+        ("tests/pld/test_pure_batch.py::test_sampling_with_replacement_is_the_closed_form_of_its_pair",),
+        "beyond MAX_COPIES the spilled tail named by G_64 instead of G_b: the pure ε of 64 copies "
+        "where 256 were drawn"),
 )

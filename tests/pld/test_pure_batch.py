@@ -18,6 +18,7 @@ import pytest
 from dpaccount import (Composition, LaplaceMechanism, RandomAllocation, RandomizedResponse, SamplingWithReplacement,
                        SubsetSampling, TruncatedPoissonSampling)
 from dpaccount.errors import AccuracyNotReached
+from dpaccount.pld.pairs.mixture import MixturePair
 from dpaccount.pld.pairs.truncated_poisson import inclusion_probability
 from dpaccount.pld.pairs.with_replacement import MAX_COPIES
 
@@ -142,18 +143,15 @@ def _copies_law(n, b, ones):
     return law
 
 
-@pytest.mark.parametrize("n, b", [(10, 1), (10, 3), (5, 4), (1000, 64), (1000, 65)])
+@pytest.mark.parametrize("n, b", [(10, 1), (10, 3), (5, 4), (1000, 64), (1000, MAX_COPIES + 1), (60000, 256)])
 def test_sampling_with_replacement_is_the_closed_form_of_its_pair(n, b):
     """log(1 + γ(e^{bε₀} − 1)), γ = 1 − (1 − 1/n)^b: the pair reveals K, whose worst value
     b costs G_b's bε₀ (group privacy of randomized response, attained by G_b), also where
-    K's tail beyond a few copies is spilled (n = 1000); +∞ (never below) beyond
-    ``MAX_COPIES`` = 64 copies. At or above the enumerated instance x = 1, the others 0
-    (equal for b = 1: subset sampling)."""
+    K's tail beyond a few copies is spilled (n = 1000), and beyond ``MAX_COPIES`` = 64
+    copies (G_b named for the whole tail). At or above the enumerated instance x = 1, the
+    others 0 (equal for b = 1: subset sampling)."""
     gamma = -mp.expm1(b * mp.log1p(-mp.mpf(1) / n))
     got = SamplingWithReplacement()(RandomizedResponse(0.8, relation="replace-one"), n, b).get_approxDP(0)
-    if b > MAX_COPIES:
-        assert got >= mp.log1p(gamma * mp.expm1(b * EPS0))
-        return
     _close_above(got, mp.log1p(gamma * mp.expm1(b * EPS0)))
     if b <= 4:
         instance = _sup_log_ratio(_copies_law(n, b, 1), _copies_law(n, b, 0))
@@ -167,3 +165,12 @@ def test_pure_lower_ends_stay_below_the_new_upper_ends():
                  RandomAllocation()(RandomizedResponse(0.8), 4, 2)):
         low, high = _pure_interval(mech)
         assert low <= high == mech.get_approxDP(0) < math.inf
+
+
+def test_a_spill_of_unnamed_pairs_keeps_the_pure_epsilon_infinite():
+    """A mixture whose missing weight belongs to pairs it does not name may put that weight at
+    any loss: no finite pure ε; naming them bounds it by theirs (``MixturePair``)."""
+    rr = RandomizedResponse(0.8).pairs.remove[0][0]
+    wider = RandomizedResponse(0.9).pairs.remove[0][0]
+    assert MixturePair([(0.5, rr)], spill=0.5).pure_epsilon() == math.inf
+    assert MixturePair([(0.5, rr)], spill=0.5, spill_of=[wider]).pure_epsilon() == wider.pure_epsilon()

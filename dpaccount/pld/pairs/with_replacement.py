@@ -51,8 +51,9 @@ instance for Laplace, discrete Laplace and discrete Gaussian noise:
 leave the lower end absent for b > 1: no instance with computable laws is built.
 
 Pure ε. ``SubsetSampledPair``'s, log(1 + γ(e^{ε_A} − 1)), with ε_A = max_{k ≤ b} of
-G_k's pure ε (A's loss takes only its components' values); named for b ≤ ``MAX_COPIES``
-(every G_k built), +∞ beyond.
+G_k's pure ε (A's loss takes only its components' values): every G_k built for
+b ≤ ``MAX_COPIES``; beyond, G_b alone, which dominates every k ≤ b (padding a k-fold
+neighbour with records replaced by themselves), so ε_A ≤ G_b's.
 
 Numerics. γ = −expm1(b·log1p(−1/n)) rounded up (the pair's curve grows with
 γ); w_k/γ in logs with its error bound, taken at the lower end
@@ -148,9 +149,12 @@ def with_replacement_pair(group_pairs, n, b, witness=None):
     weights, spill = copies_weights(n, b)
     parts = [(w, group_pairs(k)) for k, w in enumerate(weights, start=1)]
     # the spill is K's tail beyond the listed k and the weights' rounding: the pairs G_k of every
-    # k ≤ b (pure ε, ``MixturePair``), named only where b ≤ MAX_COPIES (else its pure ε stays +∞)
-    named = b <= MAX_COPIES and parts[0][1].pure_epsilon() < math.inf
-    spill_of = [p for _, p in parts] + [group_pairs(k) for k in range(len(parts) + 1, b + 1)] if named else ()
+    # k ≤ b (pure ε, ``MixturePair``), each one up to MAX_COPIES; beyond, G_b alone, which
+    # dominates every k ≤ b (a k-fold replace-one neighbour is a b-fold one whose other b − k
+    # records are replaced by themselves), so its pure ε bounds all of theirs
+    named = parts[0][1].pure_epsilon() < math.inf
+    rest = range(len(parts) + 1, b + 1) if b <= MAX_COPIES else (b,)
+    spill_of = [p for _, p in parts] + [group_pairs(k) for k in rest] if named else ()
     mix = parts[0][1] if (len(parts) == 1 and spill == 0.0) else MixturePair(parts, spill, spill_of)
     pair = subset_sampled_pair(mix, copies_rate(n, b))
     if witness is None or b == 1:  # b = 1: subset sampling itself, attained where the base is
