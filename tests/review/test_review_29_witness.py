@@ -333,11 +333,15 @@ def test_sweep_against_datasets():
             _check(m, max(with_replacement_worst(n, b, p, eps, steps)), eps, attained=(b == 1))
 
 
-def test_accuracy_not_reached_quotes_the_mechanisms_interval(monkeypatch):
+@pytest.mark.parametrize("finer_lattices", [False, True])
+def test_accuracy_not_reached_quotes_the_mechanisms_interval(monkeypatch, finer_lattices):
     """The message of ``AccuracyNotReached`` quoted the *pairs'* grid interval as
     "certified": for unattained pairs its lower end bounds only the pairs (here 0.4018
-    against the mechanism's exact 0.37719, which the brute force attains)."""
+    against the mechanism's exact 0.37719, which the brute force attains). The grids' own
+    refusal, and the one after finer lattices (``precision.py``: the common part)."""
     monkeypatch.setattr(intervals, "_ROUNDS", 0)  # (the first grid: cheap, and too coarse for 1e-6)
+    if not finer_lattices:
+        monkeypatch.setattr(intervals, "can_refine", lambda: False)
     p, n, t, k, eps = 0.75, 3, 4, 2, 0.3
     with pytest.raises(AccuracyNotReached) as err:
         RandomAllocation()(RandomizedResponse(p), t, selected=k).get_approx_delta_bounds(eps, accuracy=1e-6)
