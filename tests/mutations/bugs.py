@@ -682,4 +682,12 @@ BUGS = (
         ("tests/pld/test_pure_batch.py::test_sampling_with_replacement_is_the_closed_form_of_its_pair",),
         "beyond MAX_COPIES the spilled tail named by G_64 instead of G_b: the pure ε of 64 copies "
         "where 256 were drawn"),
+    # ---------------------------------------------------------------- review d
+    Bug("with-replacement-spill-names-must-build", PLD + "pairs/with_replacement.py",
+        "    except (RepresentationUnavailable, GridTooLarge):\n        return ()\n",
+        "    except ZeroDivisionError:\n        return ()\n",
+        ("tests/review/test_review_d.py::test_with_replacement_answers_where_the_spill_cannot_be_named",
+         "tests/review/test_review_d.py::test_with_replacement_answers_where_the_group_pair_exceeds_the_atom_cap"),
+        "G_b, named for the pure ε of the spill beyond MAX_COPIES, built without a way out: a base whose "
+        "b-fold pair is refused (discrete Laplace hull, a group pair beyond MAX_ATOMS) loses every query"),
 )

@@ -64,6 +64,7 @@ import math
 
 import numpy as np
 
+from ...errors import GridTooLarge, RepresentationUnavailable
 from ...lazy import lazy
 from .mixture import MixturePair
 from .mixture_gaussian import MixtureOfGaussiansPair
@@ -116,6 +117,19 @@ def copies_weights(n, b):
     return weights, min(spill, 1.0)
 
 
+def _spill_names(group_pairs, parts, b):
+    """The pairs the spill belongs to (``with_replacement_pair``), or () where the base cannot
+    give one of them: the spill stays unnamed and the pure ε +∞, while every δ(ε) still
+    answers from the listed components. (Review d: G_b beyond MAX_COPIES was built eagerly, so
+    a base whose b-fold pair is refused — a discrete Laplace hull with no symmetric pair at
+    b ≳ 55, a pure-DP group pair of more than MAX_ATOMS outcomes — lost every query.)"""
+    rest = range(len(parts) + 1, b + 1) if b <= MAX_COPIES else (b,)
+    try:
+        return [p for _, p in parts] + [group_pairs(k) for k in rest]
+    except (RepresentationUnavailable, GridTooLarge):
+        return ()
+
+
 def copies_probs(n, b):
     """(ks, ws): w_k ≤ P(K = k), K ~ Bin(b, 1/n), for the k with w_k ≥ ``_WITNESS_CUT``.
     w_0 = e^{b log1p(−1/n)}, w_k = γ·P(K = k | K ≥ 1) for k ≥ 1 (``copies_weights``),
@@ -153,8 +167,7 @@ def with_replacement_pair(group_pairs, n, b, witness=None):
     # dominates every k ≤ b (a k-fold replace-one neighbour is a b-fold one whose other b − k
     # records are replaced by themselves), so its pure ε bounds all of theirs
     named = parts[0][1].pure_epsilon() < math.inf
-    rest = range(len(parts) + 1, b + 1) if b <= MAX_COPIES else (b,)
-    spill_of = [p for _, p in parts] + [group_pairs(k) for k in rest] if named else ()
+    spill_of = _spill_names(group_pairs, parts, b) if named else ()
     mix = parts[0][1] if (len(parts) == 1 and spill == 0.0) else MixturePair(parts, spill, spill_of)
     pair = subset_sampled_pair(mix, copies_rate(n, b))
     if witness is None or b == 1:  # b = 1: subset sampling itself, attained where the base is
