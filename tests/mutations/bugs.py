@@ -690,4 +690,13 @@ BUGS = (
          "tests/review/test_review_d.py::test_with_replacement_answers_where_the_group_pair_exceeds_the_atom_cap"),
         "G_b, named for the pure ε of the spill beyond MAX_COPIES, built without a way out: a base whose "
         "b-fold pair is refused (discrete Laplace hull, a group pair beyond MAX_ATOMS) loses every query"),
+    Bug("plan-floor-for-every-composition", PLD + "profiles/plan.py",
+        "    return _EPS_FLOOR if reach <= _EPS_FLOOR / 30 else 0.0", "    return _EPS_FLOOR",
+        ("tests/review/test_review_d.py::test_tiny_but_genuine_epsilons_keep_the_default_accuracy",),
+        "the plan's ε floor applied whatever the losses (as on the speed branch): a Gaussian composition "
+        "at σ = 1e11 planned at the coarse level, 0.67 % above the exact ε(1e-20)"),
+    Bug("plan-floor-never", PLD + "profiles/plan.py",
+        "    return _EPS_FLOOR if reach <= _EPS_FLOOR / 30 else 0.0", "    return 0.0",
+        ("tests/api/test_fdp.py::test_random_finite_compositions_are_pessimistic",),
+        "no ε floor: two identical pairs (P = Q) ask for a step of 4e-16 and get_fDP raises GridTooLarge"),
 )
