@@ -699,4 +699,10 @@ BUGS = (
         "    return _EPS_FLOOR if reach <= _EPS_FLOOR / 30 else 0.0", "    return 0.0",
         ("tests/api/test_fdp.py::test_random_finite_compositions_are_pessimistic",),
         "no ε floor: two identical pairs (P = Q) ask for a step of 4e-16 and get_fDP raises GridTooLarge"),
+    Bug("precision-common-part-drops-upper-only", "dpaccount/queries/intervals.py",
+        "        return (a if b.lower is None and a.lower is not None else b)._replace(upper=pick(upper))",
+        "        return None",
+        ("tests/review/test_review_d.py::test_the_common_part_keeps_an_upper_end_without_a_lower_one",),
+        "the common part of two intervals without a lower end taken as none: a refusal after a finer "
+        "lattice carries no interval where both had a certified upper end"),
 )

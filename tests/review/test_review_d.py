@@ -145,3 +145,32 @@ def test_tiny_but_genuine_epsilons_keep_the_default_accuracy(sigma, k):
     exact = _gdp_epsilon(mp.mpf("1e-20"), math.sqrt(k) / sigma)
     got = m.get_approxDP(1e-20, method="pld")
     assert exact <= got <= exact * (1 + 1e-3)
+
+
+# ------------------------------------------------------------------ refusals after a finer lattice
+def test_the_common_part_keeps_an_upper_end_without_a_lower_one():
+    """Pairs not attained and without a witness give intervals with no lower end (``lower_of``
+    None) at every ρ; their common part is the smaller upper end, the lower end still absent
+    (it was None, and a refusal carried no interval at all)."""
+    from dpaccount import Bounds
+    from dpaccount.queries.intervals import _intersection
+    why = "no lower end: the dominating pairs are not attained"
+    coarse, fine = Bounds(None, 3.0, "pld", 0.1, False, None, why), Bounds(None, 2.5, "pld", 0.05, False, None, why)
+    assert _intersection(coarse, fine) == fine
+    assert _intersection(fine, coarse) == coarse._replace(upper=2.5)
+    assert _intersection(None, fine) == fine and _intersection(fine, None) == fine
+
+
+@pytest.mark.slow
+def test_a_refusal_without_a_lower_end_still_carries_its_upper_end():
+    """Random allocation of the exponential mechanism (its logistic pair is not attained): a δ
+    interval too wide at ρ = 1e-4 and at 1e-5 carries the smaller certified upper end, as a
+    refusal did before the finer lattices (it carried None). ~3 s."""
+    from dpaccount import AccuracyNotReached, RandomAllocation
+    from dpaccount.mechanisms.discrete import ExponentialMechanism
+    m = Composition()([RandomAllocation()(ExponentialMechanism(1.0), 3)], [2])
+    with pytest.raises(AccuracyNotReached) as err:
+        m.get_approx_delta_bounds(1.0, accuracy=1e-6)
+    got = err.value.bounds
+    assert got is not None and got.lower is None and got.lower_of is None and "not attained" in got.reason
+    assert 0.0 <= got.upper <= 1.0
