@@ -36,9 +36,9 @@ def test_with_replacement_answers_where_the_spill_cannot_be_named(b):
 
 def test_with_replacement_answers_where_the_group_pair_exceeds_the_atom_cap():
     """Randomized response at b = MAX_ATOMS + 1 draws: G_b, the pure-DP group pair of b + 1
-    outcomes, is refused (GridTooLarge); δ(ε) answered before the pure-ε change, and must
-    still: the subset-sampled pair at rate γ = P(K ≥ 1) has δ ≤ γ, and at least the
-    one-copy part's γ·w₁·δ_RR(ε), with w₁ = P(K = 1 | K ≥ 1)."""
+    outcomes, is refused (GridTooLarge; now not even tried, b > MAX_NAMED); δ(ε) answered
+    before the pure-ε change, and must still: the subset-sampled pair at rate γ = P(K ≥ 1)
+    has δ ≤ γ, and at least the one-copy part's γ·w₁·δ_RR(ε), with w₁ = P(K = 1 | K ≥ 1)."""
     n, b, p = 10 ** 9, MAX_ATOMS + 1, 0.7
     m = SamplingWithReplacement()(RandomizedResponse(p, relation="replace-one"), n, b)
     gamma = -mp.expm1(b * mp.log1p(-mp.mpf(1) / n))
@@ -174,3 +174,15 @@ def test_a_refusal_without_a_lower_end_still_carries_its_upper_end():
     got = err.value.bounds
     assert got is not None and got.lower is None and got.lower_of is None and "not attained" in got.reason
     assert 0.0 <= got.upper <= 1.0
+
+
+def test_with_replacement_names_no_spill_beyond_max_named_copies():
+    """Beyond ``MAX_NAMED`` copies G_b is not built for the pure ε (a pure-DP base's has b + 1
+    outcomes: 5e6 copies cost 2.7 s and 1 GB where δ(ε) took 2 ms): ε(0) = ∞ there, finite
+    (log(1 + γ(e^{bε₀} − 1)), ``test_pure_batch.py``) up to it; δ(ε) the same either side."""
+    from dpaccount.pld.pairs.with_replacement import MAX_NAMED
+    rr = RandomizedResponse(0.7, relation="replace-one")
+    beyond = SamplingWithReplacement()(rr, 10 ** 9, MAX_NAMED + 1)
+    assert beyond.get_approxDP(0.0) == math.inf
+    assert 0.0 < beyond.get_approx_delta(1.0) <= -math.expm1((MAX_NAMED + 1) * math.log1p(-1e-9)) * (1 + 1e-12)
+    assert SamplingWithReplacement()(rr, 10 ** 9, 100).get_approxDP(0.0) < math.inf
