@@ -211,13 +211,13 @@ def tilts_of(items, rounded):
 def plan(composition, accuracy, tail):
     """The ``Plan`` of a ``PairComposition`` at ``accuracy`` (window tail ``tail``)."""
     coarse, points, hints = _coarse(composition, tail)
-    tilts, floors = [], []
+    tilts, merged = [], []
     for d in DIRECTIONS:
         pairs = _merge_gaussians(composition.direction(d))
         # a lattice the coarse step is not on is rounded too (until a finer level snaps to it)
         rounded = sum(k for p, k in pairs if p.lattice is None or not _is_multiple(p.lattice, coarse))
         tilts.append(tilts_of(step_grids(pairs, coarse, tail), rounded))
-        floors.append(_floor(pairs))
+        merged.append(pairs)
     # ε(δ): at each tail level, from the directions whose ε is within 20 % of the larger; up to
     # the tail where the saddle-point δ reaches the largest planned δ (1e-2), which is far
     # above 1e-2 where ε is small (few steps): there ε(δ) sits in the bulk of the loss, and
@@ -227,8 +227,10 @@ def plan(composition, accuracy, tail):
     looks = [t.at_tail(levels) + (t.rounded,) for t in tilts]
     top = np.max([eps for eps, _, _ in looks], axis=0)
     need = math.inf
-    for t, (eps, lam, rounded), floor in zip(tilts, looks, floors):
-        use = (eps >= 0.8 * top) & (eps > floor)
+    for t, (eps, lam, rounded), pairs in zip(tilts, looks, merged):
+        use = (eps >= 0.8 * top) & (eps > 0)
+        if rounded and np.any(use & (eps <= _EPS_FLOOR)):  # (the pairs' δ(0) only where it matters)
+            use &= eps > _floor(pairs)
         if rounded and use.any():
             # near the mean the density leads (``delta_ratio``); a tail the table never reaches (its
             # law's top atom heavier than e^level) is beyond the support, where at_tail clamps to the
