@@ -51,16 +51,22 @@ class Bounds(NamedTuple):
 
 def _intersection(a, b):
     """The common part of two certified intervals of the mechanism (``Bounds``, scalars or
-    arrays alike; ``b``'s method and step), or None where either has no lower end."""
-    if a is None or b is None or a.lower is None or b.lower is None:
-        return None
+    arrays alike; ``b``'s method and step): the smaller upper end, and the larger lower end
+    where both have one. Where one has none (pairs not attained and no witness: ``lower_of``
+    None, at every ρ), the other's fields with the smaller upper end; None only where neither
+    interval was given. (Review d: it was None wherever either lower end was absent, so such
+    a refusal after a finer lattice carried no interval at all.)"""
+    if a is None or b is None:
+        return b if a is None else a
     shape = np.shape(b.upper)
-    lower = np.maximum(np.ravel(a.lower), np.ravel(b.lower))
     upper = np.minimum(np.ravel(a.upper), np.ravel(b.upper))
+    pick = (lambda x: float(x[0])) if shape == () else (lambda x: x.reshape(shape))
+    if a.lower is None or b.lower is None:
+        return (a if b.lower is None and a.lower is not None else b)._replace(upper=pick(upper))
+    lower = np.maximum(np.ravel(a.lower), np.ravel(b.lower))
     if np.any(lower > upper):  # two certified intervals that miss each other: a bug
         raise RuntimeError("internal error: two certified intervals of one mechanism do not meet; please "
                            "report this mechanism")
-    pick = (lambda x: float(x[0])) if shape == () else (lambda x: x.reshape(shape))
     return b._replace(lower=pick(lower), upper=pick(upper))
 
 
@@ -106,8 +112,10 @@ class IntervalQueries:
                 return self._bounds(values, scalar, method, accuracy, query)
             except AccuracyNotReached as err:  # a finer lattice may meet its caps sooner: the two
                 both = _intersection(out, err.bounds)  # certified intervals' common part
-                if both is None or not np.all(_narrow(np.ravel(both.lower), np.ravel(both.upper), accuracy)):
-                    raise AccuracyNotReached(str(err) if both is None else _wider(both, accuracy), both) from None
+                if both is None or both.lower is None:
+                    raise AccuracyNotReached(str(err), both) from None
+                if not np.all(_narrow(np.ravel(both.lower), np.ravel(both.upper), accuracy)):
+                    raise AccuracyNotReached(_wider(both, accuracy), both) from None
                 return both
 
     def _bounds_at(self, values, scalar, method, accuracy, query):

@@ -73,7 +73,7 @@ class RandomlyAllocatedMechanism(Mechanism):
         remove, add = base.remove[0][0], base.add[0][0].reverse()
         try:
             return self._epoch_pairs(remove, add)
-        except AccuracyNotReached:  # a base whose loss leaves the float range (σ ≲ 0.02): no lattice
+        except AccuracyNotReached:  # a base whose loss leaves the float range (Gaussian σ ≤ 0.03): no lattice
             return None             # holds its ratio; the queries fall back to RDP, and say so
 
     def _epoch_pairs(self, remove, add):

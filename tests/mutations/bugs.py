@@ -682,4 +682,32 @@ BUGS = (
         ("tests/pld/test_pure_batch.py::test_sampling_with_replacement_is_the_closed_form_of_its_pair",),
         "beyond MAX_COPIES the spilled tail named by G_64 instead of G_b: the pure ε of 64 copies "
         "where 256 were drawn"),
+    # ---------------------------------------------------------------- review d
+    Bug("with-replacement-spill-names-must-build", PLD + "pairs/with_replacement.py",
+        "    except (RepresentationUnavailable, GridTooLarge):\n        return ()\n",
+        "    except ZeroDivisionError:\n        return ()\n",
+        ("tests/review/test_review_d.py::test_with_replacement_answers_where_the_spill_cannot_be_named",
+         "tests/review/test_review_d.py::test_with_replacement_answers_where_the_group_pair_exceeds_the_atom_cap"),
+        "G_b, named for the pure ε of the spill beyond MAX_COPIES, built without a way out: a base whose "
+        "b-fold pair is refused (discrete Laplace hull, a group pair beyond MAX_ATOMS) loses every query"),
+    Bug("plan-floor-for-every-composition", PLD + "profiles/plan.py",
+        "    return _EPS_FLOOR if reach <= _EPS_FLOOR / 30 else 0.0", "    return _EPS_FLOOR",
+        ("tests/review/test_review_d.py::test_tiny_but_genuine_epsilons_keep_the_default_accuracy",),
+        "the plan's ε floor applied whatever the losses (as on the speed branch): a Gaussian composition "
+        "at σ = 1e11 planned at the coarse level, 0.67 % above the exact ε(1e-20)"),
+    Bug("plan-floor-never", PLD + "profiles/plan.py",
+        "    return _EPS_FLOOR if reach <= _EPS_FLOOR / 30 else 0.0", "    return 0.0",
+        ("tests/api/test_fdp.py::test_random_finite_compositions_are_pessimistic",),
+        "no ε floor: two identical pairs (P = Q) ask for a step of 4e-16 and get_fDP raises GridTooLarge"),
+    Bug("precision-common-part-drops-upper-only", "dpaccount/queries/intervals.py",
+        "        return (a if b.lower is None and a.lower is not None else b)._replace(upper=pick(upper))",
+        "        return None",
+        ("tests/review/test_review_d.py::test_the_common_part_keeps_an_upper_end_without_a_lower_one",),
+        "the common part of two intervals without a lower end taken as none: a refusal after a finer "
+        "lattice carries no interval where both had a certified upper end"),
+    Bug("with-replacement-names-every-batch", PLD + "pairs/with_replacement.py",
+        "    if b > MAX_NAMED:", "    if False:",
+        ("tests/review/test_review_d.py::test_with_replacement_names_no_spill_beyond_max_named_copies",),
+        "G_b built for the pure ε at any batch size: a pure-DP base's has b + 1 outcomes (5e6 copies: "
+        "2.7 s and 1 GB where δ(ε) took 2 ms)"),
 )

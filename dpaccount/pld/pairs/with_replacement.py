@@ -53,7 +53,8 @@ leave the lower end absent for b > 1: no instance with computable laws is built.
 Pure ε. ``SubsetSampledPair``'s, log(1 + γ(e^{ε_A} − 1)), with ε_A = max_{k ≤ b} of
 G_k's pure ε (A's loss takes only its components' values): every G_k built for
 b ≤ ``MAX_COPIES``; beyond, G_b alone, which dominates every k ≤ b (padding a k-fold
-neighbour with records replaced by themselves), so ε_A ≤ G_b's.
+neighbour with records replaced by themselves), so ε_A ≤ G_b's; +∞ beyond ``MAX_NAMED``
+copies or where the base gives no G_b.
 
 Numerics. γ = −expm1(b·log1p(−1/n)) rounded up (the pair's curve grows with
 γ); w_k/γ in logs with its error bound, taken at the lower end
@@ -64,6 +65,7 @@ import math
 
 import numpy as np
 
+from ...errors import GridTooLarge, RepresentationUnavailable
 from ...lazy import lazy
 from .mixture import MixturePair
 from .mixture_gaussian import MixtureOfGaussiansPair
@@ -77,6 +79,7 @@ _REL = 1e-11     # the relative error allowed to scipy's binomial tails (bdtrc)
 _TAIL = 1e-30    # P(K > k_max | K ≥ 1) left in the spill
 _WITNESS_CUT = 1e-20  # P(K = k) below this is left out of the witness (it lowers δ by at most that)
 MAX_COPIES = 64  # k_max is at most this; the rest of K's tail is spilled (b/n ≳ 20: ε may be ∞)
+MAX_NAMED = 1 << 16  # batches beyond this leave the spill unnamed: pure ε +∞ (``_spill_names``)
 
 
 def copies_rate(n, b):
@@ -116,6 +119,21 @@ def copies_weights(n, b):
     return weights, min(spill, 1.0)
 
 
+def _spill_names(group_pairs, parts, b):
+    """The pairs the spill belongs to (``with_replacement_pair``), or () where the base cannot
+    give one of them: the spill stays unnamed and the pure ε +∞, while every δ(ε) still
+    answers from the listed components. (Review d: G_b beyond MAX_COPIES was built eagerly, so
+    a base whose b-fold pair is refused — a discrete Laplace hull with no symmetric pair at
+    b ≳ 55, a pure-DP group pair of more than MAX_ATOMS outcomes — lost every query.)"""
+    if b > MAX_NAMED:  # G_b of a pure-DP base has b + 1 outcomes: 5e6 copies took 2.7 s and 1 GB
+        return ()      # (2 ms before) to name a pure ε of ~b·ε
+    rest = range(len(parts) + 1, b + 1) if b <= MAX_COPIES else (b,)
+    try:
+        return [p for _, p in parts] + [group_pairs(k) for k in rest]
+    except (RepresentationUnavailable, GridTooLarge):
+        return ()
+
+
 def copies_probs(n, b):
     """(ks, ws): w_k ≤ P(K = k), K ~ Bin(b, 1/n), for the k with w_k ≥ ``_WITNESS_CUT``.
     w_0 = e^{b log1p(−1/n)}, w_k = γ·P(K = k | K ≥ 1) for k ≥ 1 (``copies_weights``),
@@ -153,8 +171,7 @@ def with_replacement_pair(group_pairs, n, b, witness=None):
     # dominates every k ≤ b (a k-fold replace-one neighbour is a b-fold one whose other b − k
     # records are replaced by themselves), so its pure ε bounds all of theirs
     named = parts[0][1].pure_epsilon() < math.inf
-    rest = range(len(parts) + 1, b + 1) if b <= MAX_COPIES else (b,)
-    spill_of = [p for _, p in parts] + [group_pairs(k) for k in rest] if named else ()
+    spill_of = _spill_names(group_pairs, parts, b) if named else ()
     mix = parts[0][1] if (len(parts) == 1 and spill == 0.0) else MixturePair(parts, spill, spill_of)
     pair = subset_sampled_pair(mix, copies_rate(n, b))
     if witness is None or b == 1:  # b = 1: subset sampling itself, attained where the base is

@@ -61,7 +61,8 @@ _MARGIN = math.log(10.0)            # the saddle-point δ may be ~10× too small
 _TAILS = (math.log(1e-30), math.log(1e-2))  # where ε(δ) queries are planned for
 # ε below this at a tail level is rounding, not loss (a composition of identical pairs, P = Q:
 # its loss is 0 exactly, its tilts' ε ~1e-17, which asked for a step of 4e-16): no relative
-# accuracy is planned for it (the coarse level's absolute error stands, still an upper bound)
+# accuracy is planned for it (the coarse level's absolute error stands, still an upper bound),
+# where the composed loss itself stays within it (``_floor``)
 _EPS_FLOOR = 1e-12
 MAX_LEVEL = 40
 DELTA_LEVELS = 3                  # δ(ε) queries: at most 2³× finer than ε(δ) queries
@@ -210,12 +211,13 @@ def tilts_of(items, rounded):
 def plan(composition, accuracy, tail):
     """The ``Plan`` of a ``PairComposition`` at ``accuracy`` (window tail ``tail``)."""
     coarse, points, hints = _coarse(composition, tail)
-    tilts = []
+    tilts, merged = [], []
     for d in DIRECTIONS:
         pairs = _merge_gaussians(composition.direction(d))
         # a lattice the coarse step is not on is rounded too (until a finer level snaps to it)
         rounded = sum(k for p, k in pairs if p.lattice is None or not _is_multiple(p.lattice, coarse))
         tilts.append(tilts_of(step_grids(pairs, coarse, tail), rounded))
+        merged.append(pairs)
     # ε(δ): at each tail level, from the directions whose ε is within 20 % of the larger; up to
     # the tail where the saddle-point δ reaches the largest planned δ (1e-2), which is far
     # above 1e-2 where ε is small (few steps): there ε(δ) sits in the bulk of the loss, and
@@ -225,8 +227,10 @@ def plan(composition, accuracy, tail):
     looks = [t.at_tail(levels) + (t.rounded,) for t in tilts]
     top = np.max([eps for eps, _, _ in looks], axis=0)
     need = math.inf
-    for t, (eps, lam, rounded) in zip(tilts, looks):
-        use = (eps >= 0.8 * top) & (eps > _EPS_FLOOR)
+    for t, (eps, lam, rounded), pairs in zip(tilts, looks, merged):
+        use = (eps >= 0.8 * top) & (eps > 0)
+        if rounded and np.any(use & (eps <= _EPS_FLOOR)):  # (the pairs' δ(0) only where it matters)
+            use &= eps > _floor(pairs)
         if rounded and use.any():
             # near the mean the density leads (``delta_ratio``); a tail the table never reaches (its
             # law's top atom heavier than e^level) is beyond the support, where at_tail clamps to the
@@ -235,6 +239,18 @@ def plan(composition, accuracy, tail):
             rate = np.where(levels >= t.tail[-1], np.maximum(lam, 0.8 / _spread(t, eps)), lam)
             need = min(need, float(np.min(np.sqrt(8 * SHARE * accuracy * eps[use] / (rate[use] * rounded)))))
     return Plan(coarse, points, int(levels_for(coarse, need)), tuple(tilts), hints)
+
+
+def _floor(pairs):
+    """The ε below which a direction's tilts are rounding: ``_EPS_FLOOR`` where its losses are
+    too small for any tail ε to reach it — their scale Σ k·δ_p(0) (each pair's total variation,
+    ≥ the composition's) within ``_EPS_FLOOR``/30 (a Gaussian's ε at the 1e-30 tail is ~29× its
+    total variation, 11.7μ against 0.4μ): P = Q, or pairs an ulp apart — else 0. (Review d:
+    applied to every composition, the floor also dropped the tilts of genuine losses ~1e-11, whose
+    tilted means at λ ≤ 1e3 sit below it: a Gaussian composition at σ = 1e11 was planned at the
+    coarse level, 0.67 % above the exact ε(1e-20). The pairs' loss ranges resolve ~3e-9 only.)"""
+    reach = sum(k * float(np.max(p.delta(0.0))) for p, k in pairs)
+    return _EPS_FLOOR if reach <= _EPS_FLOOR / 30 else 0.0
 
 
 _CHECKED = np.geomspace(1e-2, 1e-10, 9)  # δ (descending) at which the ε(δ) level's grids check their excess
