@@ -199,7 +199,7 @@ class QueryDispatch(IntervalQueries):
         (``pure_epsilon``), +∞ where there is none; every answer is at most it."""
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0, lo_open=False))
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
-        method = self._choose(method)
+        default, method = method is None, self._choose(method)
         if deltas.size == 0:
             return np.empty(deltas.shape)
         pure = self.pure_epsilon()
@@ -225,7 +225,28 @@ class QueryDispatch(IntervalQueries):
         else:
             out = np.array([rdp_to_epsilon(self.rdp, d) for d in deltas.ravel()])
         out = np.clip(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0, pure)
+        if default and method in ("analytic", "pld"):
+            out = self._finite_by_rdp(out, deltas)
         return float(out.ravel()[0]) if scalar else out
+
+    def _finite_by_rdp(self, out, deltas):
+        """The default ε where pairs that cut a heavy tail to +∞ (``cuts_to_infinity``: a random
+        allocation's epochs at σ ≈ 0.03–0.05) say +∞ and RDP is finite: the smaller of two upper bounds, with the RDP fallback's warning (else the
+        default answer could rise as the noise grows). Not for other pairs: there +∞ is a δ
+        below the grids' tail, and some RDP searches are costly there (a Poisson-sampled
+        Gaussian at σ = 1e-3 asks for GBs)."""
+        where = np.isinf(out)
+        if not np.any(where) or not self.pairs.cuts_to_infinity or self.optional("rdp") is None:
+            return out
+        rdp = np.array([rdp_to_epsilon(self.rdp, float(d)) for d in deltas[where]])
+        if np.all(np.isinf(rdp)):
+            return out
+        warnings.warn(f"{self._name}: its dominating pairs give ε = +∞ at δ = {float(np.min(deltas[where])):g}, so "
+                      f"this answer comes from RDP: an upper bound, looser than a privacy-loss grid's",
+                      RDPFallbackWarning, stacklevel=4)
+        out = out.copy()
+        out[where] = np.minimum(out[where], rdp)
+        return out
 
     @reports("delta(epsilon)", steps=1)  # the upper bound
     def get_approx_delta(self, eps, method=None, accuracy=DEFAULT_ACCURACY, progress=None):

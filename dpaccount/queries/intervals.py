@@ -124,6 +124,9 @@ class IntervalQueries:
         plain query, the lower bound from the optimistic grid at the same
         step, then one step halving per round where still too wide
         (``PrivacyProfile.epsilon_bounds`` / ``delta_bounds``)."""
+        if method is None and self.optional("pairs") is None:  # (before the default's RDP fallback warning)
+            raise RepresentationUnavailable(f"{self._name} has no dominating pair, so no certified interval "
+                                            f"(get_approxDP answers from its RDP: an upper bound only)")
         method = self._choose(method)
         if method in ("rdp", "clt"):
             raise RepresentationUnavailable(f"method={method!r} gives no certified interval; "

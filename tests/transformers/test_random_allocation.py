@@ -8,6 +8,7 @@ coordinate's closed-form call/put (a log-normal's, Black–Scholes style).
 import itertools
 import math
 import pickle
+import warnings
 from fractions import Fraction
 
 import mpmath as mp
@@ -193,5 +194,23 @@ def test_a_base_no_lattice_holds_falls_back_to_rdp_and_says_so():
     with pytest.warns(dpa.RDPFallbackWarning, match="no grid can hold"):
         eps = m.get_approxDP(1e-5)
     assert math.isfinite(eps) and eps == m.get_approxDP(1e-5, method="rdp")
-    with pytest.raises(dpa.RepresentationUnavailable, match="no certified interval"):
-        m.get_approxDP_bounds(1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpa.RDPFallbackWarning)  # refused before the fallback's warning
+        with pytest.raises(dpa.RepresentationUnavailable, match="no dominating pair, so no certified interval"):
+            m.get_approxDP_bounds(1e-5)
+
+
+@pytest.mark.slow
+def test_the_default_epsilon_never_rises_with_the_noise_across_the_float_range_edge():
+    """σ = 0.03 has no epoch pairs (RDP answers); at 0.04–0.05 the pairs' heavy-tail cut puts
+    P-mass at +∞ above δ (ε = +∞): the default there takes RDP's finite bound too (the smaller
+    of two upper bounds, with the fallback's warning), so the answers fall as σ grows."""
+    answers = []
+    for sigma in (0.03, 0.05, 0.1):
+        m = RandomAllocation()(GaussianMechanism(sigma=sigma), 10)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            answers.append(m.get_approxDP(1e-5))
+        assert answers[-1] <= m.get_approxDP(1e-5, method="rdp")
+        assert sigma == 0.1 or any(issubclass(w.category, dpa.RDPFallbackWarning) for w in seen)
+    assert math.isfinite(answers[0]) and answers[0] > answers[1] > answers[2]

@@ -90,6 +90,12 @@ class PairComposition:
         return any(p.refinable for side in (self.remove, self.add) for p, _ in side)
 
     @property
+    def cuts_to_infinity(self):
+        """Some pair's P(L = +∞) holds finite losses its construction cut off: its ε = +∞ may
+        be that cut's, not the mechanism's."""
+        return any(p.cuts_to_infinity for side in (self.remove, self.add) for p, _ in side)
+
+    @property
     def gaussian_mu(self):
         """μ if every pair in both directions is Gaussian, else None."""
         mus = []

@@ -88,6 +88,7 @@ class DominatingPair(ABC):
     atomless = False  # True: no atom at a finite loss, so reverse()'s cells are these, mirrored
     tight = False  # attained by some neighbours (module docstring); False unless a reason is stated
     refinable = False  # built at a lattice precision ρ that a finer one narrows (``dpaccount/precision.py``)
+    cuts_to_infinity = False  # P(L = +∞) holds mass of finite losses its construction cut off (a heavy tail)
     witnesses = ()  # compositions ((pair, count), ...) the adversary may pick per use (``pld/profiles/attained.py``)
     # losses an optimistic grid should hold as grid points: atoms or near-atoms at the edges of
     # the support, the heaviest first (``discretise_optimistic.py``); () for none

@@ -311,6 +311,8 @@ class AllocationPair(DominatingPair):
     ``lower`` (dominated by it): every pessimistic use takes ``upper``, every optimistic
     one ``lower`` (``bound``)."""
 
+    cuts_to_infinity = True  # the window of S and a heavy-tailed Y's lattice send their tails to +∞
+
     def __init__(self, upper, lower, key, tight=False, pure=(math.inf, math.inf), refinable=False):
         self.upper, self.lower, self._key, self._tight = upper, lower, key, tight
         self.pure = tuple(pure)  # (this pair's, its reverse's) pure ε bounds (module docstring)
