@@ -9,9 +9,9 @@ they are (about ρ/5 of ε each, measured: σ = 1.1, 234 steps, δ = 1e-5, one e
 
 Pairs are built at ``lattice_rho()``: ``DEFAULT_RHO``, except inside an ε(δ)
 query (``for_epsilon``), which starts at its accuracy (10× coarser at the default
-1e-3). ε errs by about ρ/5 relative
-per side, δ(ε) by |d log δ/dε|·ε times that (σ = 1.1, 234 steps, 10 epochs, δ(1):
-0.35 % at ρ = 1e-3, within 0.1 % at 1e-4); the ε query is 4× quicker for it. A
+1e-3). ε errs by about ρ/5 relative per side, δ(ε) by |d log δ/dε|·ε times that
+(σ = 1.1, 234 steps, 10 epochs, δ(1): 0.35 % at ρ = 1e-3, within 0.1 % at 1e-4);
+the ε query is 4× quicker for it. A
 certified interval still wider than its accuracy retries under ``finer()`` (ρ/10,
 down to ``FLOOR_RHO``): the mechanisms' caches are kept per ρ
 (``Mechanism._cached``), so a finer build never replaces a coarser one and a

@@ -61,6 +61,7 @@ from .intervals import DEFAULT_ACCURACY, Bounds, IntervalQueries
 
 METHODS = ("analytic", "pld", "rdp", "cf", "clt")
 _OPT_IN = ("cf", "clt")  # never chosen by default, never in available_methods()
+_FROM_RDP = "so this answer comes from RDP: an upper bound, looser than a privacy-loss grid's"
 
 
 def _cf():
@@ -126,9 +127,8 @@ class QueryDispatch(IntervalQueries):
                 raise RepresentationUnavailable(f"no accountant applies to {self._name}")
             if first == "rdp":
                 warnings.warn(f"{self._name} has no dominating pair (a part known through RDP only, such "
-                              f"as zCDP or repeat-and-select, or whose pairs no grid can hold), so this "
-                              f"answer comes from RDP: an upper "
-                              f"bound, looser than a privacy-loss grid's", RDPFallbackWarning, stacklevel=3)
+                              f"as zCDP or repeat-and-select, or whose pairs no grid can hold), {_FROM_RDP}",
+                              RDPFallbackWarning, stacklevel=3)
             return first
         if not isinstance(method, str):
             raise TypeError(f"method must be a string, got {method!r}")
@@ -231,19 +231,18 @@ class QueryDispatch(IntervalQueries):
 
     def _finite_by_rdp(self, out, deltas):
         """The default ε where pairs that cut a heavy tail to +∞ (``cuts_to_infinity``: a random
-        allocation's epochs at σ ≈ 0.03–0.05) say +∞ and RDP is finite: the smaller of two upper bounds, with the RDP fallback's warning (else the
-        default answer could rise as the noise grows). Not for other pairs: there +∞ is a δ
-        below the grids' tail, and some RDP searches are costly there (a Poisson-sampled
-        Gaussian at σ = 1e-3 asks for GBs)."""
+        allocation's epochs at σ ≈ 0.03–0.05) say +∞ and RDP is finite: the smaller of two upper
+        bounds, with the RDP fallback's warning (else the default answer could rise as the noise
+        grows). Not for other pairs: there +∞ is a δ below the grids' tail, and some RDP searches
+        are costly there (a Poisson-sampled Gaussian at σ = 1e-3 asks for GBs)."""
         where = np.isinf(out)
         if not np.any(where) or not self.pairs.cuts_to_infinity or self.optional("rdp") is None:
             return out
         rdp = np.array([rdp_to_epsilon(self.rdp, float(d)) for d in deltas[where]])
         if np.all(np.isinf(rdp)):
             return out
-        warnings.warn(f"{self._name}: its dominating pairs give ε = +∞ at δ = {float(np.min(deltas[where])):g}, so "
-                      f"this answer comes from RDP: an upper bound, looser than a privacy-loss grid's",
-                      RDPFallbackWarning, stacklevel=4)
+        warnings.warn(f"{self._name}: its dominating pairs give ε = +∞ at δ = {float(np.min(deltas[where])):g}, "
+                      f"{_FROM_RDP}", RDPFallbackWarning, stacklevel=4)
         out = out.copy()
         out[where] = np.minimum(out[where], rdp)
         return out

@@ -30,9 +30,9 @@ from .. import validation as v
 from ..errors import AccuracyNotReached
 from ..mechanism import Mechanism
 from ..pld.grids.accountant import PairComposition
-from ..precision import lattice_rho
 from ..pld.pairs.random_allocation import AllocationPair, allocation_pair, pure_bounds
 from ..pld.pairs.witnessed import witnessed_epoch
+from ..precision import lattice_rho
 from ..rdp.curve import RDPCurve
 from ..rdp.random_allocation import allocation_rdp
 from ..relations import ADD_REMOVE, require_relation

@@ -81,19 +81,23 @@ class PairComposition:
         """Every pair attained (``DominatingPair.tight``): then lower bounds on this
         composition's curves are lower bounds on the mechanism's (every step sees the
         same neighbours); else see ``pld/profiles/attained.py``."""
-        return all(p.tight for side in (self.remove, self.add) for p, _ in side)
+        return all(p.tight for p in self._each())
 
     @property
     def refinable(self):
         """Some pair built at a lattice precision ρ (``dpaccount/precision.py``): a finer ρ
         brings its upper and lower pairs closer."""
-        return any(p.refinable for side in (self.remove, self.add) for p, _ in side)
+        return any(p.refinable for p in self._each())
 
     @property
     def cuts_to_infinity(self):
         """Some pair's P(L = +∞) holds finite losses its construction cut off: its ε = +∞ may
         be that cut's, not the mechanism's."""
-        return any(p.cuts_to_infinity for side in (self.remove, self.add) for p, _ in side)
+        return any(p.cuts_to_infinity for p in self._each())
+
+    def _each(self):
+        """Every pair of both directions (with repeats)."""
+        return (p for side in (self.remove, self.add) for p, _ in side)
 
     @property
     def gaussian_mu(self):

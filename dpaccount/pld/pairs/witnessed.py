@@ -118,7 +118,7 @@ def witnessed_epoch(direction, args):
     def wrapped(pair, make, tag):
         upper = pair.bound(True) if isinstance(pair, AllocationPair) else pair
         return WitnessedAllocationPair(upper, upper, (tag,) + pair.key(), make, pure=pure_bounds(pair),
-                                       refinable=getattr(pair, "refinable", False))
+                                       refinable=pair.refinable)
 
     out = [(wrapped(p, no_more, "epoch-part"), c) for p, c in direction[:-1]]
     last, count = direction[-1]
