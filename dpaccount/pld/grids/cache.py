@@ -29,7 +29,7 @@ def grid_bytes(grid):
 class GridCache:
     """A thread-safe LRU map with a byte budget; values are built on a miss."""
 
-    instances = weakref.WeakSet()  # every cache, for ``clear_cache``
+    instances: "weakref.WeakSet[GridCache]" = weakref.WeakSet()  # every cache, for ``clear_cache``
 
     def __init__(self, limit=DEFAULT_LIMIT, size_of=grid_bytes):
         GridCache.instances.add(self)
