@@ -42,7 +42,7 @@ budget, ``pld/grids/cache.py``) for every later query of an equal mechanism.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, List, Literal, Optional, Union, overload
+from typing import TYPE_CHECKING, Any, List, Literal, Optional, Union, overload
 
 import numpy as np
 
@@ -222,7 +222,7 @@ class QueryDispatch(IntervalQueries):
             return np.empty(deltas.shape)
         pure = self.pure_epsilon()
         if np.any(deltas == 0):  # the other methods answer δ > 0 only
-            out = np.full(deltas.shape, pure)
+            out: Any = np.full(deltas.shape, pure)
             some = deltas > 0
             if np.any(some):
                 out[some] = np.minimum(self.get_approxDP(deltas[some], method, accuracy), pure)
