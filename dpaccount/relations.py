@@ -28,7 +28,7 @@ different relations is therefore refused (``common_relation``).
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Iterable, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Optional, Tuple, Union
 
 
 class Relation(str, Enum):
@@ -149,7 +149,7 @@ def require_relation(name, mechanism, relation, why):
     return mechanism
 
 
-def with_relation(params: Mapping[str, Any], relation: Optional[RelationLike]) -> Tuple[Mapping[str, Any], AnyRelation]:
+def with_relation(params: Dict[str, Any], relation: Optional[RelationLike]) -> Tuple[Dict[str, Any], AnyRelation]:
     """(params, relation) for a mechanism's constructor: ``relation`` checked
     (None means add/remove) and, unless it is the default, recorded in the
     params so that it shows in the mechanism's description."""
