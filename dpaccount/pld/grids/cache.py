@@ -108,14 +108,14 @@ class GridCache:
 GRIDS = GridCache()
 
 
-def set_cache_limit(nbytes):
+def set_cache_limit(nbytes: int) -> None:
     """Set the memory budget of the composed-grid cache, in bytes (0 keeps
     nothing; the default is 256 MB). Grids beyond it are dropped, least
     recently used first."""
     GRIDS.set_limit(int(v.nonnegative("nbytes", nbytes)))
 
 
-def clear_cache():
+def clear_cache() -> None:
     """Drop every cached composed grid and grid plan (they are rebuilt when asked for)."""
     for cache in list(GridCache.instances):
         cache.clear()
