@@ -108,7 +108,7 @@ class GridCache:
 GRIDS = GridCache()
 
 
-def set_cache_limit(nbytes: int) -> None:
+def set_cache_limit(nbytes: float) -> None:
     """Set the memory budget of the composed-grid cache, in bytes (0 keeps
     nothing; the default is 256 MB). Grids beyond it are dropped, least
     recently used first."""
