@@ -17,7 +17,7 @@ calls ``show``, so they work headless (the Agg backend).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .mechanism import Mechanism
 
 
-def _pyplot():
+def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # the optional extra
@@ -38,14 +38,14 @@ def _pyplot():
     return plt
 
 
-def image_formats():
+def image_formats() -> List[str]:
     """The file extensions matplotlib can write (ImportError with the install hint without it)."""
     _pyplot()
     from matplotlib.backend_bases import FigureCanvasBase
     return sorted(FigureCanvasBase.get_supported_filetypes())
 
 
-def _axes(ax):
+def _axes(ax: Any) -> Any:
     if ax is None:
         _, ax = _pyplot().subplots()
     else:

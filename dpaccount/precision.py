@@ -32,13 +32,13 @@ FLOOR_RHO = 1e-5
 _RHO = contextvars.ContextVar("dpaccount_lattice_rho", default=None)  # None: no query has set one
 
 
-def lattice_rho():
+def lattice_rho() -> float:
     """The ρ pairs are built at in this context."""
     rho = _RHO.get()
     return DEFAULT_RHO if rho is None else rho
 
 
-def can_refine():
+def can_refine() -> bool:
     """Whether ``finer()`` would lower ρ (it stops at ``FLOOR_RHO``)."""
     return lattice_rho() / 10 >= FLOOR_RHO * (1 - 1e-9)
 

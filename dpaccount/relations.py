@@ -56,16 +56,16 @@ class GroupRelation:
         object.__setattr__(self, "base", base)
         object.__setattr__(self, "k", k)
 
-    def __setattr__(self, key, value):
+    def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError("GroupRelation is immutable")
 
-    def __reduce__(self):
+    def __reduce__(self) -> Tuple[type, Tuple[Relation, int]]:
         return GroupRelation, (self.base, self.k)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, GroupRelation) and (self.base, self.k) == (other.base, other.k)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(("group", self.base, self.k))
 
     def __str__(self) -> str:
@@ -121,7 +121,7 @@ def check_relation(name: str, value: object) -> AnyRelation:
     return relation
 
 
-def _squash(text):
+def _squash(text: str) -> str:
     return "".join(c for c in text.lower() if c not in "-_/ ")
 
 
@@ -141,7 +141,7 @@ def common_relation(mechanisms: Iterable[Any]) -> AnyRelation:
     return ADD_REMOVE if first is None else first.relation
 
 
-def require_relation(name, mechanism, relation, why):
+def require_relation(name: str, mechanism: Any, relation: AnyRelation, why: str) -> Any:
     """``mechanism`` if its relation is ``relation``, else ValueError naming it."""
     if mechanism.relation != relation:
         raise ValueError(f"{name} must be a mechanism for {relation} neighbours ({why}), "

@@ -14,7 +14,7 @@ from typing import Any, Callable, Tuple
 import numpy as np
 
 
-def _unwrap(value):
+def _unwrap(value: Any) -> Any:
     """A 0-d numeric numpy array as its scalar (``np.array(2.0)`` is a number
     to the user); anything else unchanged."""
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
@@ -107,7 +107,7 @@ def real_array(name: str, values: Any, check: Callable[[str, Any], float]) -> Tu
     return np.array([check(name, v) for v in arr.ravel()]).reshape(arr.shape), False
 
 
-def ratio(names, num, den):
+def ratio(names: Tuple[str, str], num: float, den: float) -> float:
     """num/den of two positive parameters (a privacy loss such as Δ/σ): a
     ratio beyond the float range is refused (that mechanism offers no
     privacy at all), one below it is rounded up to the smallest positive

@@ -18,6 +18,7 @@ triangular-array form adds the terms, μ² = Σ k_i q_i² (e^{1/σ_i²} − 1)
 from __future__ import annotations
 
 import math
+from typing import Iterable, Tuple
 
 from .. import validation as v
 
@@ -30,6 +31,6 @@ def clt_mu(q: float, sigma: float, steps: int) -> float:
     return clt_mu_parts([(q, sigma, steps)])
 
 
-def clt_mu_parts(parts):
+def clt_mu_parts(parts: Iterable[Tuple[float, float, int]]) -> float:
     """μ = sqrt(Σ k q² (e^{1/σ²} − 1)) over (q, σ, k) parts — an approximation."""
     return math.sqrt(sum(k * q * q * math.expm1(1.0 / (sigma * sigma)) for q, sigma, k in parts))

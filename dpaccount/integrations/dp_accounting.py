@@ -35,7 +35,7 @@ class DpaccountAccountant(_dp.PrivacyAccountant):  # type: ignore[name-defined] 
         self._accuracy = accuracy
         self._parts: List[Tuple[Mechanism, int]] = []  # (mechanism, count), in the order composed
 
-    def _maybe_compose(self, event, count, do_compose):
+    def _maybe_compose(self, event: Any, count: int, do_compose: bool) -> Any:
         try:
             mechanism = from_dp_event(event, self.neighboring_relation)
         except (UnsupportedEvent, ValueError, TypeError) as exc:
