@@ -1,0 +1,129 @@
+"""Attack-risk queries of a ``Mechanism``: advantage, TPR at an FPR, Bayes risk.
+
+Each reads the mechanism's certified f-DP (``get_fDP`` / ``get_fDP_bounds``,
+over both orders of every neighbouring pair) or its hockey-stick curve
+(``get_approx_delta`` / ``get_approx_delta_bounds``, whose δ(0) is the total
+variation) through the pure converters of ``converters/risk.py`` (definitions
+and papers there; docs/theory.rst). The plain query answers on the side unsafe
+for the data holder: an **upper** bound on the advantage and on the TPR, a
+**lower** bound on the Bayes risk. The ``_bounds`` variants return a certified
+``Bounds`` interval, the plain query's answer at one end.
+
+``method`` and ``accuracy`` are those of the query read (``get_approx_delta``:
+"analytic", "pld", "rdp", "cf", "clt"; ``get_fDP``: "analytic", "pld", "clt").
+"""
+from typing import Optional, Union
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .. import validation as v
+from ..converters.risk import fdp_to_advantage, fdp_to_bayes_risk, fdp_to_tpr, prior_to_epsilon
+from ..errors import AccuracyNotReached
+from .intervals import DEFAULT_ACCURACY, Bounds
+
+FloatOrArray = Union[float, np.ndarray]
+
+
+def _probabilities(name: str, values: ArrayLike) -> tuple:
+    return v.real_array(name, values, lambda n, x: v.in_interval(n, x, 0.0, 1.0, False, False))
+
+
+def _shaped(values: np.ndarray, scalar: bool) -> FloatOrArray:
+    return float(values.ravel()[0]) if scalar else values
+
+
+class RiskQueries:
+    """The attack-risk queries of ``QueryDispatch`` (which supplies ``get_fDP``,
+    ``get_fDP_bounds``, ``get_approx_delta`` and ``get_approx_delta_bounds``)."""
+
+    def get_advantage(self, method: Optional[str] = None, accuracy: float = DEFAULT_ACCURACY) -> float:
+        """The largest TPR − FPR of any membership-inference attack: δ(0), the total
+        variation between the outputs on neighbouring datasets (``converters/risk.py``).
+        A certified **upper** bound (the data holder's unsafe side)."""
+        return fdp_to_advantage(self.get_approx_delta(0.0, method=method, accuracy=accuracy))
+
+    def get_advantage_bounds(self, method: Optional[str] = None, accuracy: float = DEFAULT_ACCURACY) -> Bounds:
+        """The advantage with a certified interval (``get_approx_delta_bounds(0)``): ``Bounds``."""
+        return self.get_approx_delta_bounds(0.0, method=method, accuracy=accuracy)
+
+    def get_tpr(self, fpr: ArrayLike, method: Optional[str] = None,
+                accuracy: float = DEFAULT_ACCURACY) -> FloatOrArray:
+        """The largest true-positive rate of any membership-inference attack whose
+        false-positive rate is ``fpr`` (vectorised over [0, 1]): 1 − f(fpr) for the
+        mechanism's trade-off curve f over both orders of every neighbouring pair.
+        A certified **upper** bound (from the lower bound ``get_fDP``)."""
+        alphas, scalar = _probabilities("fpr", fpr)
+        beta = np.asarray(self.get_fDP(alphas, method=method, accuracy=accuracy), dtype=float)
+        return _shaped(np.asarray(fdp_to_tpr(beta, upper=True)), scalar)
+
+    def get_tpr_bounds(self, fpr: ArrayLike, method: Optional[str] = None,
+                       accuracy: float = DEFAULT_ACCURACY) -> Bounds:
+        """TPR at ``fpr`` with a certified interval from ``get_fDP_bounds``: the upper
+        end is ``get_tpr``'s. Where the upper end of β bounds the dominating pairs'
+        curve only (pairs not attained), the lower end of the TPR is dropped (None,
+        ``certified`` False, ``reason`` says why), as ``get_approx_delta_bounds`` does."""
+        alphas, scalar = _probabilities("fpr", fpr)
+        got = self.get_fDP_bounds(alphas, method=method, accuracy=accuracy)
+        upper = _shaped(np.asarray(fdp_to_tpr(np.asarray(got.lower, dtype=float), upper=True)), scalar)
+        if not got.certified:
+            return Bounds(None, upper, got.method, got.step, False, None,
+                          "no lower end: " + (got.reason or "the trade-off curve's upper end is not certified"))
+        lower = _shaped(np.asarray(fdp_to_tpr(np.asarray(got.upper, dtype=float), upper=False)), scalar)
+        return Bounds(lower, upper, got.method, got.step, True, "mechanism", got.reason)
+
+    def get_bayes_risk(self, prior: ArrayLike, method: Optional[str] = None,
+                       accuracy: float = DEFAULT_ACCURACY) -> FloatOrArray:
+        """The smallest probability of error of any attacker guessing, from one output,
+        which of two neighbouring datasets (or which value of a binary attribute) was
+        used, when the first has prior probability ``prior`` (vectorised over [0, 1]):
+        min(π, 1 − π)·(1 − δ(|log((1 − π)/π)|)) (``converters/risk.py``). A certified
+        **lower** bound (the data holder's unsafe side)."""
+        priors, scalar = _probabilities("prior", prior)
+        eps, inside = self._prior_epsilons(priors, upper_delta=True)
+        delta = np.zeros(priors.shape)
+        if np.any(inside):
+            delta[inside] = self.get_approx_delta(eps[inside], method=method, accuracy=accuracy)
+        return _shaped(np.asarray(fdp_to_bayes_risk(priors, delta, lower=True)), scalar)
+
+    def get_bayes_risk_bounds(self, prior: ArrayLike, method: Optional[str] = None,
+                              accuracy: float = DEFAULT_ACCURACY) -> Bounds:
+        """The Bayes risk with a certified interval from ``get_approx_delta_bounds``; the
+        lower end is ``get_bayes_risk``'s. Where δ has no certified lower end, the upper
+        end is min(π, 1 − π) (δ ≥ 0 always) and ``reason`` says so.
+        ``AccuracyNotReached`` carries the interval reached, in Bayes-risk terms."""
+        priors, scalar = _probabilities("prior", prior)
+        eps_low, inside = self._prior_epsilons(priors, upper_delta=True)
+        eps_high, _ = self._prior_epsilons(priors, upper_delta=False)
+        d_upper, d_lower = np.zeros(priors.shape), np.zeros(priors.shape)
+        got, failure = None, None
+        if np.any(inside):
+            # both ends at the ε rounded each way: two interval queries (the upper end of δ at the
+            # smaller ε, the lower end at the larger; equal unless the prior is near ½)
+            for eps, which in ((eps_low, "upper"), (eps_high, "lower")):
+                try:
+                    got = self.get_approx_delta_bounds(eps[inside], method=method, accuracy=accuracy)
+                except AccuracyNotReached as err:
+                    got, failure = err.bounds, err
+                    if got is None:
+                        raise
+                end = getattr(got, which)
+                (d_upper if which == "upper" else d_lower)[inside] = 0.0 if end is None else end
+        lower = _shaped(np.asarray(fdp_to_bayes_risk(priors, d_upper, lower=True)), scalar)
+        upper = _shaped(np.asarray(fdp_to_bayes_risk(priors, d_lower, lower=False)), scalar)
+        reason = None if got is None else got.reason
+        if got is not None and got.lower is None:
+            reason = "the upper end is min(prior, 1 - prior): δ has no certified lower end (" + str(got.reason) + ")"
+        out = Bounds(lower, upper, "analytic" if got is None else got.method, None if got is None else got.step,
+                     True, "mechanism", reason)
+        if failure is not None:
+            raise AccuracyNotReached(f"Bayes risk: {failure}", out) from None
+        return out
+
+    @staticmethod
+    def _prior_epsilons(priors: np.ndarray, upper_delta: bool) -> tuple:
+        """(ε at each prior, where 0 < π < 1): the ε ≥ 0 whose δ decides the Bayes risk."""
+        inside = (priors > 0) & (priors < 1)
+        eps = np.zeros(priors.shape)
+        eps[inside] = prior_to_epsilon(priors[inside], upper_delta)[0]
+        return eps, inside
