@@ -97,5 +97,6 @@ def fdp_to_bayes_risk(prior: ArrayLike, delta: ArrayLike, lower: bool = True) ->
     delta = np.clip(np.asarray(delta, dtype=float), 0.0, 1.0)
     p = np.minimum(prior, 1.0 - prior)
     value = p * (1.0 - delta)
-    value = value * (1.0 - 4 * _U) if lower else value * (1.0 + 4 * _U) + 2 * _U * p
+    # R ≤ p always (δ ≥ 0), and p = min(π, 1 − π) is exact: the upper end is capped there
+    value = value * (1.0 - 4 * _U) if lower else np.minimum(value * (1.0 + 4 * _U) + 2 * _U * p, p)
     return _out(np.clip(np.where(p > 0, value, 0.0), 0.0, 0.5))

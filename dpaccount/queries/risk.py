@@ -89,36 +89,59 @@ class RiskQueries:
     def get_bayes_risk_bounds(self, prior: ArrayLike, method: Optional[str] = None,
                               accuracy: float = DEFAULT_ACCURACY) -> Bounds:
         """The Bayes risk with a certified interval from ``get_approx_delta_bounds``; the
-        lower end is ``get_bayes_risk``'s. Where δ has no certified lower end, the upper
-        end is min(π, 1 − π) (δ ≥ 0 always) and ``reason`` says so.
-        ``AccuracyNotReached`` carries the interval reached, in Bayes-risk terms."""
+        lower end is ``get_bayes_risk``'s, and the interval is at most ``accuracy`` wide
+        relative to its upper end: δ is asked for to the relative accuracy that gives
+        (``_delta_accuracy``), coarser where δ is small beside 1 − δ. Where δ has no
+        certified lower end, the upper end is min(π, 1 − π) (δ ≥ 0 always) and ``reason``
+        says so. ``AccuracyNotReached`` carries the interval reached, in Bayes-risk terms."""
         priors, scalar = _probabilities("prior", prior)
-        eps_low, inside = self._prior_epsilons(priors, upper_delta=True)
-        eps_high, _ = self._prior_epsilons(priors, upper_delta=False)
+        accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
+        eps, inside = self._prior_epsilons(priors, upper_delta=True)
         d_upper, d_lower = np.zeros(priors.shape), np.zeros(priors.shape)
-        got, failure = None, None
+        methods, steps, reasons, failure = [], [], [], None
         if np.any(inside):
-            # both ends at the ε rounded each way: two interval queries (the upper end of δ at the
-            # smaller ε, the lower end at the larger; equal unless the prior is near ½)
-            for eps, which in ((eps_low, "upper"), (eps_high, "lower")):
+            plain, level = self._delta_accuracy(eps[inside], method, accuracy)
+            d_upper[inside] = plain  # the plain query's upper bound: the lower end is get_bayes_risk's
+            for acc in np.unique(level):
+                at = np.flatnonzero(inside.ravel())[level == acc]
                 try:
-                    got = self.get_approx_delta_bounds(eps[inside], method=method, accuracy=accuracy)
+                    got = self.get_approx_delta_bounds(eps.ravel()[at], method=method, accuracy=float(acc))
                 except AccuracyNotReached as err:
-                    got, failure = err.bounds, err
-                    if got is None:
+                    if err.bounds is None:
                         raise
-                end = getattr(got, which)
-                (d_upper if which == "upper" else d_lower)[inside] = 0.0 if end is None else end
+                    got, failure = err.bounds, err
+                # δ at the ε rounded up, from δ at the ε rounded down: δ falls by at most
+                # e^ε (ε_up − ε_down) in between (its slope is −e^ε Q(L > ε))
+                high = prior_to_epsilon(priors.ravel()[at], upper_delta=False)[0]
+                lost = np.exp(np.minimum(high, 700.0)) * (high - eps.ravel()[at])
+                d_lower.ravel()[at] = 0.0 if got.lower is None else np.maximum(np.ravel(got.lower) - lost, 0.0)
+                methods.append(got.method)
+                steps.append(got.step)
+                if got.lower is None:
+                    reasons.append("the upper end is min(prior, 1 - prior): δ has no certified lower end "
+                                   f"({got.reason})")
+                elif got.reason:
+                    reasons.append(got.reason)
         lower = _shaped(np.asarray(fdp_to_bayes_risk(priors, d_upper, lower=True)), scalar)
         upper = _shaped(np.asarray(fdp_to_bayes_risk(priors, d_lower, lower=False)), scalar)
-        reason = None if got is None else got.reason
-        if got is not None and got.lower is None:
-            reason = "the upper end is min(prior, 1 - prior): δ has no certified lower end (" + str(got.reason) + ")"
-        out = Bounds(lower, upper, "analytic" if got is None else got.method, None if got is None else got.step,
-                     True, "mechanism", reason)
+        steps = [s for s in steps if s is not None]
+        out = Bounds(lower, upper, methods[0] if methods else "analytic", min(steps) if steps else None, True,
+                     "mechanism", "; ".join(dict.fromkeys(reasons)) or None)
         if failure is not None:
             raise AccuracyNotReached(f"Bayes risk: {failure}", out) from None
         return out
+
+    def _delta_accuracy(self, eps: np.ndarray, method: Optional[str], accuracy: float) -> tuple:
+        """(δ(ε) of the plain query, the relative accuracy of δ(ε) that makes p(1 − δ) ``accuracy``-accurate: a width
+        a·δ of δ is a relative width a·δ/(1 − δ) of the risk, so a = accuracy·(1 − δ)/δ with the
+        upper bound δ of the plain query; snapped down to accuracy·10^k, at most 0.1 (few
+        distinct accuracies: few interval queries; the cached grids serve the plain one))."""
+        delta = np.asarray(self.get_approx_delta(eps, method=method, accuracy=accuracy), dtype=float)
+        with np.errstate(divide="ignore"):
+            wanted = np.where(delta > 0, accuracy * (1.0 - delta) / delta, np.inf)
+        top = max(accuracy, 0.1)
+        k = np.floor(np.log10(np.clip(wanted, accuracy, top) / accuracy) + 1e-12)
+        return delta, np.minimum(accuracy * 10.0 ** k, top)
 
     @staticmethod
     def _prior_epsilons(priors: np.ndarray, upper_delta: bool) -> tuple:
