@@ -152,10 +152,13 @@ def report(mechanism: Mechanism, *, accuracy: float = DEFAULT_ACCURACY, deltas: 
         bayes = section("Bayes risk", lambda: _rows(priors, lambda p: m.get_bayes_risk_bounds(p, accuracy=acc)), ())
         curve = section("trade-off curve", lambda: _curve(m, points, acc), (None, None, None))
         mu = section("μ-GDP", lambda: float(m.mu_GDP(accuracy=acc, tail=GDP_TAIL)), None)
-        try:
-            clt = float(m.mu_GDP(method="clt", accuracy=acc))
-        except DPAccountError:
-            clt = None
+        clt = None
+        pairs = m.optional("pairs")
+        if pairs is None or pairs.gaussian_mu is None:  # (a Gaussian composition is exactly μ-GDP: no CLT)
+            try:
+                clt = float(m.mu_GDP(method="clt", accuracy=acc))
+            except DPAccountError:
+                pass
     approximate = [f"the dotted curve G_μ at μ = {clt:.4g} is the central limit approximation of Bu, Dong, Long "
                    f"& Su (2020): an approximation, not a bound; the tables are certified"] if clt is not None else []
     approximate += sorted({str(w.message) for w in seen if issubclass(w.category, (ApproximationWarning,
