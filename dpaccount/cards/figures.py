@@ -15,6 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..converters.fdp import gdp_tradeoff
+from ..plots import tradeoff_frame
 
 
 def matplotlib_available() -> bool:
@@ -64,12 +65,7 @@ def tradeoff_svg(report: Any) -> Optional[str]:
             ax.fill_between(a, lo, hi, color="C0", alpha=0.25, linewidth=0, zorder=2,
                             label="certified band [lower, upper]")
         _gdp_lines(ax, report, a, lambda b: b)
-        ax.plot([0, 1], [1, 0], color="grey", linestyle="--", linewidth=0.8, label="perfect privacy (β = 1 − α)")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_aspect("equal")
-        ax.set_xlabel("type I error α (attack's false-positive rate)")
-        ax.set_ylabel("type II error β (1 − true-positive rate)")
+        tradeoff_frame(ax, "type I error α (attack's false-positive rate)", "type II error β (1 − true-positive rate)")
         ax.legend(fontsize="small")
     return _svg(draw)
 
