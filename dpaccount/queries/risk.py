@@ -12,7 +12,7 @@ for the data holder: an **upper** bound on the advantage and on the TPR, a
 ``method`` and ``accuracy`` are those of the query read (``get_approx_delta``:
 "analytic", "pld", "rdp", "cf", "clt"; ``get_fDP``: "analytic", "pld", "clt").
 """
-from typing import Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -23,6 +23,7 @@ from ..errors import AccuracyNotReached
 from .intervals import DEFAULT_ACCURACY, Bounds
 
 FloatOrArray = Union[float, np.ndarray]
+_NO_UPPER_CURVE = "the upper end of the trade-off curve is not certified"
 
 
 def _probabilities(name: str, values: ArrayLike) -> tuple:
@@ -36,6 +37,12 @@ def _shaped(values: np.ndarray, scalar: bool) -> FloatOrArray:
 class RiskQueries:
     """The attack-risk queries of ``QueryDispatch`` (which supplies ``get_fDP``,
     ``get_fDP_bounds``, ``get_approx_delta`` and ``get_approx_delta_bounds``)."""
+
+    # the queries read, as ``QueryDispatch`` and ``IntervalQueries`` define them (declared only)
+    get_fDP: Callable[..., Any]
+    get_fDP_bounds: Callable[..., Bounds]
+    get_approx_delta: Callable[..., Any]
+    get_approx_delta_bounds: Callable[..., Bounds]
 
     def get_advantage(self, method: Optional[str] = None, accuracy: float = DEFAULT_ACCURACY) -> float:
         """The largest TPR − FPR of any membership-inference attack: δ(0), the total
@@ -54,7 +61,7 @@ class RiskQueries:
         mechanism's trade-off curve f over both orders of every neighbouring pair.
         A certified **upper** bound (from the lower bound ``get_fDP``)."""
         alphas, scalar = _probabilities("fpr", fpr)
-        beta = np.asarray(self.get_fDP(alphas, method=method, accuracy=accuracy), dtype=float)
+        beta = np.asarray(self.get_fDP(alphas, method=method, accuracy=accuracy), dtype=np.float64)
         return _shaped(np.asarray(fdp_to_tpr(beta, upper=True)), scalar)
 
     def get_tpr_bounds(self, fpr: ArrayLike, method: Optional[str] = None,
@@ -65,11 +72,11 @@ class RiskQueries:
         ``certified`` False, ``reason`` says why), as ``get_approx_delta_bounds`` does."""
         alphas, scalar = _probabilities("fpr", fpr)
         got = self.get_fDP_bounds(alphas, method=method, accuracy=accuracy)
-        upper = _shaped(np.asarray(fdp_to_tpr(np.asarray(got.lower, dtype=float), upper=True)), scalar)
+        upper = _shaped(np.asarray(fdp_to_tpr(np.asarray(got.lower, dtype=np.float64), upper=True)), scalar)
         if not got.certified:
             return Bounds(None, upper, got.method, got.step, False, None,
-                          "no lower end: " + (got.reason or "the trade-off curve's upper end is not certified"))
-        lower = _shaped(np.asarray(fdp_to_tpr(np.asarray(got.upper, dtype=float), upper=False)), scalar)
+                          f"no lower end: {got.reason or _NO_UPPER_CURVE}")
+        lower = _shaped(np.asarray(fdp_to_tpr(np.asarray(got.upper, dtype=np.float64), upper=False)), scalar)
         return Bounds(lower, upper, got.method, got.step, True, "mechanism", got.reason)
 
     def get_bayes_risk(self, prior: ArrayLike, method: Optional[str] = None,
@@ -98,7 +105,10 @@ class RiskQueries:
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
         eps, inside = self._prior_epsilons(priors, upper_delta=True)
         d_upper, d_lower = np.zeros(priors.shape), np.zeros(priors.shape)
-        methods, steps, reasons, failure = [], [], [], None
+        methods: list = []
+        steps: list = []
+        reasons: list = []
+        failure: Optional[AccuracyNotReached] = None
         if np.any(inside):
             plain, level = self._delta_accuracy(eps[inside], method, accuracy)
             d_upper[inside] = plain  # the plain query's upper bound: the lower end is get_bayes_risk's
@@ -114,17 +124,18 @@ class RiskQueries:
                 # e^ε (ε_up − ε_down) in between (its slope is −e^ε Q(L > ε))
                 high = prior_to_epsilon(priors.ravel()[at], upper_delta=False)[0]
                 lost = np.exp(np.minimum(high, 700.0)) * (high - eps.ravel()[at])
-                d_lower.ravel()[at] = 0.0 if got.lower is None else np.maximum(np.ravel(got.lower) - lost, 0.0)
+                d_lower.ravel()[at] = 0.0 if got.lower is None else \
+                    np.maximum(np.ravel(np.asarray(got.lower, dtype=np.float64)) - lost, 0.0)
                 methods.append(got.method)
-                steps.append(got.step)
+                if got.step is not None:
+                    steps.append(float(got.step))  # type: ignore[arg-type]
                 if got.lower is None:
                     reasons.append("the upper end is min(prior, 1 - prior): δ has no certified lower end "
                                    f"({got.reason})")
                 elif got.reason:
-                    reasons.append(got.reason)
+                    reasons.append(str(got.reason))
         lower = _shaped(np.asarray(fdp_to_bayes_risk(priors, d_upper, lower=True)), scalar)
         upper = _shaped(np.asarray(fdp_to_bayes_risk(priors, d_lower, lower=False)), scalar)
-        steps = [s for s in steps if s is not None]
         out = Bounds(lower, upper, methods[0] if methods else "analytic", min(steps) if steps else None, True,
                      "mechanism", "; ".join(dict.fromkeys(reasons)) or None)
         if failure is not None:
@@ -136,7 +147,7 @@ class RiskQueries:
         a·δ of δ is a relative width a·δ/(1 − δ) of the risk, so a = accuracy·(1 − δ)/δ with the
         upper bound δ of the plain query; snapped down to accuracy·10^k, at most 0.1 (few
         distinct accuracies: few interval queries; the cached grids serve the plain one))."""
-        delta = np.asarray(self.get_approx_delta(eps, method=method, accuracy=accuracy), dtype=float)
+        delta = np.asarray(self.get_approx_delta(eps, method=method, accuracy=accuracy), dtype=np.float64)
         with np.errstate(divide="ignore"):
             wanted = np.where(delta > 0, accuracy * (1.0 - delta) / delta, np.inf)
         top = max(accuracy, 0.1)

@@ -162,3 +162,15 @@ def test_a_mechanism_without_pairs_has_no_certified_tpr():
     from dpaccount import ZCDPMechanism
     with pytest.raises(RepresentationUnavailable):
         ZCDPMechanism(rho=0.5).get_tpr(0.1)
+
+
+def test_pairs_not_attained_give_no_certified_lower_tpr():
+    """Sampling without replacement: the dominating pair is not attained, so the upper end of β
+    bounds the pair's curve, not the mechanism's; the TPR keeps its certified upper end only."""
+    from dpaccount import SubsetSampling
+    m = SubsetSampling()(GaussianMechanism(1.0, relation="replace-one"), 0.1)
+    b = m.get_tpr_bounds([0.01, 0.1])
+    assert b.lower is None and not b.certified and b.lower_of is None and "not attained" in b.reason
+    assert np.array_equal(b.upper, m.get_tpr([0.01, 0.1])) and np.all(b.upper >= [0.01, 0.1])
+    risk = m.get_bayes_risk_bounds([0.1, 0.5])
+    assert np.all(risk.lower <= risk.upper) and np.all(risk.upper <= [0.1, 0.5])
