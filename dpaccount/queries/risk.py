@@ -97,8 +97,8 @@ class RiskQueries:
                               accuracy: float = DEFAULT_ACCURACY) -> Bounds:
         """The Bayes risk with a certified interval from ``get_approx_delta_bounds``; the
         lower end is ``get_bayes_risk``'s, and the interval is at most ``accuracy`` wide
-        relative to its upper end: δ is asked for to the relative accuracy that gives
-        (``_delta_accuracy``), coarser where δ is small beside 1 − δ. Where δ has no
+        relative to its upper end: δ's interval is asked for at the relative accuracy that
+        gives (``_delta_accuracy``: coarser where δ is small beside 1 − δ), else at ``accuracy``. Where δ has no
         certified lower end, the upper end is min(π, 1 − π) (δ ≥ 0 always) and ``reason``
         says so. ``AccuracyNotReached`` carries the interval reached, in Bayes-risk terms."""
         priors, scalar = _probabilities("prior", prior)
@@ -114,18 +114,10 @@ class RiskQueries:
             d_upper[inside] = plain  # the plain query's upper bound: the lower end is get_bayes_risk's
             for acc in np.unique(level):
                 at = np.flatnonzero(inside.ravel())[level == acc]
-                try:
-                    got = self.get_approx_delta_bounds(eps.ravel()[at], method=method, accuracy=float(acc))
-                except AccuracyNotReached as err:
-                    if err.bounds is None:
-                        raise
-                    got, failure = err.bounds, err
-                # δ at the ε rounded up, from δ at the ε rounded down: δ falls by at most
-                # e^ε (ε_up − ε_down) in between (its slope is −e^ε Q(L > ε))
-                high = prior_to_epsilon(priors.ravel()[at], upper_delta=False)[0]
-                lost = np.exp(np.minimum(high, 700.0)) * (high - eps.ravel()[at])
-                d_lower.ravel()[at] = 0.0 if got.lower is None else \
-                    np.maximum(np.ravel(np.asarray(got.lower, dtype=np.float64)) - lost, 0.0)
+                got, failure_at, low = self._delta_lower(eps.ravel()[at], priors.ravel()[at],
+                                                         d_upper.ravel()[at], float(acc), method, accuracy)
+                d_lower.ravel()[at] = low
+                failure = failure or failure_at
                 methods.append(got.method)
                 if got.step is not None:
                     steps.append(float(got.step))  # type: ignore[arg-type]
@@ -142,11 +134,39 @@ class RiskQueries:
             raise AccuracyNotReached(f"Bayes risk: {failure}", out) from None
         return out
 
+    def _delta_lower(self, eps: np.ndarray, priors: np.ndarray, plain: np.ndarray, level: float,
+                     method: Optional[str], accuracy: float) -> tuple:
+        """(``Bounds`` of δ, the ``AccuracyNotReached`` met or None, certified lower bounds on δ at
+        the ε of ``priors`` rounded up) from ``get_approx_delta_bounds`` at ``eps`` (rounded down):
+        at the relative accuracy ``level``, then at ``accuracy`` itself where the risk's interval
+        [p(1 − plain), p(1 − lower)] is still wider than ``accuracy`` relative to its upper end."""
+        for acc in dict.fromkeys((level, accuracy)):
+            failure = None
+            try:
+                got = self.get_approx_delta_bounds(eps, method=method, accuracy=acc)
+            except AccuracyNotReached as err:
+                if err.bounds is None:
+                    raise
+                got, failure = err.bounds, err
+            if got.lower is None:
+                return got, failure, np.zeros(eps.shape)
+            # δ at the ε rounded up, from δ at the ε rounded down: δ falls by at most
+            # e^ε (ε_up − ε_down) in between (its slope is −e^ε Q(L > ε))
+            high = prior_to_epsilon(priors, upper_delta=False)[0]
+            lost = np.exp(np.minimum(high, 700.0)) * (high - eps)
+            lower = np.maximum(np.ravel(np.asarray(got.lower, dtype=np.float64)) - lost, 0.0)
+            if failure is None and np.all(plain - lower <= accuracy * (1.0 - lower)):
+                return got, None, lower
+        if failure is None:
+            failure = AccuracyNotReached(f"the certified interval of the Bayes risk is wider than the accuracy "
+                                         f"{accuracy!r} asked for", None)
+        return got, failure, lower
+
     def _delta_accuracy(self, eps: np.ndarray, method: Optional[str], accuracy: float) -> tuple:
-        """(δ(ε) of the plain query, the relative accuracy of δ(ε) that makes p(1 − δ) ``accuracy``-accurate: a width
-        a·δ of δ is a relative width a·δ/(1 − δ) of the risk, so a = accuracy·(1 − δ)/δ with the
-        upper bound δ of the plain query; snapped down to accuracy·10^k, at most 0.1 (few
-        distinct accuracies: few interval queries; the cached grids serve the plain one))."""
+        """(δ(ε) of the plain query, the relative accuracy of δ(ε) that makes p(1 − δ)
+        ``accuracy``-accurate): a width a·δ of δ is a relative width a·δ/(1 − δ) of the risk, so
+        a = accuracy·(1 − δ)/δ, with the plain query's δ; snapped down to accuracy·10^k, at
+        most 0.1 (few distinct accuracies: few interval queries)."""
         delta = np.asarray(self.get_approx_delta(eps, method=method, accuracy=accuracy), dtype=np.float64)
         with np.errstate(divide="ignore"):
             wanted = np.where(delta > 0, accuracy * (1.0 - delta) / delta, np.inf)

@@ -128,8 +128,10 @@ def test_dpsgd_brackets_are_narrow_and_their_defaults_the_unsafe_ends(dpsgd):
     tpr = dpsgd.get_tpr_bounds([0.01, 0.1])
     assert np.all(tpr.lower <= tpr.upper) and np.all(tpr.upper <= tpr.lower * (1 + 2e-3))
     assert np.array_equal(dpsgd.get_tpr([0.01, 0.1]), tpr.upper)
-    risk = dpsgd.get_bayes_risk_bounds([0.1, 0.5])
-    assert np.all(risk.lower <= risk.upper) and np.array_equal(dpsgd.get_bayes_risk([0.1, 0.5]), risk.lower)
+    priors = [1e-4, 0.1, 0.5, 0.8]
+    risk = dpsgd.get_bayes_risk_bounds(priors)
+    assert np.all(risk.lower <= risk.upper) and np.array_equal(dpsgd.get_bayes_risk(priors), risk.lower)
+    assert np.all(risk.upper - risk.lower <= 1e-3 * risk.upper)  # the accuracy, in the risk's own terms
 
 
 def test_dpsgd_measures_are_consistent(dpsgd):
