@@ -32,8 +32,11 @@ DP-SGD's one-call calibrations (``calibrate`` on the Poisson-sampled
 Gaussian, in Opacus' words too): ``dpsgd_noise_multiplier``,
 ``dpsgd_max_steps``, ``dpsgd_max_sample_rate``.
 """
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING, Any, Callable, Dict, Literal, Optional, Tuple
 
 from . import validation as v
 from .calibrate import calibrate
@@ -46,6 +49,9 @@ from .transformers.random_allocation import RandomAllocation
 from .transformers.subset_sampling import SubsetSampling
 from .transformers.truncated_poisson import TruncatedPoissonSampling
 from .transformers.with_replacement import SamplingWithReplacement
+
+if TYPE_CHECKING:
+    from .mechanism import Mechanism
 
 optimize = lazy("scipy.optimize")
 special = lazy("scipy.special")
@@ -90,7 +96,9 @@ def dpsgd_steps(batch_size, dataset_size, epochs):
     return batch_size / dataset_size, v.count("steps (epochs × steps per epoch)", math.ceil(epochs * per_epoch))
 
 
-def dpsgd(noise_multiplier, batch_size, dataset_size, epochs, sampling="poisson", max_batch_size=None):
+def dpsgd(noise_multiplier: float, batch_size: int, dataset_size: int, epochs: float,
+          sampling: Literal["poisson", "without-replacement", "truncated-poisson", "with-replacement",
+                            "random-allocation"] = "poisson", max_batch_size: Optional[int] = None) -> Mechanism:
     """The mechanism of DP-SGD trained for ``epochs`` passes with batches of ``batch_size``
     (expected, for Poisson sampling) out of ``dataset_size`` records and Gaussian noise of
     ``noise_multiplier`` times the clipping norm (module docstring: the step count and the
@@ -159,7 +167,9 @@ def _budget(eps, delta, target_epsilon, target_delta):
     return out
 
 
-def _target(eps, delta, target_epsilon, target_delta, advantage, tpr, fpr):
+def _target(eps: Optional[float], delta: Optional[float], target_epsilon: Optional[float],
+            target_delta: Optional[float], advantage: Optional[float], tpr: Optional[float],
+            fpr: Optional[float]) -> Tuple[Dict[str, Any], Callable[[], Any]]:
     """(``calibrate``'s target keywords, the μ-GDP that meets it as a closed-form first guess):
     an (ε, δ) budget (``_budget``), or an attack-risk target: ``advantage`` (μ-GDP's is
     2Φ(μ/2) − 1) or ``tpr`` at ``fpr`` (μ-GDP's is Φ(Φ⁻¹(fpr) + μ)); Dong, Roth & Su 2022,
@@ -172,7 +182,7 @@ def _target(eps, delta, target_epsilon, target_delta, advantage, tpr, fpr):
     if any(val is not None for val in budget.values()) or set(risk) not in ({"advantage"}, {"tpr", "fpr"}):
         raise TypeError(f"give one target: eps and delta (or target_epsilon and target_delta), advantage, or "
                         f"tpr and fpr; got {sorted(k for k, val in {**budget, **risk}.items() if val is not None)}")
-    if "advantage" in risk:
+    if advantage is not None:
         return risk, lambda: 2.0 * float(special.ndtri((1.0 + advantage) / 2.0))
     return risk, lambda: float(special.ndtri(tpr) - special.ndtri(fpr))
 
@@ -188,9 +198,11 @@ def _steps_of(steps, epochs, sample_rate):
     return _check_count("steps", steps)
 
 
-def dpsgd_noise_multiplier(sample_rate, steps=None, eps=None, delta=None, *, epochs=None, target_epsilon=None,
-                           target_delta=None, advantage=None, tpr=None, fpr=None, bounds=(0.2, 100.0), tol=1e-3,
-                           **kw):
+def dpsgd_noise_multiplier(sample_rate: float, steps: Optional[int] = None, eps: Optional[float] = None,
+                           delta: Optional[float] = None, *, epochs: Optional[float] = None,
+                           target_epsilon: Optional[float] = None, target_delta: Optional[float] = None,
+                           advantage: Optional[float] = None, tpr: Optional[float] = None, fpr: Optional[float] = None,
+                           bounds: Tuple[float, float] = (0.2, 100.0), tol: float = 1e-3, **kw: Any) -> float:
     """The least noise multiplier σ with DP-SGD (Poisson rate ``sample_rate``,
     ``steps`` steps) (eps, delta)-DP by the certified bound; within ``tol``·σ.
     Opacus' words work too: ``target_epsilon``, ``target_delta`` and ``epochs``
@@ -207,8 +219,11 @@ def dpsgd_noise_multiplier(sample_rate, steps=None, eps=None, delta=None, *, epo
                      increasing=False, guess=_guess(sigma, 0.05, False), **kw)
 
 
-def dpsgd_max_steps(noise_multiplier, sample_rate, eps=None, delta=None, *, target_epsilon=None, target_delta=None,
-                    advantage=None, tpr=None, fpr=None, bounds=(1, 10 ** 7), tol=1e-3, **kw):
+def dpsgd_max_steps(noise_multiplier: float, sample_rate: float, eps: Optional[float] = None,
+                    delta: Optional[float] = None, *, target_epsilon: Optional[float] = None,
+                    target_delta: Optional[float] = None, advantage: Optional[float] = None,
+                    tpr: Optional[float] = None, fpr: Optional[float] = None,
+                    bounds: Tuple[int, int] = (1, 10 ** 7), tol: float = 1e-3, **kw: Any) -> float:
     """The most DP-SGD steps that stay (eps, delta)-DP by the certified bound
     (``target_epsilon``/``target_delta``: Opacus' names for the budget), or within an
     attack-risk target (``advantage``, or ``tpr`` and ``fpr``: ``dpsgd_noise_multiplier``)."""
@@ -220,8 +235,11 @@ def dpsgd_max_steps(noise_multiplier, sample_rate, eps=None, delta=None, *, targ
                      increasing=True, integer=True, guess=_guess(steps, -0.15, True), **kw)
 
 
-def dpsgd_max_sample_rate(noise_multiplier, steps, eps=None, delta=None, *, target_epsilon=None, target_delta=None,
-                          advantage=None, tpr=None, fpr=None, bounds=(1e-6, 1.0), tol=1e-3, **kw):
+def dpsgd_max_sample_rate(noise_multiplier: float, steps: int, eps: Optional[float] = None,
+                          delta: Optional[float] = None, *, target_epsilon: Optional[float] = None,
+                          target_delta: Optional[float] = None, advantage: Optional[float] = None,
+                          tpr: Optional[float] = None, fpr: Optional[float] = None,
+                          bounds: Tuple[float, float] = (1e-6, 1.0), tol: float = 1e-3, **kw: Any) -> float:
     """The largest Poisson sampling rate that keeps DP-SGD (eps, delta)-DP by the certified bound
     (``target_epsilon``/``target_delta``: Opacus' names for the budget), or within an
     attack-risk target (``advantage``, or ``tpr`` and ``fpr``: ``dpsgd_noise_multiplier``)."""
