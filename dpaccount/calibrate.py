@@ -28,7 +28,13 @@ Targets (exactly one):
   ``delta=0`` asks for pure ε-DP (``Mechanism.pure_epsilon``);
 * ``mu`` — μ-GDP by the certified ``Mechanism.mu_GDP``;
 * ``fpr`` and ``fnr`` — the point (α, β) of the trade-off curve: the certified
-  lower bound ``Mechanism.get_fDP(fpr)`` is at least fnr.
+  lower bound ``Mechanism.get_fDP(fpr)`` is at least fnr;
+* ``advantage`` — no membership-inference attack has TPR − FPR above it: the
+  certified upper bound ``Mechanism.get_advantage()`` (δ(0)) is at most advantage;
+* ``tpr`` and ``fpr`` — no attack at false-positive rate fpr has a true-positive
+  rate above tpr: the certified upper bound ``Mechanism.get_tpr(fpr)`` is at most
+  tpr (the same curve as ``fnr = 1 − tpr``, compared in TPR's own relative terms,
+  which keeps its precision where tpr is small).
 
 Monotonicity is the caller's promise (the budget is met on one side of x*
 only); its direction is detected from the two ends of ``bounds`` or declared
@@ -63,8 +69,9 @@ if TYPE_CHECKING:
 class _Budget:
     """The budget as g(m) = log(value/limit) ≤ 0 where it is met."""
 
-    def __init__(self, eps, delta, mu, fpr, fnr, query, accuracy, method=None):
-        given = {k for k, val in dict(eps=eps, delta=delta, mu=mu, fpr=fpr, fnr=fnr).items() if val is not None}
+    def __init__(self, eps, delta, mu, fpr, fnr, query, accuracy, method=None, advantage=None, tpr=None):
+        given = {k for k, val in dict(eps=eps, delta=delta, mu=mu, fpr=fpr, fnr=fnr, advantage=advantage,
+                                      tpr=tpr).items() if val is not None}
         if given == {"eps", "delta"}:
             self.eps = v.in_interval("eps", eps, 0.0, math.inf, lo_open=False)  # ε = 0: (0, δ)-DP
             self.delta = v.in_interval("delta", delta, 0.0, 1.0, lo_open=False)  # δ = 0: pure ε-DP
@@ -76,8 +83,17 @@ class _Budget:
         elif given == {"fpr", "fnr"}:
             self.fpr, self.fnr = v.probability("fpr", fpr), v.probability("fnr", fnr)
             self.kind = "fdp"
+        elif given == {"advantage"}:
+            self.advantage, self.kind = v.in_interval("advantage", advantage, 0.0, 1.0, lo_open=False), "advantage"
+        elif given == {"fpr", "tpr"}:
+            self.fpr, self.tpr = v.probability("fpr", fpr), v.probability("tpr", tpr)
+            if self.tpr < self.fpr:  # the test that ignores the output already reaches TPR = FPR
+                raise ValueError(f"tpr must be at least fpr = {self.fpr!r} (no mechanism keeps every attack "
+                                 f"below a guess), got {self.tpr!r}")
+            self.kind = "tpr"
         else:
-            raise ValueError(f"give one target: eps and delta, mu, or fpr and fnr; got {sorted(given)}")
+            raise ValueError(f"give one target: eps and delta, mu, fpr and fnr, advantage, or tpr and fpr; "
+                             f"got {sorted(given)}")
         self.accuracy, self.method = accuracy, method
 
     def gap(self, m, method=None, accuracy=None):
@@ -90,12 +106,16 @@ class _Budget:
             return _log_ratio(m.get_approx_delta(self.eps, method=method, accuracy=accuracy), self.delta)
         if self.kind == "mu":
             return _log_ratio(m.mu_GDP(method=method, accuracy=accuracy), self.mu)
+        if self.kind == "advantage":  # get_advantage and get_tpr are certified upper bounds
+            return _log_ratio(m.get_advantage(method=method, accuracy=accuracy), self.advantage)
+        if self.kind == "tpr":
+            return _log_ratio(m.get_tpr(self.fpr, method=method, accuracy=accuracy), self.tpr)
         # β(α) ≥ fnr ⇔ fnr/β ≤ 1 (get_fDP errs low: a certified lower bound on β)
         return _log_ratio(self.fnr, m.get_fDP(self.fpr, method=method, accuracy=accuracy))
 
     def decide(self, m):
         """(gap, how) by ``_certified``: the asked route, else the best of the others."""
-        rdp = self.kind == "epsilon" and self.delta > 0 or self.kind == "delta"
+        rdp = self.kind == "epsilon" and self.delta > 0 or self.kind in ("delta", "advantage")
         return _certified(lambda method, accuracy: self.gap(m, method, accuracy), self.method, self.accuracy,
                           rdp, enough=lambda gap: gap <= 0)
 
@@ -106,6 +126,10 @@ class _Budget:
             what, limit = f"δ at ε={self.eps:g}", self.delta
         elif self.kind == "mu":
             what, limit = "μ", self.mu
+        elif self.kind == "advantage":
+            what, limit = "advantage", self.advantage
+        elif self.kind == "tpr":
+            what, limit = f"TPR at FPR={self.fpr:g}", self.tpr
         else:
             what, limit = f"fnr/β({self.fpr:g})", 1.0
         if not math.isfinite(gap):
@@ -208,7 +232,8 @@ class _Search:
 @report.reports("calibrate")
 def calibrate(make_mechanism: Callable[[Any], Mechanism], *, eps: Optional[float] = None,
               delta: Optional[float] = None, mu: Optional[float] = None, fpr: Optional[float] = None,
-              fnr: Optional[float] = None, bounds: Tuple[float, float], tol: float = 1e-3,
+              fnr: Optional[float] = None, advantage: Optional[float] = None, tpr: Optional[float] = None,
+              bounds: Tuple[float, float], tol: float = 1e-3,
               increasing: Optional[bool] = None, integer: bool = False, query: Literal["epsilon", "delta"] = "epsilon",
               method: Optional[Method] = None, accuracy: float = DEFAULT_ACCURACY,
               guess: Optional[Sequence[float]] = None, progress: ProgressArg = None,
@@ -239,7 +264,7 @@ def calibrate(make_mechanism: Callable[[Any], Mechanism], *, eps: Optional[float
     if increasing is not None and not isinstance(increasing, bool):
         raise TypeError(f"increasing must be True, False or None, got {increasing!r}")
     accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
-    g = _Search(make_mechanism, _Budget(eps, delta, mu, fpr, fnr, query, accuracy, method), integer)
+    g = _Search(make_mechanism, _Budget(eps, delta, mu, fpr, fnr, query, accuracy, method, advantage, tpr), integer)
     report.expect(min(max_evaluations, 2 * (increasing is None) + len(guess or ()) + 2 + math.ceil(math.log2(
         max(math.log(hi / lo) if lo > 0 else (hi - lo) / max(abs(hi), 1e-300), tol) / tol))))
     if increasing is None:

@@ -86,14 +86,20 @@ def plot_fDP(mechanisms: Union[Mechanism, Sequence[Mechanism]], ax: Any = None,
     for mu in mus:
         ax.plot(alphas, gdp_tradeoff(alphas, mu), linestyle=(0, (2, 2)), linewidth=1.2, zorder=4,
                 label=f"G_μ, μ = {mu:.3g}")
+    tradeoff_frame(ax)
+    ax.legend()
+    return ax
+
+
+def tradeoff_frame(ax: Any, xlabel: str = "type I error α", ylabel: str = "type II error β") -> None:
+    """The frame of a trade-off plot on ``ax``: the ideal curve β = 1 − α (perfect privacy),
+    the unit square at equal scales, the axis labels."""
     ax.plot([0, 1], [1, 0], color="grey", linestyle="--", linewidth=0.8, label="ideal (β = 1 − α)")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
-    ax.set_xlabel("type I error α")
-    ax.set_ylabel("type II error β")
-    ax.legend()
-    return ax
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
 
 
 def plot_privacy_profile(mechanisms: Union[Mechanism, Sequence[Mechanism]], ax: Any = None,

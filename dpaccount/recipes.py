@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, Literal, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Literal, Optional, Tuple
 
 from . import validation as v
 from .calibrate import calibrate
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from .mechanism import Mechanism
 
 optimize = lazy("scipy.optimize")
+special = lazy("scipy.special")
 
 
 # one step of each batch scheme: (noise multiplier, batch size, dataset size, max batch size) -> mechanism
@@ -166,6 +167,26 @@ def _budget(eps, delta, target_epsilon, target_delta):
     return out
 
 
+def _target(eps: Optional[float], delta: Optional[float], target_epsilon: Optional[float],
+            target_delta: Optional[float], advantage: Optional[float], tpr: Optional[float],
+            fpr: Optional[float]) -> Tuple[Dict[str, Any], Callable[[], Any]]:
+    """(``calibrate``'s target keywords, the μ-GDP that meets it as a closed-form first guess):
+    an (ε, δ) budget (``_budget``), or an attack-risk target: ``advantage`` (μ-GDP's is
+    2Φ(μ/2) − 1) or ``tpr`` at ``fpr`` (μ-GDP's is Φ(Φ⁻¹(fpr) + μ)); Dong, Roth & Su 2022,
+    Cor. 2.13 and eq. 2.6. The guess is checked, never trusted."""
+    risk = {k: val for k, val in dict(advantage=advantage, tpr=tpr, fpr=fpr).items() if val is not None}
+    if not risk:
+        eps, delta = _budget(eps, delta, target_epsilon, target_delta)
+        return dict(eps=eps, delta=delta), lambda: _clt_mu(eps, delta)
+    budget = dict(eps=eps, delta=delta, target_epsilon=target_epsilon, target_delta=target_delta)
+    if any(val is not None for val in budget.values()) or set(risk) not in ({"advantage"}, {"tpr", "fpr"}):
+        raise TypeError(f"give one target: eps and delta (or target_epsilon and target_delta), advantage, or "
+                        f"tpr and fpr; got {sorted(k for k, val in {**budget, **risk}.items() if val is not None)}")
+    if advantage is not None:
+        return risk, lambda: 2.0 * float(special.ndtri((1.0 + advantage) / 2.0))
+    return risk, lambda: float(special.ndtri(tpr) - special.ndtri(fpr))
+
+
 def _steps_of(steps, epochs, sample_rate):
     """``steps``, or Opacus' count for ``epochs`` passes at ``sample_rate``: int(epochs / q)
     (``opacus.accountants.utils.get_noise_multiplier``: rounded down)."""
@@ -180,43 +201,51 @@ def _steps_of(steps, epochs, sample_rate):
 def dpsgd_noise_multiplier(sample_rate: float, steps: Optional[int] = None, eps: Optional[float] = None,
                            delta: Optional[float] = None, *, epochs: Optional[float] = None,
                            target_epsilon: Optional[float] = None, target_delta: Optional[float] = None,
+                           advantage: Optional[float] = None, tpr: Optional[float] = None, fpr: Optional[float] = None,
                            bounds: Tuple[float, float] = (0.2, 100.0), tol: float = 1e-3, **kw: Any) -> float:
     """The least noise multiplier σ with DP-SGD (Poisson rate ``sample_rate``,
     ``steps`` steps) (eps, delta)-DP by the certified bound; within ``tol``·σ.
     Opacus' words work too: ``target_epsilon``, ``target_delta`` and ``epochs``
-    (then steps = int(epochs / sample_rate), as Opacus counts them)."""
+    (then steps = int(epochs / sample_rate), as Opacus counts them). Or an
+    attack-risk target instead of (eps, delta): ``advantage`` (no membership-inference
+    attack has TPR − FPR above it) or ``tpr`` and ``fpr`` (none at that FPR has a
+    higher TPR), by the certified upper bounds ``get_advantage`` / ``get_tpr``."""
     q = v.in_interval("sample_rate", sample_rate, 0.0, 1.0, hi_open=False)
-    eps, delta = _budget(eps, delta, target_epsilon, target_delta)
+    target, mu = _target(eps, delta, target_epsilon, target_delta, advantage, tpr, fpr)
     steps = _steps_of(steps, epochs, q)
     # the central-limit estimate (Bu, Dong, Long & Su 2019, Thm 5): μ = q·sqrt(T(e^{1/σ²} − 1))
-    sigma = lambda: 1.0 / math.sqrt(math.log1p((_clt_mu(eps, delta) / q) ** 2 / steps))
-    return calibrate(lambda s: _dpsgd(s, q, steps), eps=eps, delta=delta, bounds=bounds, tol=tol,
+    sigma = lambda: 1.0 / math.sqrt(math.log1p((mu() / q) ** 2 / steps))
+    return calibrate(lambda s: _dpsgd(s, q, steps), **target, bounds=bounds, tol=tol,
                      increasing=False, guess=_guess(sigma, 0.05, False), **kw)
 
 
 def dpsgd_max_steps(noise_multiplier: float, sample_rate: float, eps: Optional[float] = None,
                     delta: Optional[float] = None, *, target_epsilon: Optional[float] = None,
-                    target_delta: Optional[float] = None, bounds: Tuple[int, int] = (1, 10 ** 7), tol: float = 1e-3,
-                    **kw: Any) -> float:
+                    target_delta: Optional[float] = None, advantage: Optional[float] = None,
+                    tpr: Optional[float] = None, fpr: Optional[float] = None,
+                    bounds: Tuple[int, int] = (1, 10 ** 7), tol: float = 1e-3, **kw: Any) -> float:
     """The most DP-SGD steps that stay (eps, delta)-DP by the certified bound
-    (``target_epsilon``/``target_delta``: Opacus' names for the budget)."""
+    (``target_epsilon``/``target_delta``: Opacus' names for the budget), or within an
+    attack-risk target (``advantage``, or ``tpr`` and ``fpr``: ``dpsgd_noise_multiplier``)."""
     sigma = v.positive("noise_multiplier", noise_multiplier)
-    eps, delta = _budget(eps, delta, target_epsilon, target_delta)
+    target, mu = _target(eps, delta, target_epsilon, target_delta, advantage, tpr, fpr)
     q = v.in_interval("sample_rate", sample_rate, 0.0, 1.0, hi_open=False)
-    steps = lambda: (_clt_mu(eps, delta) / q) ** 2 / math.expm1(sigma ** -2)  # the CLT's estimate
-    return calibrate(lambda t: _dpsgd(sigma, q, t), eps=eps, delta=delta, bounds=bounds, tol=tol,
+    steps = lambda: (mu() / q) ** 2 / math.expm1(sigma ** -2)  # the CLT's estimate
+    return calibrate(lambda t: _dpsgd(sigma, q, t), **target, bounds=bounds, tol=tol,
                      increasing=True, integer=True, guess=_guess(steps, -0.15, True), **kw)
 
 
 def dpsgd_max_sample_rate(noise_multiplier: float, steps: int, eps: Optional[float] = None,
                           delta: Optional[float] = None, *, target_epsilon: Optional[float] = None,
-                          target_delta: Optional[float] = None, bounds: Tuple[float, float] = (1e-6, 1.0),
-                          tol: float = 1e-3, **kw: Any) -> float:
+                          target_delta: Optional[float] = None, advantage: Optional[float] = None,
+                          tpr: Optional[float] = None, fpr: Optional[float] = None,
+                          bounds: Tuple[float, float] = (1e-6, 1.0), tol: float = 1e-3, **kw: Any) -> float:
     """The largest Poisson sampling rate that keeps DP-SGD (eps, delta)-DP by the certified bound
-    (``target_epsilon``/``target_delta``: Opacus' names for the budget)."""
+    (``target_epsilon``/``target_delta``: Opacus' names for the budget), or within an
+    attack-risk target (``advantage``, or ``tpr`` and ``fpr``: ``dpsgd_noise_multiplier``)."""
     sigma = v.positive("noise_multiplier", noise_multiplier)
-    eps, delta = _budget(eps, delta, target_epsilon, target_delta)
+    target, mu = _target(eps, delta, target_epsilon, target_delta, advantage, tpr, fpr)
     steps = _check_count("steps", steps)
-    q = lambda: _clt_mu(eps, delta) / math.sqrt(steps * math.expm1(sigma ** -2))  # the CLT's estimate
-    return calibrate(lambda r: _dpsgd(sigma, r, steps), eps=eps, delta=delta, bounds=bounds, tol=tol,
+    q = lambda: mu() / math.sqrt(steps * math.expm1(sigma ** -2))  # the CLT's estimate
+    return calibrate(lambda r: _dpsgd(sigma, r, steps), **target, bounds=bounds, tol=tol,
                      increasing=True, guess=_guess(q, -0.15, False), **kw)

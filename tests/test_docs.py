@@ -27,7 +27,7 @@ from dpaccount.cli import main
 
 DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
 PAGES = sorted(DOCS.glob("*.rst"))
-PEERS = {"autodp": "autodp", "Opacus": "opacus", "dp_accounting": "dp_accounting"}  # caption -> module
+PEERS = {"autodp": "autodp", "Opacus": "opacus", "dp_accounting": "dp_accounting", "riskcal": "riskcal"}  # caption -> module
 
 
 def _run(blocks, page):

@@ -60,15 +60,30 @@ def cmd_query(args, progress, mechanism=None):
 
 
 def cmd_dpsgd(args, progress):
-    """``dpsgd``: the training loop's mechanism (``recipes.dpsgd``), then ``epsilon`` or ``delta``."""
+    """``dpsgd``: the training loop's mechanism (``recipes.dpsgd``), then ``epsilon`` or ``delta``
+    (and with ``--html``, its report card)."""
+    if args.html is None and args.delta is None and args.eps is None:
+        raise UsageError("give --delta, --eps or --html FILE (see dpaccount dpsgd --help)")
     m = dpsgd(args.sigma, args.batch_size, args.dataset_size, args.epochs, args.sampling, args.max_batch_size)
     q, steps = dpsgd_steps(args.batch_size, args.dataset_size, args.epochs)
     if not args.json:
         print(f"{steps:,} steps at sampling rate {q:.6g} ({args.sampling}): {args.epochs:g} epochs of "
               f"ceil({args.dataset_size} / {args.batch_size}) = {-(-args.dataset_size // args.batch_size)} steps, "
               f"rounded up")
-    args.command = "epsilon" if args.delta is not None else "delta"
-    cmd_query(args, progress, mechanism=m)
+    if args.html is not None:
+        _write_card(m, args)
+    if args.delta is not None or args.eps is not None:
+        args.command = "epsilon" if args.delta is not None else "delta"
+        cmd_query(args, progress, mechanism=m)
+
+
+def _write_card(m, args, deltas=None):
+    """``--html FILE``: the report card (``cards``) of ``m``, written to FILE."""
+    from ..cards import report as card  # here: the report's modules stay out of the other commands
+    kw = {} if deltas is None else {"deltas": deltas}
+    path = card(m, accuracy=args.accuracy, **kw).to_html(args.html)
+    if not args.json:
+        print(f"wrote {path} (the privacy report card of {m.name})")
 
 
 def cmd_rdp(args, progress):
@@ -112,8 +127,11 @@ def _report_row(m, d, args, method):
 
 
 def cmd_report(args, progress):
-    """Certified ε at a few δ beside the RDP conversion and the CLT approximation, labelled."""
+    """Certified ε at a few δ beside the RDP conversion and the CLT approximation, labelled;
+    with ``--html FILE``, the report card as one HTML page instead."""
     m = mechanism_from(args)
+    if args.html is not None:
+        return _write_card(m, args, args.deltas)
     method = _method(m, None)
     report.expect(len(args.deltas) + 1)  # a row each, then the CLT column
     rows = [_report_row(m, d, args, method) for d in args.deltas]

@@ -22,6 +22,8 @@ EXIT_CODES = """exit codes:
 DPSGD_HELP = ("DP-SGD in its users' words: epsilon (or delta) of a training loop from its noise multiplier, "
               "batch size, dataset size and epochs")
 DPSGD_EXAMPLE = "dpaccount dpsgd --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 --epochs 60 --delta 1e-5"
+HTML_HELP = ("write the privacy report card to FILE: one standalone HTML page (epsilon(delta), the trade-off "
+             "curve, attack TPR at FPR, advantage, Bayes risk; figures need matplotlib)")
 HEADLINE = "dpaccount epsilon --mechanism subsampled-gaussian --sigma 1.1 --q 0.0042667 --steps 14063 --delta 1e-5"
 
 
@@ -110,11 +112,13 @@ def build_parser():
             "example:\n  dpaccount rdp --mechanism laplace --b 2 --alpha 2 8 32")
     p.add_argument("--alpha", type=float, nargs="+", default=[1.5, 2, 4, 8, 16, 32, 64], help="orders > 1")
     p = add("report", "certified epsilon at several delta beside the RDP conversion and the CLT approximation",
-            "example:\n  dpaccount report --mechanism subsampled-gaussian --sigma 1.1 --q 0.01 --steps 1000\n\n"
+            "examples:\n  dpaccount report --mechanism subsampled-gaussian --sigma 1.1 --q 0.01 --steps 1000\n"
+            "  dpaccount report --spec released.json --html report.html\n\n"
             "The CLT column (Bu, Dong, Long & Su 2020) is an approximation, not a bound, shown for\n"
             "compositions of Poisson-subsampled Gaussians; a line says where it under-reports.")
     p.add_argument("--deltas", type=float, nargs="+", default=[1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9])
     p.add_argument("--bounds", action="store_true", help="add the certified lower bound")
+    p.add_argument("--html", metavar="FILE", help=HTML_HELP)
     p = add("fdp", "the trade-off curve beta(alpha): a certified lower bound on the type-II error of any test "
                    "at type-I error alpha (f-DP)",
             "examples:\n  dpaccount fdp --mechanism subsampled-gaussian --sigma 1.1 --q 0.0042667 --steps 14063 "
@@ -174,7 +178,8 @@ def build_parser():
     g.add_argument("--sampling", choices=sorted(SAMPLINGS), default="poisson", help="the batch scheme (default poisson)")
     g.add_argument("--max-batch-size", type=int, help="the cap on a batch (--sampling truncated-poisson, required "
                                                        "there)")
-    which = p.add_mutually_exclusive_group(required=True)
+    p.add_argument("--html", metavar="FILE", help=HTML_HELP)
+    which = p.add_mutually_exclusive_group()
     which.add_argument("--delta", "-d", type=float, nargs="+", help="epsilon at each delta")
     which.add_argument("--eps", "-e", "--epsilon", dest="eps", type=float, nargs="+", help="delta at each epsilon")
     p.add_argument("--bounds", action="store_true", help="the certified interval [lower, upper]")

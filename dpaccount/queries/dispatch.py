@@ -28,7 +28,9 @@ Poisson-subsampled Gaussians (``fdp.py``): an *approximation*; it warns
 certified one.
 
 f-DP (``get_fDP``, ``get_fDP_bounds``, ``mu_GDP``): ``fdp.py``; the default is
-``"analytic"`` for Gaussian compositions and finite pairs, else ``"pld"``.
+``"analytic"`` for Gaussian compositions and finite pairs, else ``"pld"``. Attack
+risk read off them (``get_advantage``, ``get_tpr``, ``get_bayes_risk`` and their
+``_bounds``): ``risk.py``.
 
 Every query takes ``progress=``: True draws a bar on stderr, a callable
 receives a ``progress.Progress`` (stage, done, total, fraction, elapsed,
@@ -61,6 +63,7 @@ from ..pld.profiles.exact_sum import epsilon_bounds as exact_epsilon_bounds
 from ..pld.profiles.exact_sum import exact_profile
 from ..pld.profiles.profile import PrivacyProfile
 from .intervals import DEFAULT_ACCURACY, Bounds, IntervalQueries
+from .risk import RiskQueries
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -86,7 +89,7 @@ def _fdp():
     return fdp
 
 
-class QueryDispatch(IntervalQueries):
+class QueryDispatch(IntervalQueries, RiskQueries):
     """The queries of ``Mechanism`` (which supplies ``pairs``, ``rdp``,
     ``optional`` and the per-instance ``_cached``)."""
 

@@ -715,4 +715,18 @@ BUGS = (
         ("tests/transformers/test_random_allocation.py::test_the_default_epsilon_never_rises_with_the_noise_across_the_float_range_edge",),
         "the default ε left at +∞ where the pairs cut a heavy tail to +∞ and RDP is finite: random "
         "allocation at σ = 0.05 answered ∞ while the less noisy σ = 0.03 answered 712"),
+    Bug("bayes-risk-forgets-both-orders", "dpaccount/converters/risk.py",
+        "    value = p * (1.0 - delta)", "    value = prior * (1.0 - delta)",
+        ("tests/api/test_risk.py::test_gaussian_bayes_risk_is_the_profile_at_the_prior_odds",
+         "tests/api/test_risk.py::test_finite_pair_risks_by_enumeration"),
+        "the Bayes risk as π(1 − δ) at every prior: above ½ it exceeds the error of a guess without "
+        "the output, where both orders of the pair give min(π, 1 − π)(1 − δ)"),
+    Bug("tpr-from-the-optimistic-curve", "dpaccount/queries/risk.py",
+        "        beta = np.asarray(self.get_fDP(alphas, method=method, accuracy=accuracy), dtype=np.float64)",
+        "        beta = np.asarray(self.get_fDP_bounds(alphas, method=method, accuracy=accuracy).upper, "
+        "dtype=np.float64)",
+        ("tests/api/test_risk.py::test_gaussian_tpr_is_one_minus_g_mu",
+         "tests/api/test_risk.py::test_finite_pair_risks_by_enumeration"),
+        "the attack's TPR from the upper end of β (the optimistic curve): below the exact TPR, an "
+        "under-report of the attack risk"),
 )
