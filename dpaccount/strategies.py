@@ -41,7 +41,7 @@ def _vector(name: str, values: Any) -> np.ndarray:
         raise TypeError(f"{name} must be a list of numbers, got {values!r}") from exc
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
-        raise ValueError(f"{name} must be finite, got {name}[{bad[0]}] = {arr[bad[0]]!r}")
+        raise ValueError(f"{name} must be finite, got {name}[{bad[0]}] = {float(arr[bad[0]])!r}")
     arr.setflags(write=False)
     return arr
 
@@ -112,11 +112,11 @@ class DenseStrategy(Strategy):
         bad = np.argwhere(~np.isfinite(c))
         if bad.size:
             i, j = bad[0]
-            raise ValueError(f"strategy must be finite, got strategy[{i}, {j}] = {c[i, j]!r}")
+            raise ValueError(f"strategy must be finite, got strategy[{i}, {j}] = {float(c[i, j])!r}")
         upper = np.argwhere(np.triu(c, 1) != 0)
         if upper.size:
             i, j = upper[0]
-            raise ValueError(f"strategy must be lower triangular, got strategy[{i}, {j}] = {c[i, j]!r} "
+            raise ValueError(f"strategy must be lower triangular, got strategy[{i}, {j}] = {float(c[i, j])!r} "
                              f"above the diagonal")
         c.setflags(write=False)
         self._set(matrix=c, n=int(c.shape[0]))
