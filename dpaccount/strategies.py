@@ -22,7 +22,7 @@ hold an n × n matrix):
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -99,6 +99,7 @@ class DenseStrategy(Strategy):
     """A square lower-triangular C given as an array."""
 
     kind = "dense"
+    matrix: np.ndarray
 
     def __init__(self, matrix: Any) -> None:
         if isinstance(matrix, (str, bytes)):
@@ -144,6 +145,8 @@ class ToeplitzStrategy(Strategy):
     ``kind`` and ``spec`` record the constructor that made it (``blt``, ``prefix``, …)."""
 
     kind = "toeplitz"
+    coeffs: np.ndarray
+    _spec: dict
 
     def __init__(self, coeffs: Any, n: int, kind: str = "toeplitz", spec: dict | None = None) -> None:
         n = v.count("n", n)
@@ -208,7 +211,7 @@ class TreeStrategy(Strategy):
 
     def column_norms_squared(self) -> np.ndarray:
         j = np.arange(self.n)
-        return sum(((((j >> lv) + 1) << lv) <= self.n).astype(float) for lv in range(self.depth))
+        return np.sum([((((j >> lv) + 1) << lv) <= self.n) for lv in range(self.depth)], axis=0, dtype=float)
 
     def to_dense(self) -> np.ndarray:
         self._check_dense()
@@ -275,7 +278,7 @@ def strategy_from_spec(spec: Any) -> Strategy:
     if not isinstance(spec, dict) or "kind" not in spec:
         raise ValueError(f"strategy must be a dict with a 'kind', got {spec!r}")
     args = {k: val for k, val in spec.items() if k != "kind"}
-    makers = {"dense": dense, "toeplitz": toeplitz, "blt": blt, "prefix": prefix, "identity": identity,
+    makers: dict[str, Callable[..., Strategy]] = {"dense": dense, "toeplitz": toeplitz, "blt": blt, "prefix": prefix, "identity": identity,
               "tree": tree}
     maker = makers.get(spec["kind"])
     if maker is None:

@@ -25,7 +25,7 @@ exact (``sensitivity_exact``), the answers are upper bounds still.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from .. import validation as v
 from ..mechanism import Mechanism
@@ -69,20 +69,22 @@ class Participation:
         if self.kind == "single":
             return 1, n, False
         if self.kind == "fixed_epochs":
+            assert self.epochs is not None  # fixed_epochs() sets it
             k = self.epochs
             if n % k:
                 raise ValueError(f"participation fixed_epochs({k}) needs epochs to divide the n={n} rounds")
             return k, n // k, True
-        b, k = self.separation, self.max_participations
+        assert self.separation is not None  # min_separation() sets it
+        b, cap = self.separation, self.max_participations
         if b > n:
             raise ValueError(f"participation min_separation({b}) needs separation <= n={n} rounds")
         fit = (n - 1) // b + 1
-        if k is None:
+        if cap is None:
             return fit, b, False
-        if k > fit:
-            raise ValueError(f"participation min_separation({b}, max_participations={k}) cannot fit in "
+        if cap > fit:
+            raise ValueError(f"participation min_separation({b}, max_participations={cap}) cannot fit in "
                              f"n={n} rounds (at most {fit} participations {b} apart)")
-        return k, b, False
+        return cap, b, False
 
     def to_spec(self) -> dict:
         """The participation as a dict of JSON values (``participation_from_spec`` inverts it)."""
@@ -94,7 +96,7 @@ def participation_from_spec(spec: Any) -> Participation:
     if not isinstance(spec, dict) or "kind" not in spec:
         raise ValueError(f"participation must be a dict with a 'kind', got {spec!r}")
     args = {k: val for k, val in spec.items() if k != "kind"}
-    makers = {"single": Participation.single, "fixed_epochs": Participation.fixed_epochs,
+    makers: dict[str, Callable[..., Participation]] = {"single": Participation.single, "fixed_epochs": Participation.fixed_epochs,
               "min_separation": Participation.min_separation}
     if spec["kind"] not in makers:
         raise ValueError(f"participation kind must be one of {sorted(makers)}, got {spec['kind']!r}")
@@ -111,6 +113,16 @@ class MatrixMechanism(_TreeGaussian):
     of ``matrix_sensitivity.py`` gave it)."""
 
     _spec_type = "MatrixMechanism"
+    strategy: Strategy
+    participation: Participation
+    sigma: float
+    sensitivity: float
+    mu: float
+    participations: int
+    separation: int
+    fixed_epochs: bool
+    sensitivity_exact: bool
+    sensitivity_method: str
 
     def __init__(self, strategy: Strategy | Any, noise_multiplier: float,
                  participation: Participation | None = None, relation: Relation | str | None = None) -> None:

@@ -233,20 +233,20 @@ def matrix_sensitivity(strategy: Strategy, participations: int, separation: int,
     top = float(norms2.max())
     if k == 1:
         return _result(top, n, 1, top, True, "single participation: the largest column norm")
-    if strategy.bands <= b:
+    bands = strategy.bands
+    if bands is not None and bands <= b:
         return _result(_banded(norms2, b, k, fixed), n, k, top, True,
                        f"banded ({strategy.bands} bands <= separation {b}): column norms")
-    toeplitz = isinstance(strategy, ToeplitzStrategy)
+    toeplitz = strategy if isinstance(strategy, ToeplitzStrategy) else None
     if fixed:
         if not toeplitz and n > DENSE_ROUTE:
             raise ValueError(f"a dense strategy of n={n} rounds is above the {DENSE_ROUTE} whose Gram "
                              f"matrix is formed: use a structured strategy")
-        sq, exact = (_fixed_toeplitz(strategy.coeffs, n, k) if toeplitz else
-                     _fixed_dense(_gram(strategy), k))
+        sq, exact = (_fixed_toeplitz(toeplitz.coeffs, n, k) if toeplitz else _fixed_dense(_gram(strategy), k))
         return _result(sq, n, k, top, exact, "fixed epochs: every offset" +
                        ("" if exact else " (sum of |C^T C| entries: an upper bound)"))
-    if toeplitz and strategy.is_nonnegative_nonincreasing():
-        return _result(_monotone_toeplitz(strategy.coeffs, n, b, k), n, k, top, True,
+    if toeplitz and toeplitz.is_nonnegative_nonincreasing():
+        return _result(_monotone_toeplitz(toeplitz.coeffs, n, b, k), n, k, top, True,
                        "min separation: non-negative non-increasing Toeplitz, earliest pattern")
     norms = np.sqrt(norms2) * (1 + 2 * n * _U)  # rounded up: the triangle inequality's terms
     candidates = [(float(linear_max(norms, b, k)) ** 2, False, "min separation: triangle inequality")]
@@ -260,10 +260,10 @@ def matrix_sensitivity(strategy: Strategy, participations: int, separation: int,
             rows = _contained_rows(np.abs(x), b, k)
             candidates.append((float(linear_max(rows, b, k)), False, "min separation: row-by-row bound"))
     if toeplitz:
-        candidates.append((_autocorrelation_bound(strategy.coeffs, n, b, k), False,
+        candidates.append((_autocorrelation_bound(toeplitz.coeffs, n, b, k), False,
                            "min separation: Toeplitz autocorrelation bound"))
-    exact = [cand for cand in candidates if cand[1]]
-    sq, is_exact, method = exact[0] if exact else min(candidates, key=lambda cand: cand[0])
+    exacts = [cand for cand in candidates if cand[1]]
+    sq, is_exact, method = exacts[0] if exacts else min(candidates, key=lambda cand: cand[0])
     return _result(sq, n, k, top, is_exact, method)
 
 
