@@ -26,6 +26,8 @@ Cases (``matrix_sensitivity`` returns the value, whether it is exact, and which)
     the separation allows raises every term: S = {0, b, …, (k − 1)b} is worst
     (McKenna 2024, arXiv 2405.15913, §4) — exact, O(nk).
   - small n: every pattern enumerated (exact where the maximising X_S ≥ 0);
+  - moderate n: a branch and bound over the patterns (``matrix_search.py``), exact
+    (where the maximiser's X_S ≥ 0) when it ends within its budget;
   - otherwise upper bounds, the smallest taken: row by row, r_i = max over the
     patterns S ∋ i of Σ_{j∈S} |X_ij|, then Δ² ≤ max_S Σ_{i∈S} r_i. This is
     jax_privacy's ``get_min_sep_sensitivity_upper_bound`` (arXiv 2306.08153,
@@ -49,10 +51,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..strategies import Strategy, ToeplitzStrategy, TreeStrategy
+from .matrix_search import PRUNE_SLACK, branch_and_bound
 from .tree_sensitivity import sqrt_up, tree_sensitivity
 
 ENUM_CAP = 200_000  # patterns enumerated exactly (small n)
 ROW_WORK_CAP = 4e8  # n²·k cells of the row-by-row bound
+SEARCH_BUDGET = 2e7  # element operations of the branch and bound (a few seconds at most)
 DENSE_ROUTE = 3000  # the largest n whose Gram matrix is formed (n² floats, a few at a time)
 _U = 2.0 ** -53
 
@@ -258,6 +262,11 @@ def matrix_sensitivity(strategy: Strategy, participations: int, separation: int,
                                ("" if exact else " (sum of |C^T C| entries: an upper bound)")))
         elif n * n * k <= ROW_WORK_CAP:
             rows = _contained_rows(np.abs(x), b, k)
+            found = branch_and_bound(x, rows, b, k, SEARCH_BUDGET)
+            if found.finished:
+                candidates.append((found.value * (1 + 2 * PRUNE_SLACK), found.nonnegative,
+                                   "min separation: branch and bound over the patterns" +
+                                   ("" if found.nonnegative else " (sum of |C^T C| entries: an upper bound)")))
             candidates.append((float(linear_max(rows, b, k)), False, "min separation: row-by-row bound"))
     if toeplitz:
         candidates.append((_autocorrelation_bound(toeplitz.coeffs, n, b, k), False,
