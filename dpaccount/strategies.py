@@ -17,8 +17,9 @@ hold an n × n matrix):
   jax_privacy's ``BufferedToeplitz``): c_0 = 1, c_t = Σ_j s_j d_j^{t−1}.
 * ``prefix(n)``: the all-ones lower triangle (noise on every prefix sum).
 * ``identity(n)``: C = I (DP-SGD: independent noise each round).
-* ``tree(n)``: DP-FTRL's binary tree (Kairouz et al. 2021): one row per
-  completed dyadic node [m2ʲ, (m + 1)2ʲ) ⊆ [0, n), with ones on its rounds.
+* ``tree(n, restart_every=None)``: DP-FTRL's binary tree (Kairouz et al. 2021): one
+  row per completed dyadic node [m2ʲ, (m + 1)2ʲ) ⊆ [0, n), with ones on its rounds;
+  with ``restart_every`` T, a fresh tree over each block of T rounds.
 """
 from __future__ import annotations
 
@@ -190,15 +191,21 @@ class ToeplitzStrategy(Strategy):
 
 
 class TreeStrategy(Strategy):
-    """DP-FTRL's tree: a row per completed dyadic node of [0, n) (module docstring)."""
+    """DP-FTRL's tree: a row per completed dyadic node of [0, n) (module docstring); with
+    ``restart_every`` T, a fresh tree over each block of T rounds (T divides n)."""
 
     kind = "tree"
+    restart_every: int
 
-    def __init__(self, n: int) -> None:
-        self._set(n=v.count("n", n))
+    def __init__(self, n: int, restart_every: int | None = None) -> None:
+        n = v.count("n", n)
+        block = n if restart_every is None else v.count("restart_every", restart_every)
+        if n % block:
+            raise ValueError(f"restart_every={restart_every!r} must divide n={n}")
+        self._set(n=n, restart_every=block)
 
     def _key(self) -> tuple:
-        return (self.n,)
+        return (self.n, self.restart_every)
 
     @property
     def bands(self) -> None:
@@ -206,26 +213,30 @@ class TreeStrategy(Strategy):
 
     @property
     def depth(self) -> int:
-        """⌈log₂(n + 1)⌉: the completed nodes holding the first round (the most of any)."""
-        return int(self.n).bit_length()
+        """⌈log₂(T + 1)⌉: the completed nodes holding the first round of a tree of T rounds
+        (the most of any round)."""
+        return int(self.restart_every).bit_length()
 
     def column_norms_squared(self) -> np.ndarray:
-        j = np.arange(self.n)
-        return np.sum([((((j >> lv) + 1) << lv) <= self.n) for lv in range(self.depth)], axis=0, dtype=float)
+        j = np.arange(self.n) % self.restart_every
+        return np.sum([((((j >> lv) + 1) << lv) <= self.restart_every) for lv in range(self.depth)],
+                      axis=0, dtype=float)
 
     def to_dense(self) -> np.ndarray:
         self._check_dense()
-        rows = []
-        for lv in range(self.depth):
-            width = 2 ** lv
-            for m in range(self.n // width):
-                row = np.zeros(self.n)
-                row[m * width:(m + 1) * width] = 1.0
-                rows.append(row)
+        rows, t = [], self.restart_every
+        for start in range(0, self.n, t):
+            for lv in range(self.depth):
+                width = 2 ** lv
+                for m in range(t // width):
+                    row = np.zeros(self.n)
+                    row[start + m * width:start + (m + 1) * width] = 1.0
+                    rows.append(row)
         return np.array(rows)
 
     def to_spec(self) -> dict:
-        return {"kind": "tree", "n": self.n}
+        spec = {"kind": "tree", "n": self.n}
+        return spec if self.restart_every == self.n else {**spec, "restart_every": self.restart_every}
 
 
 def dense(matrix: Any) -> DenseStrategy:
@@ -268,9 +279,9 @@ def identity(n: int) -> ToeplitzStrategy:
     return ToeplitzStrategy([1.0], n, kind="identity", spec={"kind": "identity", "n": n})
 
 
-def tree(n: int) -> TreeStrategy:
-    """DP-FTRL's binary tree over n rounds."""
-    return TreeStrategy(n)
+def tree(n: int, restart_every: int | None = None) -> TreeStrategy:
+    """DP-FTRL's binary tree over n rounds, restarted every ``restart_every`` rounds if given."""
+    return TreeStrategy(n, restart_every)
 
 
 def strategy_from_spec(spec: Any) -> Strategy:

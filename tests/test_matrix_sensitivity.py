@@ -233,3 +233,22 @@ def test_branch_and_bound_route_against_brute_force(monkeypatch):
             if m.sensitivity_exact:
                 assert "branch and bound" in m.sensitivity_method
                 assert m.sensitivity ** 2 == pytest.approx(brute, rel=1e-10)
+
+
+@pytest.mark.parametrize("steps,epochs", [(1000, 3), (7, 5), (64, 2)])
+def test_restarted_tree_is_tree_aggregation(steps, epochs):
+    m = MatrixMechanism(S.tree(steps * epochs, restart_every=steps), 5.0, Participation.fixed_epochs(epochs))
+    want = TreeAggregation(5.0, steps, epochs)
+    assert m.sensitivity == want.sensitivity and m.sensitivity_exact
+    assert m.get_approxDP(1e-5) == want.get_approxDP(1e-5)
+
+
+def test_restarted_tree_fixed_epochs_brute_force_and_refusals():
+    for n, block, k in ((12, 4, 3), (12, 6, 2), (16, 8, 4), (24, 8, 3), (20, 5, 4)):
+        strat = S.tree(n, restart_every=block)
+        m = MatrixMechanism(strat, 1.0, Participation.fixed_epochs(k))
+        assert m.sensitivity ** 2 == pytest.approx(brute_force(strat.to_dense(), n, k, n // k, True), rel=TOL)
+    with pytest.raises(ValueError, match="restart_every"):
+        S.tree(10, restart_every=3)
+    with pytest.raises(ValueError, match="restarted"):
+        MatrixMechanism(S.tree(12, restart_every=4), 1.0, Participation.min_separation(2, 3))

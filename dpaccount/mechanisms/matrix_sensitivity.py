@@ -207,17 +207,19 @@ def _autocorrelation_bound(c: np.ndarray, n: int, b: int, k: int) -> float:
     return k * (full[0] + max(w[i] + w[k - 1 - i] for i in range(k)))
 
 
-def _tree_fixed(n: int, k: int) -> int:
-    """max over offsets p of Σ over completed nodes of |S ∩ node|², S = {p + jw}."""
+def _tree_fixed(n: int, k: int, block: int) -> int:
+    """max over offsets p of Σ over completed nodes of |S ∩ node|², S = {p + jw}, the tree
+    restarted every ``block`` rounds (a node: its block and its place in that block's tree)."""
     w = n // k
     s = np.arange(w)[:, None] + w * np.arange(k)[None, :]
+    pos = s % block
     total = np.zeros(w, dtype=np.int64)
-    for lv in range(int(n).bit_length()):
-        ids = s >> lv
+    for lv in range(int(block).bit_length()):
+        ids = (s // block) * block + (pos >> lv)  # increasing along each row, one value per node
         start = np.where(np.concatenate([np.ones((w, 1), bool), ids[:, 1:] != ids[:, :-1]], axis=1),
                          np.arange(k)[None, :], 0)
         first = np.maximum.accumulate(start, axis=1)  # where the run of equal node ids began
-        completed = ((ids + 1) << lv) <= n
+        completed = (((pos >> lv) + 1) << lv) <= block
         total += np.sum((2 * (np.arange(k)[None, :] - first) + 1) * completed, axis=1)
     return int(total.max())
 
@@ -231,7 +233,11 @@ def matrix_sensitivity(strategy: Strategy, participations: int, separation: int,
         if k == 1:
             return Sensitivity(sqrt_up(strategy.depth), True, "single participation: the tree's depth")
         if fixed:
-            return Sensitivity(sqrt_up(_tree_fixed(n, k)), True, "fixed epochs: every offset of the tree")
+            return Sensitivity(sqrt_up(_tree_fixed(n, k, strategy.restart_every)), True,
+                               "fixed epochs: every offset of the tree")
+        if strategy.restart_every != n:
+            raise ValueError(f"min separation over a tree restarted every {strategy.restart_every} rounds is not "
+                             f"accounted: take fixed_epochs, or one tree (SingleTreeAggregation's case)")
         return Sensitivity(tree_sensitivity(n, k, b), True, "min separation: the tree's dynamic programme")
     norms2 = strategy.column_norms_squared()
     top = float(norms2.max())
