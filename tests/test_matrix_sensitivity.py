@@ -252,3 +252,12 @@ def test_restarted_tree_fixed_epochs_brute_force_and_refusals():
         S.tree(10, restart_every=3)
     with pytest.raises(ValueError, match="restarted"):
         MatrixMechanism(S.tree(12, restart_every=4), 1.0, Participation.min_separation(2, 3))
+
+
+def test_calibrate_the_noise_multiplier():
+    from dpaccount import GaussianMechanism, calibrate
+    strat, part = S.blt([0.9, 0.5], [0.2, 0.1], 500), Participation.min_separation(50, 10)
+    z = calibrate(lambda x: MatrixMechanism(strat, x, part), eps=2.0, delta=1e-5, bounds=(0.5, 200.0))
+    sens = MatrixMechanism(strat, 1.0, part).sensitivity
+    assert z == calibrate(lambda x: GaussianMechanism(x, sens), eps=2.0, delta=1e-5, bounds=(0.5, 200.0))
+    assert MatrixMechanism(strat, z, part).get_approxDP(1e-5) <= 2.0

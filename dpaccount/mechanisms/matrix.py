@@ -25,6 +25,7 @@ exact (``sensitivity_exact``), the answers are upper bounds still.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable
 
 from .. import validation as v
@@ -106,6 +107,13 @@ def participation_from_spec(spec: Any) -> Participation:
         raise ValueError(f"participation {spec['kind']!r} got arguments {sorted(args)}: {exc}") from exc
 
 
+@lru_cache(maxsize=64)
+def _sensitivity(strategy: Strategy, k: int, b: int, fixed: bool) -> Sensitivity:
+    """``matrix_sensitivity``, kept for the strategies built again (a calibration's noise
+    multipliers share one strategy and participation)."""
+    return matrix_sensitivity(strategy, k, b, fixed)
+
+
 class MatrixMechanism(_TreeGaussian):
     """The matrix mechanism of ``strategy`` with noise ``noise_multiplier`` under
     ``participation``: the Gaussian of noise z and the certified sensitivity Δ
@@ -137,7 +145,7 @@ class MatrixMechanism(_TreeGaussian):
         if not isinstance(participation, Participation):
             raise TypeError(f"participation must be a Participation, got {participation!r}")
         k, b, fixed = participation.resolve(strategy.n)
-        sens: Sensitivity = matrix_sensitivity(strategy, k, b, fixed)
+        sens = _sensitivity(strategy, k, b, fixed)
         if not sens.value > 0:
             raise ValueError(f"strategy has zero sensitivity under {participation!r}: nothing is released")
         Mechanism.__init__(self, f"Matrix:{strategy.kind}", *with_relation(
