@@ -261,3 +261,14 @@ def test_calibrate_the_noise_multiplier():
     sens = MatrixMechanism(strat, 1.0, part).sensitivity
     assert z == calibrate(lambda x: GaussianMechanism(x, sens), eps=2.0, delta=1e-5, bounds=(0.5, 200.0))
     assert MatrixMechanism(strat, z, part).get_approxDP(1e-5) <= 2.0
+
+
+def test_large_dense_fixed_epochs_falls_back_to_a_valid_bound(monkeypatch):
+    from dpaccount.mechanisms import matrix_sensitivity as ms
+    monkeypatch.setattr(ms, "DENSE_ROUTE", 4)
+    rng = np.random.default_rng(11)
+    n, k = 8, 2
+    c = np.tril(rng.normal(size=(n, n)))
+    m = MatrixMechanism(S.dense(c), 1.0, Participation.fixed_epochs(k))
+    assert not m.sensitivity_exact and "triangle" in m.sensitivity_method
+    assert m.sensitivity ** 2 >= brute_force(c, n, k, n // k, True)

@@ -249,9 +249,10 @@ def matrix_sensitivity(strategy: Strategy, participations: int, separation: int,
                        f"banded ({strategy.bands} bands <= separation {b}): column norms")
     toeplitz = strategy if isinstance(strategy, ToeplitzStrategy) else None
     if fixed:
-        if not toeplitz and n > DENSE_ROUTE:
-            raise ValueError(f"a dense strategy of n={n} rounds is above the {DENSE_ROUTE} whose Gram "
-                             f"matrix is formed: use a structured strategy")
+        if not toeplitz and n > DENSE_ROUTE:  # no Gram matrix: the triangle inequality per offset
+            norms = np.sqrt(norms2) * (1 + 2 * n * _U)
+            return _result(float(norms.reshape(k, -1).sum(axis=0).max()) ** 2, n, k, top, False,
+                           "fixed epochs: triangle inequality (a dense strategy too large for its Gram matrix)")
         sq, exact = (_fixed_toeplitz(toeplitz.coeffs, n, k) if toeplitz else _fixed_dense(_gram(strategy), k))
         return _result(sq, n, k, top, exact, "fixed epochs: every offset" +
                        ("" if exact else " (sum of |C^T C| entries: an upper bound)"))
