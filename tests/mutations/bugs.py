@@ -715,4 +715,18 @@ BUGS = (
         ("tests/transformers/test_random_allocation.py::test_the_default_epsilon_never_rises_with_the_noise_across_the_float_range_edge",),
         "the default ε left at +∞ where the pairs cut a heavy tail to +∞ and RDP is finite: random "
         "allocation at σ = 0.05 answered ∞ while the less noisy σ = 0.03 answered 712"),
+    # ---------------------------------------------------------------- matrix mechanisms (issue 42)
+    Bug("matrix-banded-shortcut-off-by-one", "dpaccount/mechanisms/matrix_sensitivity.py",
+        "    if bands is not None and bands <= b:", "    if bands is not None and bands <= b + 1:",
+        ("tests/test_matrix_sensitivity.py::test_never_below_brute_force_and_equal_where_exact",),
+        "the column-norm shortcut taken for b + 1 bands: columns b apart then share a row and their "
+        "cross terms are dropped (an under-report)"),
+    Bug("matrix-earliest-pattern-spread", "dpaccount/mechanisms/matrix_sensitivity.py",
+        "    for start in range(0, (k - 1) * b + 1, b):", "    for start in range(0, (k - 1) * (b + 1) + 1, b + 1):",
+        ("tests/test_matrix_sensitivity.py::test_never_below_brute_force_and_equal_where_exact",),
+        "the monotone Toeplitz's worst pattern taken b + 1 apart instead of b: a later, smaller pattern"),
+    Bug("cyclic-poisson-rounds-floor", "dpaccount/transformers/cyclic_poisson.py",
+        "        rounds = math.ceil(strategy.n / b)", "        rounds = strategy.n // b",
+        ("tests/test_cyclic_poisson.py::test_reproduces_the_theorems_composition",),
+        "⌊n/b⌋ DP-SGD rounds instead of ⌈n/b⌉: the first n mod b groups' last participation dropped"),
 )
