@@ -41,8 +41,11 @@ forms (the RDP bound, an upper bound on ε, and the central-limit μ of Bu,
 Dong, Long & Su 2019, an approximation used only as a first guess), so a
 noise calibration to tol = 1e-3 takes ~5–8 certified evaluations.
 """
+from __future__ import annotations
+
 import math
 import warnings
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Sequence, Tuple
 
 
 from . import progress as report
@@ -50,6 +53,10 @@ from . import validation as v
 from .errors import AccuracyNotReached, AccuracyWarning, DPAccountError
 from .mechanism import Mechanism
 from .queries import DEFAULT_ACCURACY
+
+if TYPE_CHECKING:
+    from .progress import ProgressArg
+    from .queries.intervals import Method
 
 
 
@@ -199,9 +206,13 @@ class _Search:
 
 
 @report.reports("calibrate")
-def calibrate(make_mechanism, *, eps=None, delta=None, mu=None, fpr=None, fnr=None, bounds, tol=1e-3,
-              increasing=None, integer=False, query="epsilon", method=None, accuracy=DEFAULT_ACCURACY,
-              guess=None, progress=None, max_evaluations=64):
+def calibrate(make_mechanism: Callable[[Any], Mechanism], *, eps: Optional[float] = None,
+              delta: Optional[float] = None, mu: Optional[float] = None, fpr: Optional[float] = None,
+              fnr: Optional[float] = None, bounds: Tuple[float, float], tol: float = 1e-3,
+              increasing: Optional[bool] = None, integer: bool = False, query: Literal["epsilon", "delta"] = "epsilon",
+              method: Optional[Method] = None, accuracy: float = DEFAULT_ACCURACY,
+              guess: Optional[Sequence[float]] = None, progress: ProgressArg = None,
+              max_evaluations: int = 64) -> float:
     """The x in ``bounds`` closest to the budget's boundary on the safe side.
 
     ``make_mechanism(x)`` builds the mechanism for parameter x (a σ, a number of

@@ -5,6 +5,8 @@ parameter's name and value in the message); the classes here are for
 situations that are not the caller's typo.
 """
 
+from typing import Any, Optional
+
 
 class DPAccountError(Exception):
     """Base class of dpaccount's own exceptions."""
@@ -21,7 +23,7 @@ class AccuracyNotReached(DPAccountError, RuntimeError):
     interval, ``bounds`` holds it (a ``Bounds``: the exact value lies in it,
     only wider than asked), else ``bounds`` is None."""
 
-    def __init__(self, message, bounds=None):
+    def __init__(self, message: str, bounds: Any = None) -> None:  # bounds: a queries.Bounds
         super().__init__(message)
         self.bounds = bounds
 
@@ -30,7 +32,7 @@ class GridTooLarge(DPAccountError, MemoryError):
     """A privacy-loss grid would exceed the library's size cap. Where a coarser
     accuracy would fit, ``accuracy`` holds it (else None)."""
 
-    def __init__(self, message, accuracy=None):
+    def __init__(self, message: str, accuracy: Optional[float] = None) -> None:
         super().__init__(message)
         self.accuracy = accuracy
 

@@ -18,14 +18,22 @@ A mechanism of the library's own classes also describes itself as a plain
 JSON document (``to_spec``; read back by ``specs.from_spec``): its type is
 the public constructor's name, its fields that constructor's arguments.
 """
+from __future__ import annotations
+
 import numbers
 from enum import Enum
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Dict, Literal, Mapping, Optional, Union, overload
 
 from .errors import RepresentationUnavailable
 from .precision import lattice_rho
 from .queries import QueryDispatch
 from .relations import ADD_REMOVE, check_relation
+
+if TYPE_CHECKING:
+    from .pld.grids.accountant import PairComposition
+    from .rdp.curve import RDPCurve
+    from .relations import AnyRelation, RelationLike
 
 SPEC_VERSION = 1
 """The schema version written under ``SPEC_KEY`` by ``Mechanism.to_spec``."""
@@ -40,7 +48,12 @@ class Mechanism(QueryDispatch):
     transformers' results override it with their structure (base mechanism,
     rate, parts)."""
 
-    def __init__(self, name, params, relation=None):
+    _name: str
+    _params: Mapping[str, Any]
+    _cache: Dict[Any, Any]
+    _relation: AnyRelation
+
+    def __init__(self, name: str, params: Mapping[str, Any], relation: Optional[RelationLike] = None) -> None:
         object.__setattr__(self, "_name", str(name))
         object.__setattr__(self, "_params", MappingProxyType(dict(params)))
         object.__setattr__(self, "_cache", {})
@@ -48,8 +61,10 @@ class Mechanism(QueryDispatch):
         object.__setattr__(self, "_relation", ADD_REMOVE if relation is None
                            else check_relation("relation", relation))
 
-    relation = property(lambda self: self._relation,
-                        doc="The neighbouring relation (``relations.Relation``) the guarantees are about.")
+    @property
+    def relation(self) -> AnyRelation:
+        """The neighbouring relation (``relations.Relation``) the guarantees are about."""
+        return self._relation
 
     def __setattr__(self, key, value):
         raise AttributeError(f"{type(self).__name__} is immutable; build a new mechanism instead")
@@ -57,25 +72,32 @@ class Mechanism(QueryDispatch):
     def __delattr__(self, key):
         raise AttributeError(f"{type(self).__name__} is immutable; cannot delete {key!r}")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         inner = ", ".join(f"{k}={val!r}" for k, val in self._params.items())
         return f"<{type(self).__name__} {self._name} ({inner})>"
 
-    name = property(lambda self: self._name, doc="autodp-style structured name")
-    params = property(lambda self: self._params, doc="read-only view of the parameters")
+    @property
+    def name(self) -> str:
+        """autodp-style structured name"""
+        return self._name
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """read-only view of the parameters"""
+        return self._params
 
     # -- a value -------------------------------------------------------------
     def _identity(self):
         return (self._relation, tuple(self._params.items()))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if self is other:
             return True
         if type(other) is not type(self):
             return NotImplemented
         return self._identity() == other._identity()
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         if "hash" not in self._cache:
             self._cache["hash"] = hash((type(self).__qualname__, self._identity()))
         return self._cache["hash"]
@@ -93,14 +115,14 @@ class Mechanism(QueryDispatch):
         object.__setattr__(self, "_cache", {})
 
     # -- a plain description (specs.py reads it back) ----------------------
-    _spec_type = None  # the public constructor's name, set on each class that has a spec
+    _spec_type: Optional[str] = None  # the public constructor's name, set on each class that has a spec
 
     def _spec_args(self):
         """The constructor's arguments (mechanisms as Mechanism objects): the
         parameters, by default (the zoo's ``params`` are its keyword arguments)."""
         return dict(self._params)
 
-    def to_spec(self):
+    def to_spec(self) -> Dict[str, Any]:
         """A plain JSON-able dict describing this mechanism (``dpaccount.from_spec``
         rebuilds an equal one): ``{"dpaccount_spec": 1, "type": ..., <arguments>}``,
         nested mechanisms as ``{"type": ..., ...}``. TypeError for a class
@@ -108,7 +130,7 @@ class Mechanism(QueryDispatch):
         outside the safe registry of ``specs.py``)."""
         return {SPEC_KEY: SPEC_VERSION, **self._spec_node()}
 
-    def to_dp_event(self):
+    def to_dp_event(self) -> Any:
         """dp_accounting's ``DpEvent`` for this mechanism (``dp_events.py``; dp_accounting
         must be installed): ``dpaccount.from_dp_event(m.to_dp_event(), relation=m.relation)``
         gives ``m`` back (up to sensitivity 1: a Gaussian of σ and Δ is the event of
@@ -148,12 +170,21 @@ class Mechanism(QueryDispatch):
             raise RepresentationUnavailable(f"{self._name} has no {label} representation")
         return rep
 
-    pairs = property(lambda self: self._representation("pairs", self._pairs, "dominating-pair"),
-                     doc="The dominating pairs (``PairComposition``) or RepresentationUnavailable.")
-    rdp = property(lambda self: self._representation("rdp", self._rdp, "Rényi-DP"),
-                   doc="The RDP curve (``RDPCurve``) or RepresentationUnavailable.")
+    @property
+    def pairs(self) -> PairComposition:
+        """The dominating pairs (``PairComposition``) or RepresentationUnavailable."""
+        return self._representation("pairs", self._pairs, "dominating-pair")
 
-    def optional(self, attr):
+    @property
+    def rdp(self) -> RDPCurve:
+        """The RDP curve (``RDPCurve``) or RepresentationUnavailable."""
+        return self._representation("rdp", self._rdp, "Rényi-DP")
+
+    @overload
+    def optional(self, attr: Literal["pairs"]) -> Optional[PairComposition]: ...
+    @overload
+    def optional(self, attr: Literal["rdp"]) -> Optional[RDPCurve]: ...
+    def optional(self, attr: str) -> Union[PairComposition, RDPCurve, None]:
         """The representation ``attr`` ("pairs" or "rdp"), or None where it is unavailable."""
         try:
             return getattr(self, attr)

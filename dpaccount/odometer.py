@@ -11,8 +11,11 @@ taken (twice as many, for room to grow, and the horizon) and replays them:
 a few re-plans over a run, each O(distinct steps · n log n). A step that is
 refused (bad input, or no grid within the cap) changes nothing.
 """
+from __future__ import annotations
+
 import math
 import warnings
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union, overload
 
 import numpy as np
 
@@ -23,6 +26,10 @@ from .mechanisms.standard import GaussianMechanism
 from .pld.grids.accountant import DIRECTIONS, PairComposition, no_finite_mass
 from .pld.grids.odometer import online_step, plan_directions
 from .transformers.poisson_sampling import PoissonSampling
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+    from .relations import AnyRelation
 
 
 class PrivacyOdometer:
@@ -46,8 +53,10 @@ class PrivacyOdometer:
 
     _STATE_VERSION = 2
     _STATE_KEYS = ("version", "horizon", "accuracy", "tail", "steps")
+    _log: Dict[Mechanism, int]  # each distinct step taken, and its count
+    _plan: Dict[Mechanism, int]  # the steps the grid was last planned for
 
-    def __init__(self, horizon, accuracy=1e-3, tail=1e-30):
+    def __init__(self, horizon: Mechanism, accuracy: float = 1e-3, tail: float = 1e-30) -> None:
         if not isinstance(horizon, Mechanism):
             raise TypeError(f"horizon must be a dpaccount Mechanism, got {horizon!r}")
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
@@ -59,21 +68,22 @@ class PrivacyOdometer:
         self._dirs = self._planned(self._plan)
 
     @property
-    def steps(self):
+    def steps(self) -> int:
         """How many steps have been taken."""
         return self._steps
 
     @property
-    def relation(self):
+    def relation(self) -> AnyRelation:
         """The neighbouring relation of the horizon, and of every step."""
         return self._horizon.relation
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         size = max(s.size for s in self._dirs.values())
         return (f"<PrivacyOdometer {self._steps} steps of horizon {self._horizon.name} "
                 f"({self.relation}; grid of {size} points per direction)>")
 
-    def step(self, mechanism=None, count=1, *, noise_multiplier=None, sample_rate=None):
+    def step(self, mechanism: Optional[Mechanism] = None, count: int = 1, *, noise_multiplier: Optional[float] = None,
+             sample_rate: Optional[float] = None) -> PrivacyOdometer:
         """Compose ``mechanism`` (``count`` times) into the running total; or,
         without it, a Poisson-subsampled Gaussian step (``noise_multiplier``,
         ``sample_rate``)."""
@@ -151,7 +161,11 @@ class PrivacyOdometer:
             self._grids = [s.grid() for s in self._dirs.values()]
         return self._grids
 
-    def get_approx_delta(self, eps):
+    @overload
+    def get_approx_delta(self, eps: float) -> float: ...  # type: ignore[overload-overlap]
+    @overload
+    def get_approx_delta(self, eps: ArrayLike) -> NDArray[np.float64]: ...
+    def get_approx_delta(self, eps: ArrayLike) -> Union[float, NDArray[np.float64]]:
         """δ(ε) of everything composed so far (an upper bound; vectorised over ε ≥ 0)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, math.inf, lo_open=False))
         if not self._steps:
@@ -164,7 +178,11 @@ class PrivacyOdometer:
             out = np.maximum.reduce([g.delta(epss) for g in self._composed()])
         return float(np.ravel(out)[0]) if scalar else out
 
-    def get_approxDP(self, delta):
+    @overload
+    def get_approxDP(self, delta: float) -> float: ...  # type: ignore[overload-overlap]
+    @overload
+    def get_approxDP(self, delta: ArrayLike) -> NDArray[np.float64]: ...
+    def get_approxDP(self, delta: ArrayLike) -> Union[float, NDArray[np.float64]]:
         """ε(δ) of everything composed so far (an upper bound; vectorised over δ ∈ (0, 1))."""
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
         if not self._steps:
@@ -175,18 +193,18 @@ class PrivacyOdometer:
             out = np.maximum.reduce([np.asarray(g.epsilon(deltas), dtype=float) for g in self._composed()])
         return float(np.ravel(out)[0]) if scalar else out
 
-    def get_epsilon(self, delta):
+    def get_epsilon(self, delta: ArrayLike) -> Union[float, NDArray[np.float64]]:
         """Opacus-style name of ``get_approxDP``."""
         return self.get_approxDP(delta)
 
-    def state_dict(self):
+    def state_dict(self) -> Dict[str, Any]:
         """The odometer's state: its horizon, the steps taken (each distinct
         mechanism with its count) and those its grid was last planned for, not
         its grids. Picklable."""
         return {"version": self._STATE_VERSION, "horizon": self._horizon, "accuracy": self._accuracy,
                 "tail": self._tail, "steps": list(self._log.items()), "plan": list(self._plan.items())}
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state: Dict[str, Any]) -> PrivacyOdometer:
         """Replace this odometer's state by ``state`` (from ``state_dict``): the
         grid is re-planned as it was and the steps are replayed (composition
         commutes, so each distinct step is composed once, powered). A state of

@@ -15,13 +15,21 @@ calls ``show``, so they work headless (the Agg backend).
 * ``plot_privacy_profile``: ε(δ) (certified upper bound), δ on a log axis.
 * ``plot_rdp``: ε(α) of Rényi DP, orders on a log axis.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
+
 import numpy as np
 
 from . import validation as v
 from .converters.fdp import gdp_tradeoff
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from .mechanism import Mechanism
 
-def _pyplot():
+
+def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # the optional extra
@@ -30,14 +38,14 @@ def _pyplot():
     return plt
 
 
-def image_formats():
+def image_formats() -> List[str]:
     """The file extensions matplotlib can write (ImportError with the install hint without it)."""
     _pyplot()
     from matplotlib.backend_bases import FigureCanvasBase
     return sorted(FigureCanvasBase.get_supported_filetypes())
 
 
-def _axes(ax):
+def _axes(ax: Any) -> Any:
     if ax is None:
         _, ax = _pyplot().subplots()
     else:
@@ -55,7 +63,9 @@ def _listed(mechanisms, labels):
     return mechs, labels
 
 
-def plot_fDP(mechanisms, ax=None, labels=None, gdp_mu=None, band=True, points=401, accuracy=1e-3):
+def plot_fDP(mechanisms: Union[Mechanism, Sequence[Mechanism]], ax: Any = None,
+             labels: Union[str, Sequence[str], None] = None, gdp_mu: Optional[ArrayLike] = None,
+             band: bool = True, points: int = 401, accuracy: float = 1e-3) -> Any:
     """Trade-off curves β(α): per mechanism its certified band (shaded) and its
     lower edge (the safe curve) labelled; the ideal 1 − α; G_μ for each μ in
     ``gdp_mu`` (a number or a list, each μ ≥ 0). Returns the axes."""
@@ -86,7 +96,9 @@ def plot_fDP(mechanisms, ax=None, labels=None, gdp_mu=None, band=True, points=40
     return ax
 
 
-def plot_privacy_profile(mechanisms, ax=None, labels=None, deltas=None, accuracy=1e-3):
+def plot_privacy_profile(mechanisms: Union[Mechanism, Sequence[Mechanism]], ax: Any = None,
+                         labels: Union[str, Sequence[str], None] = None, deltas: Optional[ArrayLike] = None,
+                         accuracy: float = 1e-3) -> Any:
     """ε(δ), the certified upper bound, against δ on a log axis. Returns the axes."""
     ax = _axes(ax)
     mechs, labels = _listed(mechanisms, labels)
@@ -100,7 +112,8 @@ def plot_privacy_profile(mechanisms, ax=None, labels=None, deltas=None, accuracy
     return ax
 
 
-def plot_rdp(mechanisms, ax=None, labels=None, orders=None):
+def plot_rdp(mechanisms: Union[Mechanism, Sequence[Mechanism]], ax: Any = None,
+             labels: Union[str, Sequence[str], None] = None, orders: Optional[ArrayLike] = None) -> Any:
     """Rényi DP ε(α) against the order α on a log axis. Returns the axes."""
     ax = _axes(ax)
     mechs, labels = _listed(mechanisms, labels)

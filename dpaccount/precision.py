@@ -22,6 +22,9 @@ import contextvars
 import functools
 import inspect
 import numbers
+from typing import Any, Callable, TypeVar, cast
+
+F = TypeVar("F", bound=Callable[..., Any])  # a decorated query, its signature kept
 
 DEFAULT_RHO = 1e-4
 EPSILON_RHO = 1e-3
@@ -29,13 +32,13 @@ FLOOR_RHO = 1e-5
 _RHO = contextvars.ContextVar("dpaccount_lattice_rho", default=None)  # None: no query has set one
 
 
-def lattice_rho():
+def lattice_rho() -> float:
     """The ρ pairs are built at in this context."""
     rho = _RHO.get()
     return DEFAULT_RHO if rho is None else rho
 
 
-def can_refine():
+def can_refine() -> bool:
     """Whether ``finer()`` would lower ρ (it stops at ``FLOOR_RHO``)."""
     return lattice_rho() / 10 >= FLOOR_RHO * (1 - 1e-9)
 
@@ -62,7 +65,7 @@ def for_epsilon(accuracy=EPSILON_RHO):
     return at(min(max(accuracy, FLOOR_RHO), EPSILON_RHO) if _RHO.get() is None else _RHO.get())
 
 
-def epsilon_query(query):
+def epsilon_query(query: F) -> F:
     """``query`` (an ε(δ) query of a mechanism, with an ``accuracy`` parameter) run in
     ``for_epsilon(accuracy)``."""
     signature = inspect.signature(query)
@@ -73,4 +76,4 @@ def epsilon_query(query):
         real = isinstance(accuracy, numbers.Real) and not isinstance(accuracy, bool) and accuracy > 0
         with for_epsilon(float(accuracy) if real else EPSILON_RHO):
             return query(*args, **kwargs)
-    return run
+    return cast(F, run)

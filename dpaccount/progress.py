@@ -27,7 +27,7 @@ import inspect
 import shutil
 import sys
 import time
-from typing import NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional, TypeVar, Union
 
 _REPORTER = contextvars.ContextVar("dpaccount_progress", default=None)
 _BEFORE_THE_END = 0.99  # the fraction shown until the query returns: 1 means done
@@ -45,6 +45,11 @@ class Progress(NamedTuple):
     fraction: float
     elapsed: float
     eta: Optional[float]
+
+
+ProgressArg = Union[bool, Callable[[Progress], object], None]
+"""What a query's ``progress=`` accepts: None or False (nothing), True (a bar on stderr), a callback."""
+F = TypeVar("F", bound=Callable[..., Any])  # a decorated function, its signature kept
 
 
 def _share(done, total):
@@ -124,7 +129,7 @@ def reached(done, total):
         r.emit()
 
 
-def stage(name, counts=True, steps=None):
+def stage(name: str, counts: bool = True, steps: Optional[int] = None) -> Callable[[F], F]:
     """Decorator: the function is a stage called ``name`` while it runs, of
     ``steps`` steps (None: not known, or set by ``expect``); ``counts=False``:
     a quick one (planning) that takes no share of its caller's."""
@@ -174,7 +179,7 @@ def run(name, progress, f, /, *args, counts=True, steps=None, **kwargs):
         getattr(callback, "close", lambda: None)()
 
 
-def reports(name, counts=True, steps=None):
+def reports(name: str, counts: bool = True, steps: Optional[int] = None) -> Callable[[F], F]:
     """Decorator of a public query with a ``progress`` parameter: the call is
     the stage ``name`` (``run``; ``counts``: as ``stage``'s, where another
     query calls it); the function itself never reads ``progress``."""

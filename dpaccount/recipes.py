@@ -32,8 +32,11 @@ DP-SGD's one-call calibrations (``calibrate`` on the Poisson-sampled
 Gaussian, in Opacus' words too): ``dpsgd_noise_multiplier``,
 ``dpsgd_max_steps``, ``dpsgd_max_sample_rate``.
 """
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING, Any, Literal, Optional, Tuple
 
 from . import validation as v
 from .calibrate import calibrate
@@ -46,6 +49,9 @@ from .transformers.random_allocation import RandomAllocation
 from .transformers.subset_sampling import SubsetSampling
 from .transformers.truncated_poisson import TruncatedPoissonSampling
 from .transformers.with_replacement import SamplingWithReplacement
+
+if TYPE_CHECKING:
+    from .mechanism import Mechanism
 
 optimize = lazy("scipy.optimize")
 
@@ -89,7 +95,9 @@ def dpsgd_steps(batch_size, dataset_size, epochs):
     return batch_size / dataset_size, v.count("steps (epochs × steps per epoch)", math.ceil(epochs * per_epoch))
 
 
-def dpsgd(noise_multiplier, batch_size, dataset_size, epochs, sampling="poisson", max_batch_size=None):
+def dpsgd(noise_multiplier: float, batch_size: int, dataset_size: int, epochs: float,
+          sampling: Literal["poisson", "without-replacement", "truncated-poisson", "with-replacement",
+                            "random-allocation"] = "poisson", max_batch_size: Optional[int] = None) -> Mechanism:
     """The mechanism of DP-SGD trained for ``epochs`` passes with batches of ``batch_size``
     (expected, for Poisson sampling) out of ``dataset_size`` records and Gaussian noise of
     ``noise_multiplier`` times the clipping norm (module docstring: the step count and the
@@ -169,8 +177,10 @@ def _steps_of(steps, epochs, sample_rate):
     return _check_count("steps", steps)
 
 
-def dpsgd_noise_multiplier(sample_rate, steps=None, eps=None, delta=None, *, epochs=None, target_epsilon=None,
-                           target_delta=None, bounds=(0.2, 100.0), tol=1e-3, **kw):
+def dpsgd_noise_multiplier(sample_rate: float, steps: Optional[int] = None, eps: Optional[float] = None,
+                           delta: Optional[float] = None, *, epochs: Optional[float] = None,
+                           target_epsilon: Optional[float] = None, target_delta: Optional[float] = None,
+                           bounds: Tuple[float, float] = (0.2, 100.0), tol: float = 1e-3, **kw: Any) -> float:
     """The least noise multiplier σ with DP-SGD (Poisson rate ``sample_rate``,
     ``steps`` steps) (eps, delta)-DP by the certified bound; within ``tol``·σ.
     Opacus' words work too: ``target_epsilon``, ``target_delta`` and ``epochs``
@@ -184,8 +194,10 @@ def dpsgd_noise_multiplier(sample_rate, steps=None, eps=None, delta=None, *, epo
                      increasing=False, guess=_guess(sigma, 0.05, False), **kw)
 
 
-def dpsgd_max_steps(noise_multiplier, sample_rate, eps=None, delta=None, *, target_epsilon=None, target_delta=None,
-                    bounds=(1, 10 ** 7), tol=1e-3, **kw):
+def dpsgd_max_steps(noise_multiplier: float, sample_rate: float, eps: Optional[float] = None,
+                    delta: Optional[float] = None, *, target_epsilon: Optional[float] = None,
+                    target_delta: Optional[float] = None, bounds: Tuple[int, int] = (1, 10 ** 7), tol: float = 1e-3,
+                    **kw: Any) -> float:
     """The most DP-SGD steps that stay (eps, delta)-DP by the certified bound
     (``target_epsilon``/``target_delta``: Opacus' names for the budget)."""
     sigma = v.positive("noise_multiplier", noise_multiplier)
@@ -196,8 +208,10 @@ def dpsgd_max_steps(noise_multiplier, sample_rate, eps=None, delta=None, *, targ
                      increasing=True, integer=True, guess=_guess(steps, -0.15, True), **kw)
 
 
-def dpsgd_max_sample_rate(noise_multiplier, steps, eps=None, delta=None, *, target_epsilon=None, target_delta=None,
-                          bounds=(1e-6, 1.0), tol=1e-3, **kw):
+def dpsgd_max_sample_rate(noise_multiplier: float, steps: int, eps: Optional[float] = None,
+                          delta: Optional[float] = None, *, target_epsilon: Optional[float] = None,
+                          target_delta: Optional[float] = None, bounds: Tuple[float, float] = (1e-6, 1.0),
+                          tol: float = 1e-3, **kw: Any) -> float:
     """The largest Poisson sampling rate that keeps DP-SGD (eps, delta)-DP by the certified bound
     (``target_epsilon``/``target_delta``: Opacus' names for the budget)."""
     sigma = v.positive("noise_multiplier", noise_multiplier)

@@ -25,7 +25,10 @@ never changes), and a k-fold guarantee is not a 1-step one of the parts it
 would be composed with. Composing mechanisms whose guarantees are about
 different relations is therefore refused (``common_relation``).
 """
+from __future__ import annotations
+
 from enum import Enum
+from typing import Any, Dict, Iterable, Optional, Tuple, Union
 
 
 class Relation(str, Enum):
@@ -34,7 +37,7 @@ class Relation(str, Enum):
     ADD_REMOVE = "add/remove"
     REPLACE_ONE = "replace-one"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.value
 
 
@@ -46,37 +49,44 @@ class GroupRelation:
     """D and D' joined by at most ``k`` ≥ 2 steps of the ``base`` relation; immutable."""
 
     __slots__ = ("base", "k")
+    base: Relation
+    k: int
 
-    def __init__(self, base, k):
+    def __init__(self, base: Relation, k: int) -> None:
         object.__setattr__(self, "base", base)
         object.__setattr__(self, "k", k)
 
-    def __setattr__(self, key, value):
+    def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError("GroupRelation is immutable")
 
-    def __reduce__(self):
+    def __reduce__(self) -> Tuple[type, Tuple[Relation, int]]:
         return GroupRelation, (self.base, self.k)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, GroupRelation) and (self.base, self.k) == (other.base, other.k)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(("group", self.base, self.k))
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.k}-fold {self.base}"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"GroupRelation({self.base.value!r}, {self.k})"
 
 
-def group_relation(relation, k):
+def group_relation(relation: AnyRelation, k: int) -> AnyRelation:
     """The relation of ≤ k steps of ``relation`` (itself for k = 1; k steps
     of a j-fold relation are ≤ jk steps of its base)."""
     if isinstance(relation, GroupRelation):
         return GroupRelation(relation.base, relation.k * k)
     return relation if k == 1 else GroupRelation(relation, k)
 
+
+AnyRelation = Union[Relation, GroupRelation]
+"""What ``Mechanism.relation`` holds."""
+RelationLike = Union[Relation, GroupRelation, str]
+"""What a ``relation=`` parameter accepts (``check_relation``)."""
 
 # common spellings, compared lower-case with "-", "_", "/" and spaces removed
 _SPELLINGS = {"addremove": ADD_REMOVE, "addorremove": ADD_REMOVE, "removeadd": ADD_REMOVE,
@@ -86,7 +96,7 @@ _SPELLINGS = {"addremove": ADD_REMOVE, "addorremove": ADD_REMOVE, "removeadd": A
               "bounded": REPLACE_ONE}
 
 
-def check_relation(name, value):
+def check_relation(name: str, value: object) -> AnyRelation:
     """A relation from a ``Relation``, a ``GroupRelation`` or a string: a
     ``Relation``'s value or a common spelling of it ("add-remove",
     "add_remove", "unbounded", dp_accounting's "ADD_OR_REMOVE_ONE"; "replace_one",
@@ -111,11 +121,11 @@ def check_relation(name, value):
     return relation
 
 
-def _squash(text):
+def _squash(text: str) -> str:
     return "".join(c for c in text.lower() if c not in "-_/ ")
 
 
-def common_relation(mechanisms):
+def common_relation(mechanisms: Iterable[Any]) -> AnyRelation:
     """The one relation shared by ``mechanisms`` (an iterable of Mechanism);
     ValueError naming the first two that disagree."""
     first = None
@@ -131,7 +141,7 @@ def common_relation(mechanisms):
     return ADD_REMOVE if first is None else first.relation
 
 
-def require_relation(name, mechanism, relation, why):
+def require_relation(name: str, mechanism: Any, relation: AnyRelation, why: str) -> Any:
     """``mechanism`` if its relation is ``relation``, else ValueError naming it."""
     if mechanism.relation != relation:
         raise ValueError(f"{name} must be a mechanism for {relation} neighbours ({why}), "
@@ -139,7 +149,7 @@ def require_relation(name, mechanism, relation, why):
     return mechanism
 
 
-def with_relation(params, relation):
+def with_relation(params: Dict[str, Any], relation: Optional[RelationLike]) -> Tuple[Dict[str, Any], AnyRelation]:
     """(params, relation) for a mechanism's constructor: ``relation`` checked
     (None means add/remove) and, unless it is the default, recorded in the
     params so that it shows in the mechanism's description."""

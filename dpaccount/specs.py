@@ -28,9 +28,12 @@ entries, the whole document at ``MAX_NODES`` mechanisms, whole numbers at
 ``ContinuousMechanism`` has a spec only for the laws of
 ``mechanisms.user_defined.SPEC_LAWS`` (normal, logistic, Gumbel by loc/scale).
 """
+from __future__ import annotations
+
 import json
 import math
 import os
+from typing import IO, Any, Mapping, Union
 
 from .lazy import lazy
 
@@ -129,7 +132,7 @@ REGISTRY = {
 }
 
 
-def from_spec(spec):
+def from_spec(spec: Mapping[str, Any]) -> Mechanism:
     """The mechanism a spec (a dict, as ``Mechanism.to_spec`` writes it) describes.
 
     Raises one ``SpecTypeError`` (a value of the wrong JSON type; a ``TypeError``)
@@ -152,7 +155,7 @@ def from_spec(spec):
     return _Reader().mechanism(body, "spec", 1)
 
 
-def from_dp_event(event, relation=None):
+def from_dp_event(event: Any, relation: Any = None) -> Mechanism:
     """The mechanism of a dp_accounting ``DpEvent`` (``dp_events.py``: read by its type's name
     and fields, no import of dp_accounting), about ``relation`` neighbours (add/remove by
     default; dp_accounting's names and enum accepted). ``UnsupportedEvent`` (a
@@ -160,7 +163,7 @@ def from_dp_event(event, relation=None):
     return from_spec({SPEC_KEY: SPEC_VERSION, **event_to_spec(event, relation)})
 
 
-def dump(mechanism, path_or_file, indent=2):
+def dump(mechanism: Mechanism, path_or_file: Union[str, os.PathLike[str], IO[str]], indent: int = 2) -> None:
     """Write ``mechanism.to_spec()`` as JSON to a path or a text file object."""
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a dpaccount Mechanism, got {mechanism!r}")
@@ -172,7 +175,7 @@ def dump(mechanism, path_or_file, indent=2):
             f.write(text)
 
 
-def load(path_or_file):
+def load(path_or_file: Union[str, os.PathLike[str], IO[str]]) -> Mechanism:
     """The mechanism of a JSON spec file (a path or a text file object);
     refuses files over ``MAX_BYTES``, NaN/Infinity and numbers too long to be
     parameters, then ``from_spec``."""

@@ -35,16 +35,25 @@ certified answer (``DPAccountError``) or whose parameters are refused
 (``ValueError``) gets empty answers and its message in an ``error`` column
 instead of stopping the sweep.
 """
+from __future__ import annotations
+
 import io
 import itertools
 import os
 import pickle
 from concurrent.futures import Executor, Future, as_completed
+from typing import (IO, TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence,
+                    Tuple, TypeVar, Union)
 
 from . import validation as v
 from .errors import DPAccountError
 from .mechanism import Mechanism
 from .queries import DEFAULT_ACCURACY
+
+if TYPE_CHECKING:
+    from .queries.intervals import Method
+
+T = TypeVar("T")
 
 QUERIES = {  # name: (method of Mechanism, answer column)
     "epsilon": ("get_approxDP", "epsilon"), "delta": ("get_approx_delta", "delta"), "rdp": ("get_RDP", "rdp"),
@@ -56,8 +65,8 @@ MAX_POINTS = 10 ** 6
 class SerialExecutor(Executor):
     """An Executor that runs each task at once, in this process (no pickling)."""
 
-    def submit(self, fn, /, *args, **kwargs):
-        future = Future()
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
         try:
             future.set_result(fn(*args, **kwargs))
         except BaseException as exc:  # handed to the caller through the future, as a pool would
@@ -68,19 +77,19 @@ class SerialExecutor(Executor):
 class SweepResult:
     """The table of a sweep: ``rows`` (dicts) with ``columns`` in order."""
 
-    def __init__(self, rows, columns):
+    def __init__(self, rows: List[Dict[str, Any]], columns: List[str]) -> None:
         self.rows, self.columns = rows, columns
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.rows)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
         return iter(self.rows)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<SweepResult: {len(self.rows)} rows × {self.columns}>"
 
-    def to_csv(self, path_or_file=None):
+    def to_csv(self, path_or_file: Union[str, os.PathLike[str], IO[str], None] = None) -> Optional[str]:
         """CSV text (full precision; empty cells for no answer, ``inf`` for an
         infinite ε); written to
         ``path_or_file`` when given, else returned."""
@@ -91,7 +100,7 @@ class SweepResult:
         writer.writerows(self.rows)
         return _emit(buf.getvalue(), path_or_file)
 
-    def to_json(self, path_or_file=None):
+    def to_json(self, path_or_file: Union[str, os.PathLike[str], IO[str], None] = None) -> Optional[str]:
         """``{"columns": [...], "rows": [...]}`` as JSON text; written or returned as
         ``to_csv``. No answer is ``null``; an infinite ε (no finite ε at that δ) is the
         string ``"inf"`` (NaN ``"nan"``), as in ``to_csv`` and the command line's ``--json``."""
@@ -99,7 +108,7 @@ class SweepResult:
         text = jsontext.dumps({"columns": self.columns, "rows": self.rows})
         return _emit(text + "\n", path_or_file)
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> Any:
         """A pandas DataFrame of the rows (ImportError when pandas is not installed)."""
         try:
             import pandas
@@ -120,8 +129,11 @@ def _emit(text, path_or_file):
     return None
 
 
-def sweep(make, grid, query, executor=None, *, max_workers=None, method=None, accuracy=DEFAULT_ACCURACY,
-          errors="raise", progress=None):
+def sweep(make: Callable[..., Mechanism], grid: Mapping[str, Sequence[Any]],
+          query: Union[Tuple[str, float], Callable[[Mechanism], Any]], executor: Optional[Executor] = None, *,
+          max_workers: Optional[int] = None, method: Optional[Method] = None, accuracy: float = DEFAULT_ACCURACY,
+          errors: Literal["raise", "record"] = "raise",
+          progress: Optional[Callable[[int, int], object]] = None) -> SweepResult:
     """``query`` at every point of ``grid`` (module docstring); ``progress(done, total)``
     is called in this process as points finish."""
     if not callable(make):
@@ -139,11 +151,11 @@ def sweep(make, grid, query, executor=None, *, max_workers=None, method=None, ac
         max_workers = None if max_workers is None else v.count("max_workers", max_workers)
     if own or isinstance(executor, ProcessPoolExecutor):
         _check_picklable(make, query)
-    pool = ProcessPoolExecutor(max_workers=max_workers) if own else executor
+    pool = ProcessPoolExecutor(max_workers=max_workers) if executor is None else executor
     try:
         futures = {pool.submit(_evaluate, make, query, point, method, accuracy, errors): i
                    for i, point in enumerate(points)}
-        answers = [None] * len(points)
+        answers: List[Any] = [None] * len(points)
         for done, future in enumerate(as_completed(futures), 1):
             answers[futures[future]] = future.result()
             if progress is not None:

@@ -4,14 +4,17 @@ Every check raises ``TypeError`` (not a real number) or ``ValueError`` (out of
 its domain, NaN included) with a message that names the parameter and the
 value, and returns the value as a Python ``float``/``int``.
 """
+from __future__ import annotations
+
 import math
 import numbers
 import sys
+from typing import Any, Callable, Tuple
 
 import numpy as np
 
 
-def _unwrap(value):
+def _unwrap(value: Any) -> Any:
     """A 0-d numeric numpy array as its scalar (``np.array(2.0)`` is a number
     to the user); anything else unchanged."""
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
@@ -22,7 +25,7 @@ def _unwrap(value):
 _MAX_COUNT = 2 ** 63 - 1  # counts index numpy int64 arrays and grid offsets
 
 
-def real(name, value):
+def real(name: str, value: object) -> float:
     """A finite-or-infinite real number (bools are refused); NaN is refused.
     numpy scalars and 0-d numeric arrays count as numbers. An int or Fraction
     beyond the float range (|x| ≥ 2^1024: ``float`` overflows) is refused too."""
@@ -39,7 +42,7 @@ def real(name, value):
     return value
 
 
-def in_interval(name, value, lo, hi, lo_open=True, hi_open=True):
+def in_interval(name: str, value: object, lo: float, hi: float, lo_open: bool = True, hi_open: bool = True) -> float:
     """A real number in the interval (lo, hi), ends open or closed as asked."""
     value = real(name, value)
     too_low = value <= lo if lo_open else value < lo
@@ -50,22 +53,22 @@ def in_interval(name, value, lo, hi, lo_open=True, hi_open=True):
     return value
 
 
-def positive(name, value):
+def positive(name: str, value: object) -> float:
     """A finite real number > 0."""
     return in_interval(name, value, 0.0, math.inf)
 
 
-def nonnegative(name, value):
+def nonnegative(name: str, value: object) -> float:
     """A finite real number >= 0."""
     return in_interval(name, value, 0.0, math.inf, lo_open=False)
 
 
-def probability(name, value, lo_open=False, hi_open=False):
+def probability(name: str, value: object, lo_open: bool = False, hi_open: bool = False) -> float:
     """A real number in [0, 1] (ends open as asked)."""
     return in_interval(name, value, 0.0, 1.0, lo_open=lo_open, hi_open=hi_open)
 
 
-def count(name, value, minimum=1):
+def count(name: str, value: Any, minimum: int = 1) -> int:
     """A whole number in [minimum, 2^63 − 1] (integral floats such as 3.0 are accepted)."""
     value = _unwrap(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -75,7 +78,7 @@ def count(name, value, minimum=1):
     else:
         if math.isnan(value) or not float(value).is_integer():
             raise ValueError(f"{name} must be a whole number, got {value!r}")
-        value = int(value)
+        value = int(value)  # type: ignore[call-overload]  # a numbers.Real has __int__ (typeshed omits it)
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
     if value > _MAX_COUNT:
@@ -83,14 +86,14 @@ def count(name, value, minimum=1):
     return value
 
 
-def flag(name, value):
+def flag(name: str, value: object) -> bool:
     """A bool (numpy's included); anything else, 0 and 1 too, is refused."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {value!r} ({type(value).__name__})")
     return bool(value)
 
 
-def real_array(name, values, check):
+def real_array(name: str, values: Any, check: Callable[[str, Any], float]) -> Tuple[np.ndarray, bool]:
     """Apply the scalar ``check(name, v)`` to each element of ``values``.
 
     Returns ``(array, was_scalar)`` so that queries can answer in the shape
@@ -104,7 +107,7 @@ def real_array(name, values, check):
     return np.array([check(name, v) for v in arr.ravel()]).reshape(arr.shape), False
 
 
-def ratio(names, num, den):
+def ratio(names: Tuple[str, str], num: float, den: float) -> float:
     """num/den of two positive parameters (a privacy loss such as Δ/σ): a
     ratio beyond the float range is refused (that mechanism offers no
     privacy at all), one below it is rounded up to the smallest positive

@@ -307,6 +307,7 @@ def test_json_keys_agree_across_commands(capsys):
 def test_a_plot_to_an_unknown_format_fails_before_any_work(capsys, monkeypatch):
     pytest.importorskip("matplotlib")
     import dpaccount.cli.fdp as fdp_command
-    monkeypatch.setattr(fdp_command, "mechanism_from", lambda *a, **k: pytest.fail("computed before checking -o"))
+    failing = (lambda *a, **k: pytest.fail("drew before checking -o"), "", "")
+    monkeypatch.setattr(fdp_command, "PLOTS", {kind: failing for kind in fdp_command.PLOTS})
     assert main(["plot", "--mechanism", "gaussian", "--sigma", "1", "-o", "curve.xyz"]) == 2
     assert "unknown image format 'xyz'" in capsys.readouterr().err

@@ -1,5 +1,7 @@
-"""Packaging (issue 32): a non-editable install ships every subpackage, the licence and
-py.typed, with the metadata a package index shows."""
+"""Packaging (issues 32, 38): a non-editable install ships every subpackage, the licence and
+py.typed, with the metadata a package index shows; the source distribution carries the docs,
+examples and tests the README points to."""
+import tarfile
 import pathlib
 import subprocess
 import sys
@@ -29,3 +31,14 @@ def test_the_wheel_holds_every_module_the_licence_and_py_typed(tmp_path):
     sources = {str(p.relative_to(ROOT)) for p in (ROOT / "dpaccount").rglob("*.py")}
     assert sources <= names, sorted(sources - names)
     assert "dpaccount/py.typed" in names and any(n.endswith("licenses/LICENSE") for n in names)
+
+
+@pytest.mark.slow
+def test_the_sdist_carries_the_docs_examples_and_tests(tmp_path):
+    build = f"from setuptools import build_meta; build_meta.build_sdist({str(tmp_path)!r})"  # the PEP 517 hook
+    subprocess.run([sys.executable, "-c", build], check=True, capture_output=True, cwd=ROOT)
+    sdist, = tmp_path.glob("dpaccount-*.tar.gz")
+    names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
+    for wanted in ("docs/index.rst", "examples/dpsgd.py", "tests/conftest.py", "benchmarks/README.md",
+                   "dpaccount/py.typed", "README.md"):
+        assert wanted in names, wanted

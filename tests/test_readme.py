@@ -118,3 +118,15 @@ def test_the_numbers_in_the_prose():
     run = PrivacyOdometer(sgd)
     run.step(PoissonSampling()(GaussianMechanism(1.1), 256 / 60000), 14063)
     assert shows(run.get_approxDP(1e-5), odometer)
+
+
+def test_ci_runs_the_quickstart_commands_as_written():
+    """.ci/run reads the README's two Quickstart commands (install + example, tests) with
+    .ci/readme_commands.py; both must be found, and be the README's lines verbatim."""
+    out = subprocess.run([sys.executable, str(README.parent / ".ci" / "readme_commands.py"), str(README)],
+                         capture_output=True, text=True, check=True)
+    install, tests = out.stdout.splitlines()
+    quickstart = TEXT.split("## Quickstart", 1)[1]
+    assert install in quickstart and tests in quickstart
+    assert install.startswith("pip install -e ") and "examples/dpsgd.py" in install
+    assert tests.startswith("python -m pytest")

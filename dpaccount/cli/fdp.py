@@ -98,14 +98,14 @@ def _check_output(path):
 
 
 def cmd_plot(args, progress):
-    _check_output(args.output)  # an unknown image format fails before any work
-    m = mechanism_from(args)
-    draw, what, label = PLOTS[args.kind]
+    # usage errors first, then the optional dependency (exit code 4), then the work
     if args.kind != "fdp" and (args.gdp_mu or not args.band):
         raise UsageError("--gdp-mu and --no-band apply to --kind fdp only")
     if args.dpi <= 0:
         raise UsageError(f"--dpi must be positive, got {args.dpi}")
-    os.environ.setdefault("MPLBACKEND", "Agg")  # files only: never a window
+    m = mechanism_from(args)
+    _check_output(args.output)  # an unknown image format fails before any work
+    draw, what, label = PLOTS[args.kind]
     kw = {"gdp_mu": args.gdp_mu, "band": args.band} if args.kind == "fdp" else {}
     if args.kind != "rdp":
         kw["accuracy"] = args.accuracy

@@ -15,12 +15,15 @@ Heterogeneous steps (rates q_i, noise σ_i, counts k_i): the same theorem's
 triangular-array form adds the terms, μ² = Σ k_i q_i² (e^{1/σ_i²} − 1)
 (Dong, Roth & Su 2022, Thm 5.2 with the Gaussian functionals of Cor. 5.4).
 """
+from __future__ import annotations
+
 import math
+from typing import Iterable, Tuple
 
 from .. import validation as v
 
 
-def clt_mu(q, sigma, steps):
+def clt_mu(q: float, sigma: float, steps: int) -> float:
     """Bu et al.'s CLT μ = q·sqrt(T (e^{1/σ²} − 1)) — an approximation, not a bound."""
     q = v.in_interval("q", q, 0.0, 1.0, hi_open=False)
     sigma = v.positive("sigma", sigma)
@@ -28,6 +31,6 @@ def clt_mu(q, sigma, steps):
     return clt_mu_parts([(q, sigma, steps)])
 
 
-def clt_mu_parts(parts):
+def clt_mu_parts(parts: Iterable[Tuple[float, float, int]]) -> float:
     """μ = sqrt(Σ k q² (e^{1/σ²} − 1)) over (q, σ, k) parts — an approximation."""
     return math.sqrt(sum(k * q * q * math.expm1(1.0 / (sigma * sigma)) for q, sigma, k in parts))

@@ -1,8 +1,9 @@
 """The one-line message of an integration whose host library is missing."""
 import importlib
+from typing import Any
 
 
-def require(module, pip_name):
+def require(module: str, pip_name: str) -> Any:
     """``importlib.import_module(module)``, or ImportError saying how to install it."""
     try:
         return importlib.import_module(module)

@@ -10,6 +10,10 @@ neighbouring relation is the accountant's, as in dp_accounting:
 ``ADD_OR_REMOVE_ONE`` (the default), ``REPLACE_ONE``, or ``REPLACE_SPECIAL``
 (read as add/remove: ``dp_events.py``).
 """
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
 from ._host import require
 
 _dp = require("dp_accounting", "dp-accounting")
@@ -18,18 +22,20 @@ from ..dp_events import UnsupportedEvent  # noqa: E402
 from ..queries import DEFAULT_ACCURACY  # noqa: E402
 from ..specs import from_dp_event  # noqa: E402
 from ..transformers.composition import Composition  # noqa: E402
+from ..mechanism import Mechanism  # noqa: E402
 from ..mechanisms.trivial import NoOpMechanism  # noqa: E402
 
 
-class DpaccountAccountant(_dp.PrivacyAccountant):
+class DpaccountAccountant(_dp.PrivacyAccountant):  # type: ignore[name-defined]  # the host library has no types
     """dp_accounting's accountant interface over dpaccount's mechanisms (module docstring)."""
 
-    def __init__(self, neighboring_relation=_dp.NeighboringRelation.ADD_OR_REMOVE_ONE, accuracy=DEFAULT_ACCURACY):
+    def __init__(self, neighboring_relation: Any = _dp.NeighboringRelation.ADD_OR_REMOVE_ONE,
+                 accuracy: float = DEFAULT_ACCURACY) -> None:
         super().__init__(neighboring_relation)
         self._accuracy = accuracy
-        self._parts = []  # (mechanism, count), in the order composed
+        self._parts: List[Tuple[Mechanism, int]] = []  # (mechanism, count), in the order composed
 
-    def _maybe_compose(self, event, count, do_compose):
+    def _maybe_compose(self, event: Any, count: int, do_compose: bool) -> Any:
         try:
             mechanism = from_dp_event(event, self.neighboring_relation)
         except (UnsupportedEvent, ValueError, TypeError) as exc:
@@ -38,14 +44,14 @@ class DpaccountAccountant(_dp.PrivacyAccountant):
             self._parts.append((mechanism, int(count)))
         return None
 
-    def mechanism(self):
+    def mechanism(self) -> Mechanism:
         """The dpaccount mechanism of everything composed so far."""
         if not self._parts:
             return NoOpMechanism(relation=from_dp_event(_dp.NoOpDpEvent(), self.neighboring_relation).relation)
         return Composition()([m for m, _ in self._parts], [k for _, k in self._parts])
 
-    def get_epsilon(self, target_delta):
+    def get_epsilon(self, target_delta: float) -> float:
         return float(self.mechanism().get_approxDP(target_delta, accuracy=self._accuracy))
 
-    def get_delta(self, target_epsilon):
+    def get_delta(self, target_epsilon: float) -> float:
         return float(self.mechanism().get_approx_delta(target_epsilon, accuracy=self._accuracy))

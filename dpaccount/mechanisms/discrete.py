@@ -29,13 +29,17 @@ User-given pairs (``DiscreteMechanism``, ``ContinuousMechanism``) are in
 """
 
 
+from __future__ import annotations
+
+from typing import Optional
+
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..pld.grids.accountant import PairComposition
 from ..pld.pairs.zoo import LogisticPair, discrete_gaussian_pair, discrete_laplace_pair, leaky_rr_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp
 from ..rdp.zoo import bounded_range_rdp, max_rdp
-from ..relations import ADD_REMOVE, with_relation
+from ..relations import ADD_REMOVE, RelationLike, with_relation
 
 
 class PairMechanism(Mechanism):
@@ -71,7 +75,7 @@ class DiscreteGaussianMechanism(PairMechanism):
 
     _spec_type = "DiscreteGaussianMechanism"
 
-    def __init__(self, sigma, sensitivity=1, relation=None):
+    def __init__(self, sigma: float, sensitivity: int = 1, relation: Optional[RelationLike] = None) -> None:
         self._setup("DiscreteGaussian", relation, sigma=v.positive("sigma", sigma),
                     sensitivity=v.count("sensitivity", sensitivity))
 
@@ -88,8 +92,10 @@ class DiscreteLaplaceMechanism(PairMechanism):
     t), to an integer query of sensitivity Δ: pure ε₀-DP with ε₀ = Δ/t."""
 
     _spec_type = "DiscreteLaplaceMechanism"
+    t: float
+    sensitivity: int
 
-    def __init__(self, t, sensitivity=1, relation=None):
+    def __init__(self, t: float, sensitivity: int = 1, relation: Optional[RelationLike] = None) -> None:
         self._setup("DiscreteLaplace", relation, t=v.positive("t", t),
                     sensitivity=v.count("sensitivity", sensitivity))
         object.__setattr__(self, "eps0", self.sensitivity / self.t)
@@ -108,7 +114,7 @@ class ApproxDPMechanism(PairMechanism):
 
     _spec_type = "ApproxDPMechanism"
 
-    def __init__(self, eps, delta, relation=None):
+    def __init__(self, eps: float, delta: float, relation: Optional[RelationLike] = None) -> None:
         self._setup("ApproxDP", relation, eps=v.nonnegative("eps", eps),
                     delta=v.probability("delta", delta, hi_open=True))
 
@@ -125,7 +131,7 @@ class PureDPMechanism(ApproxDPMechanism):
 
     _spec_type = "PureDPMechanism"
 
-    def __init__(self, eps, relation=None):
+    def __init__(self, eps: float, relation: Optional[RelationLike] = None) -> None:
         self._setup("PureDP", relation, eps=v.positive("eps", eps))
         object.__setattr__(self, "delta", 0.0)
 
@@ -145,7 +151,7 @@ class ExponentialMechanism(PairMechanism):
 
     _spec_type = "ExponentialMechanism"
 
-    def __init__(self, eps, relation=None):
+    def __init__(self, eps: float, relation: Optional[RelationLike] = None) -> None:
         self._setup("Exponential", relation, eps=v.positive("eps", eps))
 
     def _pair(self):

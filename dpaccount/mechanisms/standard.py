@@ -37,6 +37,10 @@ response), the symmetric hull of the two shifts for the binomial.
   Where no finite symmetric pair exists (p so close to 0 or 1 that the two
   shifts are all but disjoint), the fully revealing pair is used: δ(ε) = 1.
 """
+from __future__ import annotations
+
+from typing import Optional
+
 import numpy as np
 
 from .. import validation as v
@@ -46,7 +50,7 @@ from ..pld.pairs.discrete_pair import DiscretePair, binomial_pair, randomized_re
 from ..pld.pairs.base import GaussianPair, LaplacePair
 from ..pld.pairs.symmetric_hull import symmetric_hull_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp, laplace_rdp, randomized_response_rdp
-from ..relations import ADD_REMOVE, with_relation
+from ..relations import ADD_REMOVE, RelationLike, with_relation
 
 
 class GaussianMechanism(Mechanism):
@@ -54,7 +58,7 @@ class GaussianMechanism(Mechanism):
 
     _spec_type = "GaussianMechanism"
 
-    def __init__(self, sigma, sensitivity=1.0, relation=None):
+    def __init__(self, sigma: float, sensitivity: float = 1.0, relation: Optional[RelationLike] = None) -> None:
         self_sigma = v.positive("sigma", sigma)
         self_sens = v.positive("sensitivity", sensitivity)
         super().__init__("Gaussian", *with_relation({"sigma": self_sigma, "sensitivity": self_sens}, relation))
@@ -75,7 +79,7 @@ class GDPMechanism(GaussianMechanism):
 
     _spec_type = "GDPMechanism"
 
-    def __init__(self, mu, relation=None):
+    def __init__(self, mu: float, relation: Optional[RelationLike] = None) -> None:
         mu = v.positive("mu", mu)
         Mechanism.__init__(self, "GDP", *with_relation({"mu": mu}, relation))
         object.__setattr__(self, "sigma", 1.0 / mu)
@@ -88,7 +92,7 @@ class LaplaceMechanism(Mechanism):
 
     _spec_type = "LaplaceMechanism"
 
-    def __init__(self, b, sensitivity=1.0, relation=None):
+    def __init__(self, b: float, sensitivity: float = 1.0, relation: Optional[RelationLike] = None) -> None:
         b = v.positive("b", b)
         sens = v.positive("sensitivity", sensitivity)
         super().__init__("Laplace", *with_relation({"b": b, "sensitivity": sens}, relation))
@@ -109,7 +113,7 @@ class RandomizedResponse(Mechanism):
 
     _spec_type = "RandomizedResponse"
 
-    def __init__(self, p, relation=None):
+    def __init__(self, p: float, relation: Optional[RelationLike] = None) -> None:
         p = v.in_interval("p", p, 0.5, 1.0)
         super().__init__("RandomizedResponse", *with_relation({"p": p}, relation))
         object.__setattr__(self, "p", p)
@@ -137,7 +141,8 @@ class BinomialMechanism(Mechanism):
 
     _spec_type = "BinomialMechanism"
 
-    def __init__(self, n, p, sensitivity=1, relation=None, monotone=False):
+    def __init__(self, n: int, p: float, sensitivity: int = 1, relation: Optional[RelationLike] = None,
+                 monotone: bool = False) -> None:
         n = v.count("n", n)
         p = v.in_interval("p", p, 0.0, 1.0)
         sens = v.count("sensitivity", sensitivity)

@@ -32,7 +32,10 @@
   (``tree_sensitivity.py``: a dynamic programme over the tree, checked against
   brute force).
 """
+from __future__ import annotations
+
 import math
+from typing import Dict, Optional, Sequence
 
 import numpy as np
 
@@ -45,7 +48,7 @@ from ..pld.pairs.base import GaussianPair
 from ..pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from ..rdp.curve import RDPCurve, RDPFunction, gaussian_rdp
 from ..rdp.mixture_gaussian import mixture_gaussian_rdp
-from ..relations import with_relation
+from ..relations import RelationLike, with_relation
 from .standard import GaussianMechanism
 from .tree_sensitivity import sqrt_up, tree_sensitivity
 
@@ -65,7 +68,8 @@ class MixtureOfGaussiansMechanism(Mechanism):
 
     _spec_type = "MixtureOfGaussiansMechanism"
 
-    def __init__(self, sigma, sensitivities, probs, relation=None):
+    def __init__(self, sigma: float, sensitivities: Sequence[float], probs: Sequence[float],
+                 relation: Optional[RelationLike] = None) -> None:
         sigma = v.positive("sigma", sigma)
         cs, ps = _floats("sensitivities", sensitivities), _floats("probs", probs)
         if len(cs) != len(ps) or not cs:
@@ -80,7 +84,7 @@ class MixtureOfGaussiansMechanism(Mechanism):
         super().__init__("MixtureOfGaussians", *with_relation(
             {"sigma": sigma, "sensitivities": tuple(cs), "probs": tuple(ps)}, relation))
         # the support: shifts of positive probability, merged (equal shifts add their weights)
-        merged = {}
+        merged: Dict[float, float] = {}
         for c, p in zip(cs, ps):
             if p > 0:
                 merged[c] = merged.get(c, 0.0) + p / total
@@ -121,7 +125,7 @@ class ZCDPMechanism(Mechanism):
 
     _spec_type = "ZCDPMechanism"
 
-    def __init__(self, rho, xi=0.0, relation=None):
+    def __init__(self, rho: float, xi: float = 0.0, relation: Optional[RelationLike] = None) -> None:
         rho = v.nonnegative("rho", rho)
         xi = v.nonnegative("xi", xi)
         super().__init__("zCDP", *with_relation({"rho": rho, "xi": xi}, relation))
@@ -158,7 +162,7 @@ class TreeAggregation(_TreeGaussian):
 
     _spec_type = "TreeAggregation"
 
-    def __init__(self, noise_multiplier, steps, epochs=1, relation=None):
+    def __init__(self, noise_multiplier: float, steps: int, epochs: int = 1, relation: Optional[RelationLike] = None) -> None:
         z = v.positive("noise_multiplier", noise_multiplier)
         steps, epochs = v.count("steps", steps), v.count("epochs", epochs)
         nodes = epochs * tree_depth(steps)
@@ -178,7 +182,8 @@ class SingleTreeAggregation(_TreeGaussian):
 
     _spec_type = "SingleTreeAggregation"
 
-    def __init__(self, noise_multiplier, steps, participations, min_separation=1, relation=None):
+    def __init__(self, noise_multiplier: float, steps: int, participations: int, min_separation: int = 1,
+                 relation: Optional[RelationLike] = None) -> None:
         z = v.positive("noise_multiplier", noise_multiplier)
         steps, k = v.count("steps", steps), v.count("participations", participations)
         b = v.count("min_separation", min_separation)

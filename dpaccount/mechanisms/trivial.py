@@ -8,13 +8,17 @@ reveals it (dp_accounting's ``NoOpDpEvent`` and ``NonPrivateDpEvent``).
   ∞ at every order. It dominates every mechanism: composing with it gives no
   guarantee, as it should.
 """
+from __future__ import annotations
+
+from typing import Optional
+
 import numpy as np
 
 from ..mechanism import Mechanism
 from ..pld.grids.accountant import PairComposition
 from ..pld.pairs.discrete_pair import DiscretePair, identical_pair
 from ..rdp.curve import RDPCurve, RDPFunction
-from ..relations import with_relation
+from ..relations import RelationLike, with_relation
 
 
 class NoOpMechanism(Mechanism):
@@ -22,7 +26,7 @@ class NoOpMechanism(Mechanism):
 
     _spec_type = "NoOpMechanism"
 
-    def __init__(self, relation=None):
+    def __init__(self, relation: Optional[RelationLike] = None) -> None:
         super().__init__("NoOp", *with_relation({}, relation))
 
     def _pairs(self):
@@ -37,7 +41,7 @@ class NonPrivateMechanism(Mechanism):
 
     _spec_type = "NonPrivateMechanism"
 
-    def __init__(self, relation=None):
+    def __init__(self, relation: Optional[RelationLike] = None) -> None:
         super().__init__("NonPrivate", *with_relation({}, relation))
 
     def _pairs(self):

@@ -11,13 +11,19 @@ pair (law with the record, law without), the add direction its reverse.
   arbitrary law would have to be pickled or imported by name, which
   ``dpaccount.from_spec`` never does, so ``to_spec`` refuses it (TypeError).
 """
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
 from ..pld.pairs.discrete_pair import DiscretePair
 from ..pld.pairs.zoo import MonotoneLossPair
 from .discrete import PairMechanism
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 SPEC_LAWS = ("norm", "logistic", "gumbel_r", "gumbel_l")
 """scipy.stats laws a ``ContinuousMechanism`` spec may name (no shape parameter: args ⊆ (loc, scale))."""
@@ -46,7 +52,7 @@ class DiscreteMechanism(PairMechanism):
 
     _spec_type = "DiscreteMechanism"
 
-    def __init__(self, p_probs, q_probs, name=None):
+    def __init__(self, p_probs: ArrayLike, q_probs: ArrayLike, name: Optional[str] = None) -> None:
         p, p_sum = _prob_vector("p_probs", p_probs)
         q, q_sum = _prob_vector("q_probs", q_probs)
         if len(p) != len(q):
@@ -81,7 +87,7 @@ class ContinuousMechanism(PairMechanism):
 
     _spec_type = "ContinuousMechanism"
 
-    def __init__(self, p_dist, q_dist, name=None):
+    def __init__(self, p_dist: Any, q_dist: Any, name: Optional[str] = None) -> None:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a string, got {name!r}")
         pair = MonotoneLossPair(p_dist, q_dist)  # validates

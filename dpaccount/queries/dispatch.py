@@ -39,7 +39,10 @@ add and remove directions. Arrays of queries cost little more than one: the
 profile's grids are built once per accuracy and kept (within a memory
 budget, ``pld/grids/cache.py``) for every later query of an equal mechanism.
 """
+from __future__ import annotations
+
 import warnings
+from typing import TYPE_CHECKING, Any, List, Literal, Optional, Union, overload
 
 import numpy as np
 
@@ -58,6 +61,13 @@ from ..pld.profiles.exact_sum import epsilon_bounds as exact_epsilon_bounds
 from ..pld.profiles.exact_sum import exact_profile
 from ..pld.profiles.profile import PrivacyProfile
 from .intervals import DEFAULT_ACCURACY, Bounds, IntervalQueries
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from ..pld.grids.apriori import GridPlan
+    from ..pld.grids.grid import PLDGrid
+    from ..progress import ProgressArg
+    from .intervals import FloatArray, Method
 
 METHODS = ("analytic", "pld", "rdp", "cf", "clt")
 _OPT_IN = ("cf", "clt")  # never chosen by default, never in available_methods()
@@ -81,7 +91,7 @@ class QueryDispatch(IntervalQueries):
     ``optional`` and the per-instance ``_cached``)."""
 
     # -- method dispatch ---------------------------------------------------
-    def available_methods(self):
+    def available_methods(self) -> List[str]:
         """The methods that apply to this mechanism, tightest first."""
         return list(self._methods())
 
@@ -144,7 +154,7 @@ class QueryDispatch(IntervalQueries):
         return self._cached("exact-sum", lambda: exact_profile(self.pairs))
 
     @reports("planning the grids", counts=False)
-    def privacy_profile(self, accuracy=DEFAULT_ACCURACY, progress=None):
+    def privacy_profile(self, accuracy: float = DEFAULT_ACCURACY, progress: ProgressArg = None) -> PrivacyProfile:
         """The certified privacy profile (``pld.profiles.profile.PrivacyProfile``) at
         ``accuracy``: ``.delta(eps)``, ``.epsilon(delta)`` (upper bounds),
         ``.delta_lower``/``.epsilon_lower`` (lower bounds on the *pairs'* curves:
@@ -162,7 +172,8 @@ class QueryDispatch(IntervalQueries):
         warn_if_costly(self.pairs, stacklevel=6)  # up front, where the work is far beyond the usual
         return PrivacyProfile(self.pairs, accuracy)
 
-    def pld(self, direction="remove", accuracy=DEFAULT_ACCURACY, pessimistic=True, tail=1e-30):
+    def pld(self, direction: Literal["remove", "add"] = "remove", accuracy: float = DEFAULT_ACCURACY,
+            pessimistic: bool = True, tail: float = 1e-30) -> PLDGrid:
         """The certified ``PLDGrid`` of one direction ('remove' or 'add'), as the
         privacy profile at ``accuracy`` composes it; mass beyond the window
         (≤ ``tail``) is counted at +∞."""
@@ -171,7 +182,7 @@ class QueryDispatch(IntervalQueries):
         tail = v.in_interval("tail", tail, 0.0, 1e-6)
         return self.privacy_profile(accuracy).grid(direction, tail, pessimistic)
 
-    def apriori_plan(self, eps, eta, direction="remove"):
+    def apriori_plan(self, eps: float, eta: float, direction: Literal["remove", "add"] = "remove") -> GridPlan:
         """The grid Koskela & Honkela's a priori analysis (Thm 9, Remarks 10
         and 12) asks for so that δ(ε) errs by at most 2η: a ``GridPlan`` with
         the step, window, size and both error terms (``pld/grids/apriori.py``). The
@@ -183,7 +194,7 @@ class QueryDispatch(IntervalQueries):
         return apriori_plan(self.pairs.direction(direction), eps, eta)
 
     # -- queries -------------------------------------------------------------
-    def pure_epsilon(self):
+    def pure_epsilon(self) -> float:
         """The pure ε (ε(0): the supremum of the privacy loss), a certified upper
         bound from the dominating pairs (``PairComposition.pure_epsilon``); +∞
         where a loss is unbounded, has mass at +∞, or the mechanism has no pairs."""
@@ -191,9 +202,16 @@ class QueryDispatch(IntervalQueries):
             return np.inf
         return self._cached("pure-epsilon", self.pairs.pure_epsilon)
 
+    @overload  # a float in, a float out; an array in, an array of its shape out
+    def get_approxDP(self, delta: float, method: Optional[Method] = ..., accuracy: float = ...,  # type: ignore[overload-overlap]
+                     progress: ProgressArg = ...) -> float: ...
+    @overload
+    def get_approxDP(self, delta: ArrayLike, method: Optional[Method] = ..., accuracy: float = ...,
+                     progress: ProgressArg = ...) -> FloatArray: ...
     @reports("epsilon(delta)", steps=1)  # the upper bound
     @epsilon_query  # its pairs 10× coarser than a δ query's (precision.py)
-    def get_approxDP(self, delta, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
+    def get_approxDP(self, delta: ArrayLike, method: Optional[Method] = None, accuracy: float = DEFAULT_ACCURACY,
+                     progress: ProgressArg = None) -> Union[float, FloatArray]:
         """ε(δ): the smallest ε ≥ 0 such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over δ ∈ [0, 1)). At δ = 0: the pure ε
         (``pure_epsilon``), +∞ where there is none; every answer is at most it."""
@@ -204,7 +222,7 @@ class QueryDispatch(IntervalQueries):
             return np.empty(deltas.shape)
         pure = self.pure_epsilon()
         if np.any(deltas == 0):  # the other methods answer δ > 0 only
-            out = np.full(deltas.shape, pure)
+            out: Any = np.full(deltas.shape, pure)
             some = deltas > 0
             if np.any(some):
                 out[some] = np.minimum(self.get_approxDP(deltas[some], method, accuracy), pure)
@@ -247,8 +265,15 @@ class QueryDispatch(IntervalQueries):
         out[where] = np.minimum(out[where], rdp)
         return out
 
+    @overload
+    def get_approx_delta(self, eps: float, method: Optional[Method] = ..., accuracy: float = ...,  # type: ignore[overload-overlap]
+                         progress: ProgressArg = ...) -> float: ...
+    @overload
+    def get_approx_delta(self, eps: ArrayLike, method: Optional[Method] = ..., accuracy: float = ...,
+                         progress: ProgressArg = ...) -> FloatArray: ...
     @reports("delta(epsilon)", steps=1)  # the upper bound
-    def get_approx_delta(self, eps, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
+    def get_approx_delta(self, eps: ArrayLike, method: Optional[Method] = None, accuracy: float = DEFAULT_ACCURACY,
+                         progress: ProgressArg = None) -> Union[float, FloatArray]:
         """δ(ε): the smallest δ such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over ε ≥ 0)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
@@ -274,7 +299,11 @@ class QueryDispatch(IntervalQueries):
         out = np.clip(np.asarray(out, dtype=float).reshape(epss.shape), 0.0, 1.0)
         return float(out.ravel()[0]) if scalar else out
 
-    def get_RDP(self, alpha):
+    @overload
+    def get_RDP(self, alpha: float) -> float: ...  # type: ignore[overload-overlap]
+    @overload
+    def get_RDP(self, alpha: ArrayLike) -> FloatArray: ...
+    def get_RDP(self, alpha: ArrayLike) -> Union[float, FloatArray]:
         """Rényi-DP ε(α) for real α > 1 (vectorised)."""
         alphas, scalar = v.real_array("alpha", alpha, lambda n, x: v.in_interval(n, x, 1.0, np.inf))
         out = np.asarray(self.rdp(alphas), dtype=float)
@@ -295,8 +324,15 @@ class QueryDispatch(IntervalQueries):
                           f"at {int(np.sum(unsafe))} of {np.size(unsafe)} points: the CLT is an "
                           f"approximation, not a bound", ApproximationWarning, stacklevel=3)
 
+    @overload
+    def get_fDP(self, fpr: float, method: Optional[Method] = ..., accuracy: float = ...,  # type: ignore[overload-overlap]
+                progress: ProgressArg = ...) -> float: ...
+    @overload
+    def get_fDP(self, fpr: ArrayLike, method: Optional[Method] = ..., accuracy: float = ...,
+                progress: ProgressArg = ...) -> FloatArray: ...
     @reports("f-DP curve", steps=2)  # a grid per direction
-    def get_fDP(self, fpr, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
+    def get_fDP(self, fpr: ArrayLike, method: Optional[Method] = None, accuracy: float = DEFAULT_ACCURACY,
+                progress: ProgressArg = None) -> Union[float, FloatArray]:
         """The trade-off curve: the type-II error β(α) at type-I error α = ``fpr``
         (vectorised over α ∈ [0, 1]), a certified **lower** bound on β (the
         safe side). It covers both orders of every neighbouring pair (under
@@ -319,7 +355,8 @@ class QueryDispatch(IntervalQueries):
         return float(out.ravel()[0]) if scalar else out
 
     @reports("f-DP interval", steps=4)  # pessimistic and optimistic grids
-    def get_fDP_bounds(self, fpr, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
+    def get_fDP_bounds(self, fpr: ArrayLike, method: Optional[Method] = None, accuracy: float = DEFAULT_ACCURACY,
+                       progress: ProgressArg = None) -> Bounds:
         """β(α) with a certified interval ``Bounds(lower, upper, method)``: lower
         from the pessimistic grids (as ``get_fDP``), upper from the optimistic
         ones (or the closed forms rounded both ways; for finite pairs, from the
@@ -346,7 +383,8 @@ class QueryDispatch(IntervalQueries):
                       "pairs are not attained, and the mechanism's curve may lie above it")
 
     @reports("mu-GDP", steps=2)  # a grid per direction
-    def mu_GDP(self, method=None, accuracy=DEFAULT_ACCURACY, tail=1e-30, progress=None):
+    def mu_GDP(self, method: Optional[Method] = None, accuracy: float = DEFAULT_ACCURACY, tail: float = 1e-30,
+               progress: ProgressArg = None) -> float:
         """The smallest μ for which the mechanism is certified μ-GDP up to the
         additive ``tail``: δ(ε) ≤ δ_μ(ε) + tail for all ε, i.e. its trade-off
         curve is ≥ G_μ − tail (an upper bound on μ; exact for Gaussian

@@ -13,7 +13,9 @@ reached. ``IntervalQueries`` is the part of ``QueryDispatch`` (``dispatch.py``)
 that builds them; it uses the dispatch's ``_choose``, ``_exact_sum``,
 ``privacy_profile``, ``pure_epsilon`` and analytic forms.
 """
-from typing import NamedTuple
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Literal, NamedTuple, Optional, Union
 
 import numpy as np
 
@@ -25,6 +27,15 @@ from ..pld.profiles.attained import attained_compositions, attained_lower, attai
 from ..pld.profiles.exact_sum import delta_bounds as exact_delta_bounds
 from ..pld.profiles.exact_sum import epsilon_bounds as exact_epsilon_bounds
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+    from ..pld.grids.accountant import PairComposition
+    from ..progress import ProgressArg
+    from ..rdp.curve import RDPCurve
+    FloatArray = NDArray[np.float64]
+
+Method = Literal["analytic", "pld", "rdp", "cf", "clt"]
+"""A query's ``method=`` (``dispatch.METHODS``); None: the tightest that applies."""
 DEFAULT_ACCURACY = 1e-3  # the relative width of a certified interval every query is sized by
 _ROUNDS = 5  # grid refinements a *_bounds query tries before AccuracyNotReached
 
@@ -40,13 +51,13 @@ class Bounds(NamedTuple):
     ``pld/profiles/attained.py``, which ``reason`` then says), or None: no attained pair
     is known, ``lower`` is None and ``reason`` says why (docs/theory.rst)."""
 
-    lower: object
-    upper: object
+    lower: Union[float, FloatArray, None]
+    upper: Union[float, FloatArray]
     method: str
-    step: object = None
+    step: Optional[float] = None
     certified: bool = True
-    lower_of: object = "mechanism"
-    reason: object = None
+    lower_of: Optional[str] = "mechanism"
+    reason: Optional[str] = None
 
 
 def _intersection(a, b):
@@ -84,6 +95,15 @@ def _narrow(lower, upper, accuracy):
 
 class IntervalQueries:
     """The ``*_bounds`` queries of ``QueryDispatch``."""
+
+    if TYPE_CHECKING:  # what ``Mechanism`` supplies (mechanism.py)
+        _name: str
+        @property
+        def pairs(self) -> PairComposition: ...
+        @property
+        def rdp(self) -> RDPCurve: ...
+        optional: Callable[[Any], Any]
+        def _cached(self, key: object, build: Callable[[], Any]) -> Any: ...
 
     def _bounds(self, values, scalar, method, accuracy, query):
         """``_bounds_at`` the pairs' lattice precision; where its interval is still wider than
@@ -253,7 +273,8 @@ class IntervalQueries:
 
     @reports("epsilon(delta) interval", steps=1)  # the certified interval
     @epsilon_query  # its pairs 10× coarser than a δ query's, then finer where too wide (precision.py)
-    def get_approxDP_bounds(self, delta, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
+    def get_approxDP_bounds(self, delta: ArrayLike, method: Optional[Method] = None, accuracy: float = DEFAULT_ACCURACY,
+                            progress: ProgressArg = None) -> Bounds:
         """ε(δ) with a certified interval: ``Bounds(lower, upper, method, step)``.
 
         ``upper`` comes from the pessimistic grid (as ``get_approxDP``), ``lower``
@@ -266,7 +287,8 @@ class IntervalQueries:
         return self._bounds(deltas, scalar, method, accuracy, "get_approxDP")
 
     @reports("delta(epsilon) interval", steps=1)  # the certified interval
-    def get_approx_delta_bounds(self, eps, method=None, accuracy=DEFAULT_ACCURACY, progress=None):
+    def get_approx_delta_bounds(self, eps: ArrayLike, method: Optional[Method] = None,
+                                accuracy: float = DEFAULT_ACCURACY, progress: ProgressArg = None) -> Bounds:
         """δ(ε) with a certified interval (see ``get_approxDP_bounds``)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
         return self._bounds(epss, scalar, method, accuracy, "get_approx_delta")

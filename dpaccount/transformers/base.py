@@ -4,6 +4,10 @@ Each transformer has its own parameters and one rule per representation; a
 representation it cannot produce soundly is simply absent (queries that
 need it raise ``RepresentationUnavailable``).
 """
+from __future__ import annotations
+
+from typing import Any
+
 from ..mechanism import Mechanism
 
 
@@ -12,11 +16,11 @@ class Transformer:
 
     name = "Transformer"
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Mechanism:
         raise NotImplementedError
 
 
-def check_mechanism(name, m):
+def check_mechanism(name: str, m: object) -> Mechanism:
     if not isinstance(m, Mechanism):
         raise TypeError(f"{name} must be a dpaccount Mechanism, got {m!r} ({type(m).__name__})")
     return m

@@ -3,7 +3,10 @@
 Pairs multiply (Zhu, Dong & Wang 2022, Thm 10), RDP adds (Mironov 2017). All
 parts must share one neighbouring relation (``relations.py``).
 """
+from __future__ import annotations
+
 import itertools
+from typing import Sequence
 
 from .. import validation as v
 from ..mechanism import Mechanism
@@ -87,7 +90,7 @@ class Composition(Transformer):
 
     name = "Compose"
 
-    def __call__(self, mechanisms, counts):
+    def __call__(self, mechanisms: Sequence[Mechanism], counts: Sequence[int]) -> Mechanism:
         if isinstance(mechanisms, Mechanism) or not hasattr(mechanisms, "__len__"):
             raise TypeError(f"mechanisms must be a list of Mechanism, got {mechanisms!r}")
         if isinstance(counts, (str, bytes)) or not hasattr(counts, "__len__"):

@@ -25,6 +25,8 @@ a certified interval comes from the base's own pairs (the grid pair's
 ``witnesses``, ``pld/profiles/attained.py``), never from the grid.
 The result keeps the mechanism's RDP (still valid: same mechanism).
 """
+from __future__ import annotations
+
 import numpy as np
 
 from .. import validation as v
@@ -89,7 +91,7 @@ class Discretise(Transformer):
 
     name = "Discretise"
 
-    def __call__(self, mechanism, accuracy=DEFAULT_ACCURACY):
+    def __call__(self, mechanism: Mechanism, accuracy: float = DEFAULT_ACCURACY) -> Mechanism:
         mechanism = check_mechanism("mechanism", mechanism)
         accuracy = v.in_interval("accuracy", accuracy, 0.0, 1.0)
         return DiscretisedMechanism(mechanism, accuracy)

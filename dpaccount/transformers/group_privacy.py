@@ -48,6 +48,8 @@ Poisson-subsampled bases raise ``RepresentationUnavailable``. The converse has n
 rule: a replace-one guarantee says nothing about a mechanism that reveals
 |D|, so no ``ToAddRemove`` is offered.
 """
+from __future__ import annotations
+
 import math
 
 import numpy as np
@@ -268,7 +270,7 @@ class GroupPrivacy(Transformer):
 
     name = "Group"
 
-    def __call__(self, mechanism, k):
+    def __call__(self, mechanism: Mechanism, k: int) -> Mechanism:
         mechanism = check_mechanism("mechanism", mechanism)
         k = v.count("k", k)
         return GroupMechanism(mechanism, k, group_relation(mechanism.relation, k))
@@ -280,7 +282,7 @@ class ToReplaceOne(Transformer):
 
     name = "ToReplaceOne"
 
-    def __call__(self, mechanism):
+    def __call__(self, mechanism: Mechanism) -> Mechanism:
         mechanism = require_relation("mechanism", check_mechanism("mechanism", mechanism), ADD_REMOVE,
                                      "it is converted to replace-one")
         return GroupMechanism(mechanism, 2, REPLACE_ONE)

@@ -7,6 +7,8 @@ the discrete Gaussian (``rdp/poisson_sums.py``), and by the general bound of
 Zhu & Wang 2019 otherwise (``rdp/poisson_sampling.py``; also where a sum
 cannot be certified).
 """
+from __future__ import annotations
+
 import numpy as np
 
 from .. import validation as v
@@ -109,7 +111,7 @@ class PoissonSampling(Transformer):
 
     name = "PoissonSample"
 
-    def __call__(self, mechanism, q):
+    def __call__(self, mechanism: Mechanism, q: float) -> Mechanism:
         mechanism = require_relation("mechanism", check_mechanism("mechanism", mechanism), ADD_REMOVE,
                                      "Poisson subsampling amplifies add/remove guarantees; use "
                                      "SubsetSampling for replace-one")

@@ -26,6 +26,8 @@ orders for the Gaussian: Feldman & Shenfeld 2025, Cor. 6.2), the add direction
 by the smaller of the geometric-mean bound and a Laplace-transform bound; for
 ``selected > 1`` the curves of the same floor/ceil reduction, added.
 """
+from __future__ import annotations
+
 from .. import validation as v
 from ..errors import AccuracyNotReached
 from ..mechanism import Mechanism
@@ -107,7 +109,7 @@ class RandomAllocation(Transformer):
 
     name = "RandomAllocation"
 
-    def __call__(self, mechanism, steps, selected=1):
+    def __call__(self, mechanism: Mechanism, steps: int, selected: int = 1) -> Mechanism:
         mechanism = require_relation("mechanism", check_mechanism("mechanism", mechanism), ADD_REMOVE,
                                      "random allocation amplifies add/remove guarantees")
         steps = v.count("steps", steps)

@@ -15,7 +15,10 @@ pair of the selection is known in general; Koskela, Redberg & Wang (ICML 2024,
 "Privacy profiles for private selection") bound its privacy profile from the
 base's, a tighter route not taken here yet.
 """
+from __future__ import annotations
+
 import math
+from typing import Union
 
 from .. import validation as v
 from ..mechanism import Mechanism
@@ -68,7 +71,7 @@ class RepeatAndSelect(Transformer):
 
     name = "RepeatAndSelect"
 
-    def __call__(self, mechanism, mean, shape):
+    def __call__(self, mechanism: Mechanism, mean: float, shape: Union[float, str]) -> Mechanism:
         mechanism = check_mechanism("mechanism", mechanism)
         if isinstance(shape, str) and shape.strip().lower() in ("inf", "infinity", "poisson"):
             shape = math.inf

@@ -5,6 +5,8 @@ The tight pair (Dong, Roth & Su 2022, Thm 4.2) and why it dominates are in
 ``pld/pairs/subset_sampling.py``; RDP: Wang, Balle & Kasiviswanathan 2019, Thm 9
 (``rdp/subset_sampling.py``).
 """
+from __future__ import annotations
+
 import numpy as np
 
 from .. import validation as v
@@ -56,7 +58,7 @@ class SubsetSampling(Transformer):
 
     name = "SubsetSample"
 
-    def __call__(self, mechanism, gamma):
+    def __call__(self, mechanism: Mechanism, gamma: float) -> Mechanism:
         require_relation("mechanism", check_mechanism("mechanism", mechanism), REPLACE_ONE,
                          "sampling without replacement is analysed for replace-one neighbours; "
                          "use PoissonSampling for add/remove, or ToReplaceOne() first")

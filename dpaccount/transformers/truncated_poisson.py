@@ -17,6 +17,8 @@ base only (``rdp/truncated_poisson.py``). Lower ends (``*_bounds``): Poisson sam
 at x's inclusion probability q', the instance where the others leave the base unchanged
 (the pairs' witness, ``pld/pairs/truncated_poisson.py``).
 """
+from __future__ import annotations
+
 from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
@@ -88,7 +90,7 @@ class TruncatedPoissonSampling(Transformer):
 
     name = "TruncatedPoissonSample"
 
-    def __call__(self, mechanism, q, dataset_size, max_batch_size):
+    def __call__(self, mechanism: Mechanism, q: float, dataset_size: int, max_batch_size: int) -> Mechanism:
         mechanism = require_relation("mechanism", check_mechanism("mechanism", mechanism), ADD_REMOVE,
                                      "truncated Poisson sampling is analysed for add/remove neighbours")
         q = v.probability("q", q)

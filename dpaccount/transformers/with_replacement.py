@@ -16,6 +16,8 @@ of one): the instance where x adds W per copy and the others 0 (``copies_witness
 absent, with the reason). No RDP rule; no add/remove version (the batch has a fixed
 size, and the relation between batches of datasets of different sizes is not analysed).
 """
+from __future__ import annotations
+
 import functools
 
 from .. import validation as v
@@ -112,7 +114,7 @@ class SamplingWithReplacement(Transformer):
 
     name = "WithReplacementSample"
 
-    def __call__(self, mechanism, dataset_size, batch_size):
+    def __call__(self, mechanism: Mechanism, dataset_size: int, batch_size: int) -> Mechanism:
         mechanism = require_relation("mechanism", check_mechanism("mechanism", mechanism), REPLACE_ONE,
                                      "sampling with replacement is analysed for replace-one neighbours; "
                                      "use ToReplaceOne() first for an add/remove mechanism")

@@ -9,13 +9,17 @@ mpmath). The lower end (``pld/pairs/allocation_lower.py``) must lie below it, an
 here it is exact up to the grids (its statistic determines J).
 """
 import itertools
+import math
 from fractions import Fraction
 from math import comb
 
 import mpmath as mp
+import numpy as np
 import pytest
 
 from dpaccount import Composition, GaussianMechanism, RandomAllocation, RandomizedResponse
+from dpaccount.pld.pairs.random_allocation import _cells
+from dpaccount.pld.pairs.zoo import leaky_rr_pair
 
 EPS = (0.0, 0.2, 0.6, 1.2)
 
@@ -111,3 +115,19 @@ def test_an_asymmetric_finite_base_with_infinite_losses_both_directions():
         b = m.get_approx_delta_bounds(eps, accuracy=1e-2)
         assert b.lower_of == "mechanism" and b.lower <= exact * (1 + 1e-12) <= b.upper * (1 + 2e-12), (eps, b, exact)
         assert b.lower >= 0.5 * exact, (eps, b.lower, exact)
+
+
+@pytest.mark.parametrize("eps", [0.15, 0.25, 0.35, 1.0])
+def test_an_atom_at_the_top_loss_stays_below_the_top_edge(eps):
+    """The lattices of Y end at a_n = fl(e^top), top the largest loss; np.log(a_n) rounds
+    below ``top`` for some ε, and which ε depends on the numpy build (on an x86 AVX-512
+    machine: 0.15, 0.25, 0.35 with numpy 2.1; also 1, (1, 0.1)-DP's, with 1.23, where the
+    witness merged that atom with L = +∞). The atom at L = top is in the last finite cell,
+    with its exact masses, and the top cell is empty."""
+    n, pair = 1024, leaky_rr_pair(eps, 0.1)
+    top = float(np.max(pair.atoms[0]))
+    a, b, _, _ = _cells(pair, math.exp(top) / n, n, top)
+    e = math.exp(eps)
+    assert a[-1] == 0.0 and b[-1] == 0.0
+    assert a[-2] == pytest.approx(0.9 * e / (1 + e), rel=1e-12)
+    assert b[-2] == pytest.approx(0.9 / (1 + e), rel=1e-12)

@@ -29,7 +29,7 @@ def grid_bytes(grid):
 class GridCache:
     """A thread-safe LRU map with a byte budget; values are built on a miss."""
 
-    instances = weakref.WeakSet()  # every cache, for ``clear_cache``
+    instances: "weakref.WeakSet[GridCache]" = weakref.WeakSet()  # every cache, for ``clear_cache``
 
     def __init__(self, limit=DEFAULT_LIMIT, size_of=grid_bytes):
         GridCache.instances.add(self)
@@ -108,14 +108,14 @@ class GridCache:
 GRIDS = GridCache()
 
 
-def set_cache_limit(nbytes):
+def set_cache_limit(nbytes: float) -> None:
     """Set the memory budget of the composed-grid cache, in bytes (0 keeps
     nothing; the default is 256 MB). Grids beyond it are dropped, least
     recently used first."""
     GRIDS.set_limit(int(v.nonnegative("nbytes", nbytes)))
 
 
-def clear_cache():
+def clear_cache() -> None:
     """Drop every cached composed grid and grid plan (they are rebuilt when asked for)."""
     for cache in list(GridCache.instances):
         cache.clear()

@@ -22,6 +22,7 @@ subtracted.
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Optional
 
 import numpy as np
 
@@ -41,7 +42,7 @@ class PLDGrid:
     pessimistic: bool = True
     noise: float = 0.0  # per-bin bound of the transform noise included in probs
     # per-bin noise bounds where they differ by bin (tilted grids), else None
-    noise_bins: np.ndarray = field(default=None, repr=False)
+    noise_bins: Optional[np.ndarray] = field(default=None, repr=False)
 
     def noise_effect(self, eps):
         """An upper bound on how much the included noise bound raises δ(ε):

@@ -47,8 +47,8 @@ import math
 
 import numpy as np
 
-from .base import stacked_masses
 from .discrete_pair import DiscretePair
+from .random_allocation import _cells
 from ..grids.discretise import loss_range
 
 _U = np.finfo(float).eps
@@ -81,8 +81,8 @@ def label_cells(pair, cells):
     """((P-masses down, up), (Q-masses down, up)) of the ``cells`` + 1 labels of Y (module
     docstring)."""
     hi = min(loss_range(pair, _TOP_TAIL)[1], 700.0)
-    h = math.exp(hi if hi > 0 else 1.0) / cells  # (any h gives a valid statistic)
-    a, b, err_a, err_b = stacked_masses([pair], np.log(np.arange(1, cells + 1) * h), [cells], errors=True)
+    top = hi if hi > 0 else 1.0
+    a, b, err_a, err_b = _cells(pair, math.exp(top) / cells, cells, top)  # (any h gives a valid statistic)
     (p_low, p_high), (q_low, q_high) = pair.end_bounds()
     out = []
     for mass, err, end, label in ((a, err_a, (p_low, p_high), -1), (b, err_b, (q_low, q_high), 0)):

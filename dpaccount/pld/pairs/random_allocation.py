@@ -96,8 +96,8 @@ _MANY = 512          # steps from which a heavy-tailed base stays on the cut lin
 def lattice_step(pair, rho):
     """h = 2^m with h²/4 ≤ ρ·Var_Q(Y): the spread adds at most h²/4 to each Y's
     variance (a relative ρ of S's spread); Var_Q(Y) = E_P[Y] − 1 from coarse cells."""
-    hi = math.exp(min(loss_range(pair, TAIL)[1], 700.0))
-    cells = _cells(pair, hi / 2048, 2048)
+    top = min(loss_range(pair, TAIL)[1], 700.0)
+    cells = _cells(pair, math.exp(top) / 2048, 2048, top)
     a, b = cells[0][:-1], cells[1][:-1]
     with np.errstate(divide="ignore", invalid="ignore"):
         second = float(np.sum(np.where(b > 0, a * a / b, 0.0)))  # Σ A·(A/B) ≤ E_P[Y] (Jensen)
@@ -105,10 +105,14 @@ def lattice_step(pair, rho):
     return 2.0 ** math.floor(math.log2(2.0 * math.sqrt(rho * var)))
 
 
-def _cells(pair, h, n):
+def _cells(pair, h, n, top=-math.inf):
     """(A, B, err_A, err_B) of Y = e^L in (0, a_1], (a_1, a_2], …, (a_n, ∞), a_j = j·h
-    (the edges log a_j as floats: their rounding is paid in ``spread_law``)."""
-    return stacked_masses([pair], np.log(np.arange(1, n + 1) * h), [n], errors=True)
+    (the edges log a_j as floats: their rounding is paid in ``spread_law``); the last edge
+    at least ``top`` (a_n = fl(e^top): np.log's rounding differs between numpy builds, and
+    an atom at L = top belongs below a_n, not in the top cell)."""
+    edges = np.log(np.arange(1, n + 1) * h)
+    edges[-1] = max(edges[-1], top)
+    return stacked_masses([pair], edges, [n], errors=True)
 
 
 def spread_law(pair, a, cells):

@@ -43,7 +43,7 @@ The plan only trades tightness for time: every level's answers are
 certified upper bounds.
 """
 import math
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -116,7 +116,7 @@ class Plan(NamedTuple):
     points: int            # the largest composed window at level 0 (points)
     eps_level: int         # the level of every ε(δ) query
     tilts: tuple           # Tilts per direction
-    hints: dict = None     # direction → the window's Chernoff λ (up, down) at the first tail
+    hints: Optional[dict] = None  # direction → the window's Chernoff λ (up, down) at the first tail
 
     def step(self, composition, level):
         return snap(composition, self.coarse / 2.0 ** level)

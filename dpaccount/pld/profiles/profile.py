@@ -32,7 +32,10 @@ An element of an array gets exactly the answer it gets alone (its levels
 depend on it alone), and every answer is certified whatever the plan: the
 plan chooses tightness, never soundness.
 """
+from __future__ import annotations
+
 import warnings
+from typing import TYPE_CHECKING, Dict, Optional, Tuple, Union
 
 import numpy as np
 
@@ -41,6 +44,12 @@ from ...errors import AccuracyWarning, GridTooLarge
 from ..grids.cache import GridCache
 from .plan import affordable, bulk_split, plan
 from .step_profile import TIERS, StepProfile, leads
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+    from ..grids.accountant import PairComposition
+    from ..grids.grid import PLDGrid
+    from .step_profile import GridCertificate
 
 _PLANS = GridCache(limit=4096, size_of=lambda _: 1)  # plans: small, counted not sized
 # an interval this many times wider than asked refines two levels at once: one level shrinks
@@ -59,7 +68,10 @@ class PrivacyProfile:
     grids) on the same steps, not refined. All take arrays. ``step``,
     ``grid`` and ``certificate`` describe the grids of ε(δ) queries."""
 
-    def __init__(self, pairs, accuracy):
+    _at: Dict[int, StepProfile]
+    _anchors: Dict[Tuple[str, int], float]
+
+    def __init__(self, pairs: PairComposition, accuracy: float) -> None:
         self._pairs = pairs
         self.accuracy = accuracy
         self.plan = _PLANS.get((pairs, accuracy), lambda: plan(pairs, accuracy, TIERS[0]))
@@ -70,7 +82,7 @@ class PrivacyProfile:
         """The ε(δ) queries' level (``GridTooLarge`` up front where it exceeds the cap)."""
         return int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy))
 
-    def at_level(self, level):
+    def at_level(self, level: int) -> StepProfile:
         """The ``StepProfile`` of one level of the plan's step lattice."""
         if level not in self._at:
             first = self._eps_level
@@ -89,20 +101,21 @@ class PrivacyProfile:
                       f"but possibly looser than the accuracy asked for", AccuracyWarning, stacklevel=4)
 
     @property
-    def step(self):
+    def step(self) -> float:
         return self._eps.step
 
-    def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None):
+    def grid(self, direction: str, tail: float = TIERS[0], pessimistic: bool = True,
+             tilt: Optional[int] = None) -> PLDGrid:
         """A composed grid of one direction at the ε(δ) queries' step (``StepProfile.grid``)."""
         return self._eps.grid(direction, tail, pessimistic, tilt)
 
-    def certificate(self):
+    def certificate(self) -> Tuple[GridCertificate, ...]:
         """A ``GridCertificate`` of each direction's base grid at the ε(δ) queries' step."""
         return self._eps.certificate()
 
     # -- ε(δ) --------------------------------------------------------------
     @progress.stage("upper bound")
-    def epsilon(self, delta):
+    def epsilon(self, delta: ArrayLike) -> Union[float, NDArray[np.float64]]:
         """Certified upper bound on ε(δ), vectorised over δ ∈ (0, 1): at the ε(δ)
         level, and for δ above the bulk's cut (``_bulk_split``) the smaller of that
         and the answer ``E`` levels finer (the smaller of two non-increasing curves,
@@ -130,7 +143,7 @@ class PrivacyProfile:
             self._bulk = (cut, int(affordable(self.plan, first + extra)) - first)
         return self._bulk
 
-    def epsilon_lower(self, delta):
+    def epsilon_lower(self, delta: ArrayLike) -> Union[float, NDArray[np.float64]]:
         """Certified lower bound on ε(δ) at this accuracy."""
         return self._fitting(lambda p: p.epsilon_lower(delta))
 
@@ -154,7 +167,7 @@ class PrivacyProfile:
 
     # -- δ(ε) --------------------------------------------------------------
     @progress.stage("upper bound")
-    def delta(self, eps):
+    def delta(self, eps: ArrayLike) -> Union[float, NDArray[np.float64]]:
         """Certified upper bound on δ(ε), vectorised over ε ≥ 0: per direction the
         smaller of its answer at the query's level ℓ(ε) and the anchors below
         ℓ(ε) (``_anchor``), then the larger direction. The direction whose rough
@@ -210,13 +223,14 @@ class PrivacyProfile:
             best = min(best, self._anchors[direction, m])
         return best
 
-    def delta_lower(self, eps):
+    def delta_lower(self, eps: ArrayLike) -> Union[float, NDArray[np.float64]]:
         """Certified lower bound on δ(ε) at this accuracy (at each query's own level)."""
         return self._by_level(eps, lambda p, x: p.delta_lower(x))
 
     # -- certified intervals -------------------------------------------------
     @progress.stage("certified interval")
-    def epsilon_bounds(self, delta, rounds):
+    def epsilon_bounds(self, delta: ArrayLike, rounds: int) -> Tuple[NDArray[np.float64], NDArray[np.float64], float,
+                                                                      Union[np.bool_, NDArray[np.bool_]]]:
         """(lower, upper, step) of ε(δ), refined until upper − lower ≤ accuracy·upper."""
         progress.expect(2)  # the upper bound, then the refinement
         upper = self.epsilon(delta)  # (its stage reads the bulk's cut: ``_bulk_split``)
@@ -225,7 +239,8 @@ class PrivacyProfile:
         return self._refined(np.asarray(delta, dtype=float), start, upper, "epsilon", rounds)
 
     @progress.stage("certified interval")
-    def delta_bounds(self, eps, rounds):
+    def delta_bounds(self, eps: ArrayLike, rounds: int) -> Tuple[NDArray[np.float64], NDArray[np.float64], float,
+                                                                  Union[np.bool_, NDArray[np.bool_]]]:
         """(lower, upper, step) of δ(ε), refined until upper − lower ≤ accuracy·upper."""
         eps = np.asarray(eps, dtype=float)
         start = affordable(self.plan, self._delta_levels(np.where(np.isfinite(eps), eps, 0.0)))
