@@ -317,8 +317,9 @@ def parse_strategy(text: str, n: int) -> Strategy:
     if kind == "blt":
         decays, _, scales = rest.partition(";")
         return blt(numbers(decays), numbers(scales), n)
-    if kind in ("prefix", "identity", "tree") and not rest:
-        return {"prefix": prefix, "identity": identity, "tree": tree}[kind](n)
+    plain: dict[str, Callable[[int], Strategy]] = {"prefix": prefix, "identity": identity, "tree": tree}
+    if kind in plain and not rest:
+        return plain[kind](n)
     raise ValueError(f"strategy must be toeplitz:c0,c1,…, blt:d1,…;s1,…, prefix, identity or tree, "
                      f"got {text!r}")
 

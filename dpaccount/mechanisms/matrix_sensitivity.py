@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from itertools import combinations
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
@@ -116,7 +116,7 @@ def _contained_rows(xabs: np.ndarray, b: int, k: int) -> np.ndarray:
     return xabs[rows, rows] + split
 
 
-def _patterns(n: int, b: int, k: int):
+def _patterns(n: int, b: int, k: int) -> Iterator[np.ndarray]:
     """Every b-separated k-subset of [0, n), as rows of an int array, in chunks."""
     slots = n - (k - 1) * (b - 1)
     offset = np.arange(k) * (b - 1)

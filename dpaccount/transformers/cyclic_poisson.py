@@ -49,7 +49,7 @@ def banded_dpsgd(noise_multiplier: float, column_norm: float, rounds: int, q: fl
     if (largest_group_size is None) != (max_batch_size is None):
         raise ValueError(f"largest_group_size and max_batch_size go together, got {largest_group_size!r} "
                          f"and {max_batch_size!r}")
-    if max_batch_size is None:
+    if max_batch_size is None or largest_group_size is None:
         step = PoissonSampling()(gaussian, q)
     else:
         step = TruncatedPoissonSampling()(gaussian, q, largest_group_size, max_batch_size)
