@@ -8,7 +8,7 @@ noise per column for all of them). Rows:
 * DP-SGD, shuffled epochs without amplification (identity strategy, 10 fixed epochs);
 * BandMF, 16 bands: the banded square root of the prefix sum, and cyclic Poisson
   sampling of 16 groups (q = 16·300/60,000 per round of a group): DP-SGD of
-  ⌈2000/16⌉ = 125 rounds (arXiv 2306.08153, Thm 4); and without amplification,
+  ⌈2000/16⌉ = 125 rounds (arXiv 2306.08153); and without amplification,
   10 fixed epochs;
 * BLT with two buffers, 10 fixed epochs (no amplification for it here: its
   columns are not banded);

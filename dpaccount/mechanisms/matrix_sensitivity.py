@@ -24,7 +24,7 @@ Cases (``matrix_sensitivity`` returns the value, whether it is exact, and which)
   - Toeplitz C with c_0 ≥ c_1 ≥ … ≥ 0: X_ij = Σ_{t ≤ n−1−max(i,j)} c_t c_{t+|i−j|}
     falls in |i − j| and in max(i, j), so moving every participation as early as
     the separation allows raises every term: S = {0, b, …, (k − 1)b} is worst
-    (McKenna 2024, arXiv 2405.15913, §4) — exact, O(nk).
+    (the argument above) — exact, O(nk).
   - small n: every pattern enumerated (exact where the maximising X_S ≥ 0);
   - moderate n: a branch and bound over the patterns (``matrix_search.py``), exact
     (where the maximiser's X_S ≥ 0) when it ends within its budget;

@@ -9,8 +9,9 @@ those of the record's next one, and the matrix mechanism with noise z is dominat
 by DP-SGD (a Poisson-subsampled Gaussian at rate q, noise z, sensitivity the
 largest column norm of C) run for ⌈n/b⌉ rounds (Choquette-Choo, Ganesh, McKenna,
 McMahan, Rush, Thakurta & Xu 2023, "(Amplified) banded matrix factorization",
-arXiv 2306.08153, Thm 4). The transformer returns exactly that ``Composition``;
-jax_privacy's ``amplified_bandmf_event`` is the same event for column norms ≤ 1.
+arXiv 2306.08153, its amplification theorem for banded strategies). The
+transformer returns exactly that ``Composition``; jax_privacy's
+``amplified_bandmf_event`` is the same event for column norms ≤ 1.
 
 With ``largest_group_size`` and ``max_batch_size`` the Poisson batch of each
 round is truncated to at most ``max_batch_size`` records (jax_privacy's
@@ -76,7 +77,7 @@ class CyclicPoissonSampling(Transformer):
                 f"cyclic Poisson amplification needs a strategy with at most b={b} bands (the participation's "
                 f"separation, the number of groups), got {strategy.kind} with "
                 f"{'no banded square form' if bands is None else f'{bands} bands'}: the reduction to DP-SGD "
-                f"(arXiv 2306.08153, Thm 4) does not hold for it")
+                f"(arXiv 2306.08153) does not hold for it")
         norm = matrix_sensitivity(strategy, 1, strategy.n, False).value  # the largest column norm, rounded up
         rounds = math.ceil(strategy.n / b)
         return banded_dpsgd(mechanism.noise_multiplier, norm, rounds, q, largest_group_size, max_batch_size)
