@@ -42,7 +42,10 @@ _ON_FIRST_USE = {
     "transformers.random_allocation": ("RandomAllocation",),
     "odometer": ("PrivacyOdometer",), "plots": ("plot_fDP", "plot_privacy_profile", "plot_rdp"),
     "recipes": ("dpsgd", "dpsgd_max_sample_rate", "dpsgd_max_steps", "dpsgd_noise_multiplier"),
-    "dp_events": ("UnsupportedEvent",), "cards": ("report", "PrivacyReport"), "specs": ("dump", "from_dp_event", "from_spec", "load"),
+    "dp_events": ("UnsupportedEvent",), "cards": ("report", "PrivacyReport"),
+    "mechanisms.matrix": ("MatrixMechanism", "Participation"),
+    "transformers.cyclic_poisson": ("CyclicPoissonSampling", "amplified_bandmf", "truncated_amplified_bandmf"),
+    "specs": ("dump", "from_dp_event", "from_spec", "load"),
 }
 _MODULE_OF = {name: module for module, names in _ON_FIRST_USE.items() for name in names}
 
@@ -62,6 +65,8 @@ if TYPE_CHECKING:  # the same names, seen by type checkers and editors (tests/te
     from .recipes import dpsgd, dpsgd_max_sample_rate, dpsgd_max_steps, dpsgd_noise_multiplier
     from .dp_events import UnsupportedEvent
     from .cards import PrivacyReport, report
+    from .mechanisms.matrix import MatrixMechanism, Participation
+    from .transformers.cyclic_poisson import CyclicPoissonSampling, amplified_bandmf, truncated_amplified_bandmf
     from .specs import dump, from_dp_event, from_spec, load
 
 __version__ = "0.1.0"
@@ -84,6 +89,7 @@ __all__ = [
     "TruncatedPoissonSampling", "SamplingWithReplacement", "Progress",
     "SpecError", "SpecTypeError", "CostWarning",
     "RandomAllocation", "report", "PrivacyReport",
+    "MatrixMechanism", "Participation", "CyclicPoissonSampling", "amplified_bandmf", "truncated_amplified_bandmf",
 ]
 
 

@@ -44,6 +44,7 @@ from .mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMechanism, 
                                   ExponentialMechanism, PureDPMechanism)
 from .dp_events import event_to_spec
 from .mechanisms.trivial import NoOpMechanism, NonPrivateMechanism
+from .mechanisms.matrix import MatrixMechanism
 from .mechanisms.training import MixtureOfGaussiansMechanism, SingleTreeAggregation, TreeAggregation, ZCDPMechanism
 from .mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                   RandomizedResponse)
@@ -68,9 +69,9 @@ MAX_BYTES = 64 * 2 ** 20  # a spec file
 MAX_STRING = 200        # names and relations
 
 # field kinds
-REAL, COUNT, BOOL, STR, RELATION, MECHANISM, PARTS, PROBS, LAW = (
+REAL, COUNT, BOOL, STR, RELATION, MECHANISM, PARTS, PROBS, LAW, OBJECT = (
     "a number", "a whole number", "true or false", "a string", "a relation", "a mechanism",
-    "a list of parts", "a list of probabilities", "a law")
+    "a list of parts", "a list of probabilities", "a law", "an object")
 
 
 def _fields(required, optional=()):
@@ -126,6 +127,8 @@ REGISTRY = {
                         *_fields([("mechanism", MECHANISM), ("mean", REAL)], [("shape", REAL), ("poisson", BOOL)])),
     "RandomAllocation": (lambda mechanism, steps, **kw: RandomAllocation()(mechanism, steps, **kw),
                          *_fields([("mechanism", MECHANISM), ("steps", COUNT)], [("selected", COUNT)])),
+    "MatrixMechanism": (MatrixMechanism, *_fields([("strategy", OBJECT), ("noise_multiplier", REAL)],
+                                                  [("participation", OBJECT), *_REL])),
 }
 
 
@@ -280,6 +283,8 @@ class _Reader:
             return [self.value(p, REAL, f"{path}[{i}]", depth) for i, p in enumerate(_list(x, path))]
         if kind == LAW:
             return _law(x, path)
+        if kind == OBJECT:
+            return _object(x, path, depth)
         if kind == REAL:
             if isinstance(x, bool) or not isinstance(x, (int, float)):
                 raise SpecTypeError(f"{path}: must be {kind}, got {_kind(x)}")
@@ -312,6 +317,27 @@ def _sized(x, path, cls, what, cap, label):
     if len(x) > cap:
         raise SpecError(f"{path}: {label} too long ({len(x)} entries, at most {cap})")
     return x
+
+
+def _object(x, path, depth):
+    """A JSON object of strings, finite numbers and lists of them (nested lists: a matrix),
+    checked for its JSON types; its meaning is the constructor's business."""
+    if not isinstance(x, dict):
+        raise SpecTypeError(f"{path}: must be {OBJECT}, got {_kind(x)}")
+
+    def plain(val, where, level):
+        if level > 3:
+            raise SpecError(f"{where}: nested too deeply")
+        if isinstance(val, list):
+            return [plain(item, f"{where}[{i}]", level + 1) for i, item in enumerate(_list(val, where))]
+        if isinstance(val, str):
+            return _sized(val, where, str, "a string", MAX_STRING, "string")
+        if isinstance(val, bool) or not isinstance(val, (int, float)):
+            raise SpecTypeError(f"{where}: must be a number, a string or a list, got {_kind(val)}")
+        if isinstance(val, int) and abs(val) > MAX_COUNT or not math.isfinite(float(val)):
+            raise SpecError(f"{where}: number out of range: {_short(val)}")
+        return val
+    return {str(key): plain(val, f"{path}.{key}", 0) for key, val in x.items()}
 
 
 def _law(x, path):

@@ -159,6 +159,11 @@ BAD_INPUT = [
      "participations", 2.5),
     ("select-mean-below-one", lambda: dpa.RepeatAndSelect()(G1, 0.5, 1), ValueError, "mean", 0.5),
     ("select-shape-negative", lambda: dpa.RepeatAndSelect()(G1, 2, -1.0), ValueError, "shape", -1.0),
+    # issue 42: matrix mechanisms
+    ("matrix-noise-nan", lambda: dpa.MatrixMechanism([[1.0]], NAN), ValueError, "noise_multiplier", NAN),
+    ("matrix-separation-zero", lambda: dpa.Participation.min_separation(0), ValueError, "separation", 0),
+    ("cyclic-poisson-q-negative", lambda: dpa.CyclicPoissonSampling()(dpa.MatrixMechanism(
+        [[1.0, 0.0], [0.0, 1.0]], 1.0), -0.1), ValueError, "q", -0.1),
     ("noop-relation-bogus", lambda: dpa.NoOpMechanism(relation="bogus"), ValueError, "relation", "bogus"),
     ("nonprivate-relation-int", lambda: dpa.NonPrivateMechanism(relation=1), TypeError, "relation", 1),
 ]

@@ -9,9 +9,12 @@ import sys
 from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
+from ..mechanisms.matrix import MatrixMechanism, Participation
 from ..mechanisms.training import TreeAggregation, ZCDPMechanism
 from ..relations import ADD_REMOVE, REPLACE_ONE
 from ..specs import load
+from ..strategies import parse_strategy
+from ..transformers.cyclic_poisson import CyclicPoissonSampling
 from ..transformers.composition import Composition
 from ..transformers.poisson_sampling import PoissonSampling
 from ..transformers.random_allocation import RandomAllocation
@@ -37,9 +40,12 @@ MECHANISMS = {
     "zcdp": (("rho",), ("xi",), lambda a, r: ZCDPMechanism(a["rho"], a["xi"] or 0.0, relation=r)),
     "tree-aggregation": (("sigma", "n"), ("epochs",),
                          lambda a, r: TreeAggregation(a["sigma"], a["n"], a["epochs"] or 1, relation=r)),
+    "matrix": (("sigma", "n", "strategy"), ("epochs", "min_separation", "participations"),
+               lambda a, r: MatrixMechanism(parse_strategy(a["strategy"], a["n"]), a["sigma"], _participation(a), r)),
 }
 # the flags a mechanism may take (mixtures of Gaussians and repeat-and-select: --spec)
-PARAMETERS = ("sigma", "sensitivity", "mu", "b", "p", "n", "t", "rho", "xi", "epochs")
+PARAMETERS = ("sigma", "sensitivity", "mu", "b", "p", "n", "t", "rho", "xi", "epochs", "strategy", "min_separation",
+              "participations")
 # --batch-scheme NAME: (its flags, the neighbours it amplifies, factory of the flags' values and the step)
 BATCH_SCHEMES = {
     "poisson": (("q",), ADD_REMOVE, lambda a, m: PoissonSampling()(m, a["q"])),
@@ -51,7 +57,13 @@ BATCH_SCHEMES = {
                          lambda a, m: SamplingWithReplacement()(m, a["dataset_size"], a["batch_size"])),
     "random-allocation": (("batch_size", "dataset_size"), ADD_REMOVE,   # one epoch; --steps counts epochs
                           lambda a, m: RandomAllocation()(m, _epoch_steps(a["batch_size"], a["dataset_size"]))),
+    # --mechanism matrix only: the groups are its participation's separation (transformers/cyclic_poisson.py)
+    "cyclic-poisson": (("q",), ADD_REMOVE, lambda a, m: CyclicPoissonSampling()(m, a["q"])),
+    "cyclic-truncated-poisson": (("q", "dataset_size", "max_batch_size"), ADD_REMOVE,
+                                 lambda a, m: CyclicPoissonSampling()(m, a["q"], a["dataset_size"],
+                                                                      a["max_batch_size"])),
 }
+MATRIX_SCHEMES = ("cyclic-poisson", "cyclic-truncated-poisson")
 SCHEME_FLAGS = ("dataset_size", "batch_size", "max_batch_size")
 WRAPPERS = ("q", "steps") + SCHEME_FLAGS                        # the batch scheme, then composition
 
@@ -85,6 +97,13 @@ def mechanism_from(args, **override):
                              f"(it takes {', '.join('--' + k for k in required + optional)})")
         m = factory(values, args.relation)
     scheme = getattr(args, "batch_scheme", None)
+    matrix = isinstance(m, MatrixMechanism)
+    if matrix and scheme is None and values["q"] is not None:
+        scheme = "cyclic-poisson"  # the one amplification a matrix mechanism has
+    if scheme is not None and (scheme in MATRIX_SCHEMES) != matrix:
+        raise UsageError(f"--batch-scheme {scheme} applies to --mechanism matrix only" if not matrix else
+                         f"--batch-scheme {scheme} does not apply to a matrix mechanism (cyclic-poisson or "
+                         f"cyclic-truncated-poisson do)")
     if scheme not in (None, "poisson") and args.spec is None and args.mechanism == "subsampled-gaussian":
         raise UsageError(f"--mechanism subsampled-gaussian is Poisson sampling; with --batch-scheme {scheme} "
                          f"take --mechanism gaussian")
@@ -92,6 +111,19 @@ def mechanism_from(args, **override):
     if values["steps"] is not None and values["steps"] != 1:
         m = Composition()([m], [values["steps"]])
     return m
+
+
+def _participation(a):
+    """--epochs k: fixed epochs; --min-separation b [--participations k]; neither: one round."""
+    if a["epochs"] is not None and (a["min_separation"] is not None or a["participations"] is not None):
+        raise UsageError("--epochs (fixed epochs) cannot be combined with --min-separation / --participations")
+    if a["epochs"] is not None:
+        return Participation.fixed_epochs(a["epochs"])
+    if a["min_separation"] is not None:
+        return Participation.min_separation(a["min_separation"], a["participations"])
+    if a["participations"] is not None:
+        raise UsageError("--participations needs --min-separation")
+    return Participation.single()
 
 
 def _flag(key):

@@ -46,8 +46,13 @@ def _mechanism_flags():
                        ("b", "Laplace scale"), ("p", "randomized-response / binomial probability"),
                        ("n", "binomial trials; tree aggregation: steps per epoch"), ("t", "discrete Laplace scale"),
                        ("rho", "zCDP parameter rho"), ("xi", "zCDP parameter xi (default 0)"),
-                       ("epochs", "tree aggregation: epochs, the tree restarted each (default 1)")):
-        g.add_argument(f"--{name}", *ALIASES.get(name, ()), dest=name, type=number, help=text)
+                       ("epochs", "tree aggregation: epochs, the tree restarted each (default 1); matrix: "
+                                  "fixed epochs"),
+                       ("min_separation", "matrix: rounds between two participations"),
+                       ("participations", "matrix: at most this many participations (with --min-separation)")):
+        g.add_argument(f"--{name.replace('_', '-')}", *ALIASES.get(name, ()), dest=name, type=number, help=text)
+    g.add_argument("--strategy", help="matrix: toeplitz:c0,c1,..., blt:d1,...;s1,..., prefix, identity or tree "
+                                      "over --n rounds (docs/matrix_mechanisms.rst)")
     g.add_argument("--relation", help="neighbouring relation: add-remove (default) or replace-one "
                                       "(dp_accounting's add_or_remove_one, replace_one too)")
     g.add_argument("--q", *ALIASES["q"], dest="q", type=number,
@@ -58,7 +63,8 @@ def _mechanism_flags():
                    help="poisson (--q), truncated-poisson (--q --dataset-size --max-batch-size), "
                         "without-replacement or with-replacement (--batch-size --dataset-size; replace-one), "
                         "random-allocation (--batch-size --dataset-size: one pass of ceil(n / b) steps; "
-                        "--steps counts passes)")
+                        "--steps counts passes), cyclic-poisson (--q; --mechanism matrix, banded strategies), "
+                        "cyclic-truncated-poisson (--q --dataset-size (the largest group) --max-batch-size)")
     b.add_argument("--dataset-size", type=number, help="number of records (truncated-poisson, *-replacement, random-allocation)")
     b.add_argument("--batch-size", type=number, help="records per batch (without-, with-replacement, random-allocation)")
     b.add_argument("--max-batch-size", type=number, help="the cap on a Poisson batch (truncated-poisson)")

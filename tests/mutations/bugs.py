@@ -729,4 +729,18 @@ BUGS = (
          "tests/api/test_risk.py::test_finite_pair_risks_by_enumeration"),
         "the attack's TPR from the upper end of β (the optimistic curve): below the exact TPR, an "
         "under-report of the attack risk"),
+    # ---------------------------------------------------------------- matrix mechanisms (issue 42)
+    Bug("matrix-banded-shortcut-off-by-one", "dpaccount/mechanisms/matrix_sensitivity.py",
+        "    if bands is not None and bands <= b:", "    if bands is not None and bands <= b + 1:",
+        ("tests/test_matrix_sensitivity.py::test_never_below_brute_force_and_equal_where_exact",),
+        "the column-norm shortcut taken for b + 1 bands: columns b apart then share a row and their "
+        "cross terms are dropped (an under-report)"),
+    Bug("matrix-earliest-pattern-spread", "dpaccount/mechanisms/matrix_sensitivity.py",
+        "    for start in range(0, (k - 1) * b + 1, b):", "    for start in range(0, (k - 1) * (b + 1) + 1, b + 1):",
+        ("tests/test_matrix_sensitivity.py::test_never_below_brute_force_and_equal_where_exact",),
+        "the monotone Toeplitz's worst pattern taken b + 1 apart instead of b: a later, smaller pattern"),
+    Bug("cyclic-poisson-rounds-floor", "dpaccount/transformers/cyclic_poisson.py",
+        "        rounds = math.ceil(strategy.n / b)", "        rounds = strategy.n // b",
+        ("tests/test_cyclic_poisson.py::test_reproduces_the_theorems_composition",),
+        "⌊n/b⌋ DP-SGD rounds instead of ⌈n/b⌉: the first n mod b groups' last participation dropped"),
 )

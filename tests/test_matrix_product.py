@@ -1,0 +1,68 @@
+"""Matrix mechanisms through the product surface: specs and the command line."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+import dpaccount
+from dpaccount import MatrixMechanism, Participation, from_spec
+from dpaccount import strategies as S
+
+
+@pytest.mark.parametrize("strategy", [S.toeplitz([1.0, 0.5], 20), S.blt([0.9], [0.2], 20), S.tree(16),
+                                      S.prefix(8), S.identity(8), S.dense([[1.0, 0], [0.5, 1]])])
+@pytest.mark.parametrize("part", [Participation.single(), Participation.min_separation(1, 2),
+                                  Participation.fixed_epochs(2)])
+def test_spec_round_trip(strategy, part):
+    m = MatrixMechanism(strategy, 1.5, part)
+    back = from_spec(json.loads(json.dumps(m.to_spec())))
+    assert back == m and back.sensitivity == m.sensitivity
+
+
+def test_spec_round_trip_restarted_tree():
+    m = MatrixMechanism(S.tree(16, restart_every=8), 1.5, Participation.fixed_epochs(2))
+    back = from_spec(json.loads(json.dumps(m.to_spec())))
+    assert back == m and back.to_spec()["strategy"]["restart_every"] == 8
+
+
+@pytest.mark.parametrize("strategy,match", [
+    ({"kind": "dense", "matrix": [[1, 1], [0, 1]]}, "spec.strategy: strategy must be lower triangular"),
+    ({"kind": "nope"}, "spec.strategy: strategy kind"), ([1, 2], "spec.strategy: must be an object"),
+    ({"kind": "toeplitz", "coeffs": [1.0], "n": 4, "x": 1}, "spec.strategy: strategy 'toeplitz' got arguments"),
+])
+def test_spec_errors(strategy, match):
+    with pytest.raises((dpaccount.SpecError, dpaccount.SpecTypeError), match=match):
+        from_spec({"dpaccount_spec": 1, "type": "MatrixMechanism", "strategy": strategy, "noise_multiplier": 1})
+
+
+def _cli(*args):
+    out = subprocess.run([sys.executable, "-m", "dpaccount", "epsilon", *args, "--delta", "1e-5"],
+                         capture_output=True, text=True)
+    return out.returncode, out.stdout + out.stderr
+
+
+def test_cli_matrix_equals_library():
+    code, text = _cli("--mechanism", "matrix", "--strategy", "toeplitz:1,0.5,0.25", "--n", "1000", "--sigma", "5",
+                      "--min-separation", "10")
+    m = MatrixMechanism(S.toeplitz([1, 0.5, 0.25], 1000), 5.0, Participation.min_separation(10))
+    assert code == 0 and f"{m.get_approxDP(1e-5):.6g}" in text
+    code, text = _cli("--mechanism", "matrix", "--strategy", "identity", "--n", "100", "--sigma", "1",
+                      "--min-separation", "10", "--q", "0.1")
+    want = dpaccount.CyclicPoissonSampling()(MatrixMechanism(S.identity(100), 1.0,
+                                                              Participation.min_separation(10)), 0.1)
+    assert code == 0 and f"{want.get_approxDP(1e-5):.6g}" in text
+
+
+@pytest.mark.parametrize("args,match", [
+    (("--mechanism", "gaussian", "--sigma", "5", "--batch-scheme", "cyclic-poisson", "--q", "0.1"),
+     "applies to --mechanism matrix only"),
+    (("--mechanism", "matrix", "--strategy", "prefix", "--n", "100", "--sigma", "5", "--epochs", "10", "--q", "0.1"),
+     "bands"),
+    (("--mechanism", "matrix", "--strategy", "what", "--n", "100", "--sigma", "1"), "strategy must be"),
+    (("--mechanism", "matrix", "--strategy", "identity", "--n", "100", "--sigma", "1", "--epochs", "3"),
+     "fixed_epochs"),
+])
+def test_cli_errors(args, match):
+    code, text = _cli(*args)
+    assert code != 0 and match in text
