@@ -439,8 +439,8 @@ BUGS = (
         ("tests/test_pure_dp.py::test_epsilon_at_delta_zero_is_the_supremum_of_the_loss",),
         "the remove pair's pure ε by the add direction's formula (smaller)"),
     # ---------------------------------------------------------------- random allocation
-    Bug("allocation-minorant-not-lowered", "dpaccount/pld/pairs/random_allocation.py",
-        "g = base - d - 4 * _U * c_low", "g = base - 4 * _U * c_low",
+    Bug("allocation-minorant-not-lowered", "dpaccount/pld/pairs/allocation_minorant.py",
+        "g = c_low - d - 4 * _U * c_low", "g = c_low - 4 * _U * c_low",
         ("tests/transformers/test_random_allocation.py::test_randomized_response_against_exact_enumeration",),
         "the lower law's points not lowered below the chords: its hull is the spread's, above the exact curve"),
     Bug("allocation-spread-ends-swapped", "dpaccount/pld/pairs/random_allocation.py",
