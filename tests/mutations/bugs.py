@@ -441,7 +441,7 @@ BUGS = (
     # ---------------------------------------------------------------- random allocation
     Bug("allocation-minorant-not-lowered", "dpaccount/pld/pairs/allocation_minorant.py",
         "g = c_low - d - 4 * _U * c_low", "g = c_low - 4 * _U * c_low",
-        ("tests/transformers/test_random_allocation.py::test_randomized_response_against_exact_enumeration",),
+        ("tests/transformers/test_allocation_trust.py::test_far_tail_of_two_gaussian_steps_lower_end_below_exact",),
         "the lower law's points not lowered below the chords: its hull is the spread's, above the exact curve"),
     Bug("allocation-spread-ends-swapped", "dpaccount/pld/pairs/random_allocation.py",
         "w[:n] += np.maximum(down, 0.0) / span", "w[:n] += np.maximum(up, 0.0) / span",

@@ -136,3 +136,17 @@ def test_tiny_delta_lower_end_below_the_rdp_upper_bound(sigma, steps):
     except AccuracyNotReached as refused:
         b = refused.bounds
     assert b.lower <= m.get_approxDP(1e-20, method="rdp"), b
+
+
+def test_laplace_beyond_the_float_range_answers_from_rdp_without_overflow():
+    """Issue 44 defect 3 (an OverflowError in the RDP add bound). Laplace of b = 1e-3
+    (ε₀ = 1000) over 50 steps: the exact ε(1e-5) is at least 1000 − log 50 − 1e-3, since
+    the event "one step's output beyond 1" has P_t-mass ≥ ½(1 − ½e^{−1000})^{49} and
+    Q^t-mass ≤ 25e^{−1000}, so δ(ε) ≥ ½ − 25e^{ε−1000} > 1e-5 below it."""
+    import warnings
+    from dpaccount import LaplaceMechanism
+    from dpaccount.errors import RDPFallbackWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RDPFallbackWarning)
+        eps = RandomAllocation()(LaplaceMechanism(1e-3), 50).get_approxDP(1e-5)
+    assert 1000 - math.log(50) - 1e-3 <= eps < math.inf

@@ -165,6 +165,9 @@ def with_replacement_pair(group_pairs, n, b, witness=None):
     if n == 1:  # every draw is the record: K = b, no sampling left (G_b dominates both orders)
         return group_pairs(b)
     weights, spill = copies_weights(n, b)
+    if not any(w > 0 for w in weights):  # b ≫ n: K's mass lies beyond MAX_COPIES, where G_b
+        # dominates every G_k (below): the mixture is bounded by G_b alone (no witness listed)
+        return subset_sampled_pair(group_pairs(b), copies_rate(n, b))
     parts = [(w, group_pairs(k)) for k, w in enumerate(weights, start=1)]
     # the spill is K's tail beyond the listed k and the weights' rounding: the pairs G_k of every
     # k ≤ b (pure ε, ``MixturePair``), each one up to MAX_COPIES; beyond, G_b alone, which
