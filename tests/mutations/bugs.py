@@ -443,6 +443,12 @@ BUGS = (
         "g = c_low - d - 4 * _U * c_low", "g = c_low - 4 * _U * c_low",
         ("tests/transformers/test_allocation_trust.py::test_far_tail_of_two_gaussian_steps_lower_end_below_exact",),
         "the lower law's points not lowered below the chords: its hull is the spread's, above the exact curve"),
+    Bug("allocation-add-direction-from-the-call-side-law", "dpaccount/pld/pairs/random_allocation.py",
+        "return AllocationPair(self.upper.reverse(), self.lower_reverse().reverse(),",
+        "return AllocationPair(self.upper.reverse(), self.lower.reverse(),",
+        ("tests/transformers/test_allocation_sweep.py",),
+        "the reversed pair's lower side taken from the call-side minorant (below Y in the increasing "
+        "convex order only): the add direction's lower δ above the exact one (issue 44)"),
     Bug("allocation-spread-ends-swapped", "dpaccount/pld/pairs/random_allocation.py",
         "w[:n] += np.maximum(down, 0.0) / span", "w[:n] += np.maximum(up, 0.0) / span",
         ("tests/transformers/test_random_allocation.py::test_randomized_response_against_exact_enumeration",),
