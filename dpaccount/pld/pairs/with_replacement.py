@@ -175,6 +175,13 @@ def with_replacement_pair(group_pairs, n, b, witness=None):
     # records are replaced by themselves), so its pure ε bounds all of theirs
     named = parts[0][1].pure_epsilon() < math.inf
     spill_of = _spill_names(group_pairs, parts, b) if named else ()
+    if not named and spill > 0.0:  # no pure ε to name the spill by: the spill's k are G_b's
+        # (G_b dominates every G_k, k ≤ b, so its hockey sticks bound theirs, weight for weight),
+        # where the spill at +∞ put every δ below it at ε = ∞ (b = 100 draws of n = 2)
+        try:
+            parts, spill = parts + [(spill, group_pairs(b))], 0.0
+        except (RepresentationUnavailable, GridTooLarge):
+            pass
     mix = parts[0][1] if (len(parts) == 1 and spill == 0.0) else MixturePair(parts, spill, spill_of)
     pair = subset_sampled_pair(mix, copies_rate(n, b))
     if witness is None or b == 1:  # b = 1: subset sampling itself, attained where the base is
