@@ -150,3 +150,18 @@ def test_laplace_beyond_the_float_range_answers_from_rdp_without_overflow():
         warnings.simplefilter("ignore", RDPFallbackWarning)
         eps = RandomAllocation()(LaplaceMechanism(1e-3), 50).get_approxDP(1e-5)
     assert 1000 - math.log(50) - 1e-3 <= eps < math.inf
+
+
+def test_tiny_delta_falls_back_to_rdp_with_the_warning_and_above_the_exact():
+    """Issue 44 defect 8, stated (docs/batch_schemes.rst): below δ ≈ 1e-17 an epoch's pairs say
+    +∞ (their tails cut there), and the default answer is RDP's, with RDPFallbackWarning:
+    an upper bound (σ = 10, 2 steps, δ = 1e-18: exact ε ≈ 0.5836 by quadrature)."""
+    from dpaccount.errors import RDPFallbackWarning
+    m = RandomAllocation()(GaussianMechanism(10), 2)
+    with pytest.warns(RDPFallbackWarning):
+        got = m.get_approxDP(1e-18)
+    with mp.workdps(40):
+        at = mp.mpf(got)
+        exact_at = max(_gaussian_delta(mp.mpf(1) / 10, 2, at, add) for add in (False, True))
+        below = max(_gaussian_delta(mp.mpf(1) / 10, 2, at * 0.95, add) for add in (False, True))
+    assert exact_at <= 1e-18 < below  # ours is above the exact ε, within 5 % of it
