@@ -43,7 +43,8 @@ def minorant_law(pair, h, n, cells, side="call"):
     # is at most Q(Y ≤ a_n) (p'' ≤ p beyond a_n asks that much)
     z_a = np.append(np.maximum(top * big_b[:n] - big_a[:n], 0.0)[::-1], top * q_ninf_low)
     z_b = np.append(big_b[:n][::-1], q_ninf_low)
-    z_err_a = np.append((err_a[:n] + top * err_b[:n] + 4 * _U * (big_a[:n] + top * big_b[:n]))[::-1], 0.0)
+    z_err_a = np.append((err_a[:n] + top * err_b[:n] + 4 * _U * (big_a[:n] + top * big_b[:n]))[::-1],
+                        4 * _U * top * q_ninf_low)
     z_err_b = np.append(err_b[:n][::-1], 0.0)
     most = 1.0 - (big_b[n] + err_b[n]) * (1 + 4 * _U)
     # Y's edges err by κ·a_j ≤ κ(a_n)·a_n (a_n ≥ 1), Z's with them
