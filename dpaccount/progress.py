@@ -16,8 +16,9 @@ called inside another's reporting (a calibration's evaluations, a plot's
 queries) reports as a stage of it.
 
 The fraction is an estimate: each stage splits its parent's share evenly
-among its expected steps (a stage whose total is unknown gives step i the
-share between i/(i+1) and (i+1)/(i+2)); it never decreases, stays at most
+among its expected steps and one more, kept for steps beyond the expected
+(``_share``; a stage whose total is unknown gives step i the share between
+i/(i+1) and (i+1)/(i+2)); it never decreases, stays at most
 0.99 while the query runs and is 1 once it has returned. The ETA, elapsed·(1 − f)/f, is as rough
 as f: stages that end early (a refinement that converges) make it fall.
 """
@@ -53,9 +54,15 @@ F = TypeVar("F", bound=Callable[..., Any])  # a decorated function, its signatur
 
 
 def _share(done, total):
-    """The fraction of a stage that ``done`` of its steps stand for (steps
-    beyond the expected total stand for nothing more)."""
-    return min(done / total, 1.0) if total else done / (done + 1.0)
+    """The fraction of a stage that ``done`` of its steps stand for: of an expected
+    total T, step i stands for i/(T + 1), the last share kept for steps beyond T (a
+    stage whose count was a guess), x of which stand for x/(x + 1) of it; of an
+    unknown total, i/(i + 1). Below 1 while the stage runs (a stage whose expected
+    steps were done early showed 99 % for the rest of its run)."""
+    if not total:
+        return done / (done + 1.0)
+    over = max(done - total, 0)
+    return (min(done, total) + over / (over + 1.0)) / (total + 1.0)
 
 
 class _Stage:

@@ -1,12 +1,20 @@
 """DP-SGD in its users' words: ``dpsgd(noise_multiplier, batch_size, dataset_size, epochs)``.
 
-The rate and the step count of a training loop, as Opacus counts them
+The step count of a training loop as Opacus counts it
 (``opacus.data_loader.DPDataLoader``): a pass over the data is
 ⌈dataset_size / batch_size⌉ optimizer steps (a loader that keeps its last,
-short batch), the sampling rate is batch_size / dataset_size (the expected
-batch), and ``epochs`` passes (a real number: a partial pass too) are
+short batch), and ``epochs`` passes (a real number: a partial pass too) are
 ⌈epochs · ⌈dataset_size / batch_size⌉⌉ steps, rounded *up* — one step more
-never under-reports.
+never under-reports. The sampling rate is batch_size / dataset_size (the
+expected batch), which is *not* Opacus': its ``DPDataLoader`` samples at
+1/len(data_loader) = 1/⌈n/B⌉, at most B/n (n = 300, B = 32: 0.1 against
+0.1067). B/n is kept because it bounds both loops: a loader sampling at B/n
+(any Poisson loader written to that rate) would be under-reported at
+1/⌈n/B⌉, while for Opacus' loader B/n is a larger rate, so an upper bound
+(``dpsgd(1.1, 32, 300, 2)``: ε(1e-5) = 3.1558, where Opacus' loader and
+``PrivacyEngine(accountant="dpaccount")`` give 2.9759). For Opacus' exact number,
+compose ``PoissonSampling()(GaussianMechanism(σ), 1 / ⌈n / B⌉)`` over the same
+steps, or let the Opacus accountant count them (``integrations/opacus.py``).
 
 ``sampling`` names the batch scheme the loop uses (``SAMPLINGS``):
 
@@ -87,7 +95,8 @@ PER_EPOCH = {"random-allocation"}   # the schemes whose unit is a pass, not a st
 
 
 def dpsgd_steps(batch_size, dataset_size, epochs):
-    """(sampling rate, steps): batch_size / dataset_size and ⌈epochs·⌈n / B⌉⌉ (module docstring)."""
+    """(sampling rate, steps): batch_size / dataset_size (not Opacus' 1/⌈n / B⌉, which is at most
+    it: module docstring) and ⌈epochs·⌈n / B⌉⌉."""
     batch_size, dataset_size = v.count("batch_size", batch_size), v.count("dataset_size", dataset_size)
     if batch_size > dataset_size:
         raise ValueError(f"batch_size must be at most dataset_size = {dataset_size}, got {batch_size}")

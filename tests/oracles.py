@@ -197,3 +197,37 @@ def mechanism_tradeoff(p, q):
     """Exact curve of an add/remove mechanism whose remove pair is (P, Q) and
     add pair (Q, P): the greatest convex minorant of min(T(Q,P), T(P,Q))."""
     return lower_hull(np_vertices(p, q) + np_vertices(q, p))
+
+
+def allocation_law(p, q, steps):
+    """(P_t, Q^t) of one epoch of random allocation over t = ``steps`` steps of the finite
+    pair (p, q) (Feldman & Shenfeld 2025: P_t = (1/t) Σ_i Q ⊗ … ⊗ P at step i ⊗ … ⊗ Q),
+    as the laws of the count vector n (n_i steps with outcome i, a sufficient
+    statistic): Q^t(n) = M(n) ∏ q_i^{n_i}, P_t(n) = M(n) Σ_i (n_i/t) p_i q_i^{n_i−1}
+    ∏_{k≠i} q_k^{n_k}, M(n) the multinomial coefficient. Exact (Fractions of the inputs,
+    floats taken at their binary value)."""
+    from fractions import Fraction
+    import itertools
+    import math
+    p, q = [Fraction(x) for x in p], [Fraction(x) for x in q]
+    m, p_out, q_out = len(p), [], []
+    for cuts in itertools.combinations(range(steps + m - 1), m - 1):  # stars and bars
+        bounds = (-1,) + cuts + (steps + m - 1,)
+        n = [bounds[i + 1] - bounds[i] - 1 for i in range(m)]
+        coef = math.factorial(steps)
+        for k in n:
+            coef //= math.factorial(k)
+        base = Fraction(coef)
+        for qi, ni in zip(q, n):
+            base *= qi ** ni if ni else 1
+        q_out.append(base)
+        pp = Fraction(0)
+        for i in range(m):
+            if n[i]:
+                term = Fraction(coef * n[i], steps) * p[i] * (q[i] ** (n[i] - 1))
+                for k in range(m):
+                    if k != i and n[k]:
+                        term *= q[k] ** n[k]
+                pp += term
+        p_out.append(pp)
+    return p_out, q_out

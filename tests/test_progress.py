@@ -153,3 +153,24 @@ def test_on_a_terminal_the_results_start_on_a_line_of_their_own(monkeypatch):
     assert not any("epsilon = " in p and "%" in p for p in pieces)
     last = screen.getvalue().split("\r")[-1]
     assert last.rstrip(" \n").endswith("100%  ETA 0s") and last.endswith("\n")
+
+
+def test_a_stage_with_more_steps_than_expected_stays_below_99_percent():
+    """Issue 44 defect 10: a query expecting one step whose work ran as many counted
+    sub-stages showed 99 % (ETA 0 s) after its first. Here one expected step, then five
+    sub-stages: the fraction after each of them grows and stays well below 0.99 until
+    the query returns."""
+    from dpaccount.progress import run, stage
+    seen = []
+
+    @stage("part")
+    def part():
+        pass
+
+    def work():
+        for _ in range(5):
+            part()
+    run("query", seen.append, work, steps=1)
+    running = [p.fraction for p in seen[:-1]]
+    assert running == sorted(running) and max(running) < 0.99, running
+    assert running[-1] > 0.5 and seen[-1].fraction == 1.0

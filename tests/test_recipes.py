@@ -57,3 +57,14 @@ def test_the_dpsgd_command_and_prv_accountants_flags(capsys):
     assert eps == Composition()([PoissonSampling()(GaussianMechanism(0.8), 5e-3)], [250]).get_approxDP(1e-6)
     assert main(["delta", "--noise-multiplier", "0.8", "--sampling-probability", "5e-3",
                  "--num-compositions", "250", "-e", "1.0"]) == 0
+
+
+def test_dpsgd_rate_is_b_over_n_an_upper_bound_for_opacus_loader():
+    """Issue 44 defect 7 (module docstring of recipes.py): the rate is B/n, not Opacus'
+    1/⌈n/B⌉ (0.1067 against 0.1 for n = 300, B = 32), so the answer bounds Opacus' loop from
+    above: it is at least the certified lower end of the Poisson-sampled Gaussian at 0.1 over
+    the same 20 steps."""
+    q, steps = dpsgd_steps(32, 300, 2)
+    assert (q, steps) == (32 / 300, 20) and q >= 1 / math.ceil(300 / 32)
+    opacus = Composition()([PoissonSampling()(GaussianMechanism(1.1), 1 / math.ceil(300 / 32))], [steps])
+    assert dp.dpsgd(1.1, 32, 300, 2).get_approxDP(1e-5) >= opacus.get_approxDP_bounds(1e-5).lower

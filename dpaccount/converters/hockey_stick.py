@@ -28,7 +28,7 @@ def hockey_stick_to_epsilon(curve, delta, p_inf=0.0, upper=True, iterations=200)
     at_hi = curve(hi)
     while at_hi > delta:
         lo, hi, at_lo = hi, 2.0 * hi, at_hi
-        if hi > 1e6:
+        if hi > 2.0 ** 64:  # (a doubling per call: 64 at most; 1e6 here said ∞ for a finite 5e11)
             return math.inf if upper else lo
         at_hi = curve(hi)
     lo, hi = _itp(curve, delta, lo, hi, at_lo, at_hi, iterations)

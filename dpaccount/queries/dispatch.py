@@ -300,6 +300,7 @@ class QueryDispatch(IntervalQueries, RiskQueries):
         else:
             out = np.array([rdp_to_delta(self.rdp, e) for e in epss.ravel()])
         out = np.clip(np.asarray(out, dtype=float).reshape(epss.shape), 0.0, 1.0)
+        out = np.where(epss >= self.pure_epsilon(), 0.0, out)  # δ(ε) = 0 from the pure ε on (exact)
         return float(out.ravel()[0]) if scalar else out
 
     @overload

@@ -170,8 +170,11 @@ class IntervalQueries:
                 lower = self._analytic_delta(values.ravel(), upper=False)
             lower = np.minimum(np.ravel(np.asarray(lower, dtype=float)), upper)
             return self._of_mechanism(lower, upper, method, None, values, query, accuracy, pick)
-        # the pure ε bounds ε(δ) at every δ (get_approxDP clips to it too)
-        cap = (lambda u: np.minimum(u, self.pure_epsilon())) if query == "get_approxDP" else (lambda u: u)
+        # the pure ε bounds ε(δ) at every δ, and δ(ε) = 0 from it on (get_approxDP, get_approx_delta
+        # clip to it too)
+        pure = self.pure_epsilon()
+        cap = (lambda u: np.minimum(u, pure)) if query == "get_approxDP" \
+            else (lambda u: np.where(np.ravel(values) >= pure, 0.0, u))
         exact = self._exact_sum()
         if exact is not None:  # the exact sum over the atoms (pld/profiles/exact_sum.py)
             fn = exact_epsilon_bounds if query == "get_approxDP" else exact_delta_bounds

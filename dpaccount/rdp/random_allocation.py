@@ -264,8 +264,8 @@ def _laplace_excess(base, t, s, step):
     """An upper bound on E_Q[X^{−s}] − 1 (module docstring), or inf: the least over a
     few cuts Λ and first levels c_1 (each a valid bound)."""
     eps_tail = float(base(1.0 + 2.0 * s / t))
-    if not (math.isfinite(eps_tail) and math.isfinite(step[0][2])):
-        return math.inf
+    if not (math.isfinite(eps_tail) and math.isfinite(step[0][2])) or step[0][2] > 700.0:
+        return math.inf  # (beyond the float range, e^{step} below: no bound by this route)
     # log P(X < c) ≤ min_λ λc + log A(λ), on a grid of μ (any λ gives a valid Chernoff bound)
     lam_c = t * np.geomspace(1e-6, 2.0, 400) / math.exp(step[0][2])
     log_a_c = _log_step(lam_c, t, step)[0]

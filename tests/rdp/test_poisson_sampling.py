@@ -213,3 +213,15 @@ def test_bound_propagates_infinity_and_shapes():
     assert np.all(np.isfinite(out[0, :2])) and np.isfinite(out[1, 2])
     assert np.isinf(out[0, 2]) and np.all(np.isinf(out[1, :2]))
     assert isinstance(subsampled_rdp_bound(0.1, base, 3), float)
+
+
+def test_a_fractional_order_beyond_the_node_cap_takes_the_next_integer_order():
+    """Issue 44 defect 4: σ = 1e-3 scanned 25M trapezoid nodes at α ≈ 5000 (2.9 GB for a
+    whole ε(δ) query). Beyond ``_MAX_NODES`` the order takes ε(⌈α⌉) (D_α is monotone in α):
+    between the exact binomial sums at ⌊α⌋ and ⌈α⌉ (both the integer route)."""
+    from dpaccount.rdp import poisson_sampling as ps
+    q, sigma, alpha = 0.01, 1e-3, 5000.5
+    assert ps._fraction_plan(np.array([alpha]), sigma)[4][0] > ps._MAX_NODES
+    got = ps.subsampled_gaussian_rdp(q, sigma, alpha)
+    low, high = ps.subsampled_gaussian_rdp(q, sigma, np.array([5000.0, 5001.0]))
+    assert low <= got <= high

@@ -62,7 +62,7 @@ def _old_bisection():
         lo, hi = 0.0, 1.0
         while curve(hi) > delta:
             lo, hi = hi, 2.0 * hi
-            if hi > 1e6:
+            if hi > 2.0 ** 64:  # the search's range (converters/hockey_stick.py)
                 return math.inf if upper else lo
         for _ in range(iterations):
             mid = 0.5 * (lo + hi)

@@ -116,7 +116,12 @@ def _gaussian_delta(mu, t, eps, add):
         return mp.npdf(x)
 
     if t == 2:
-        return mp.quad(lambda x: dens(x) * last(y(x) / 2), [-mp.inf, -2, 0, 2, 6, mp.inf])
+        # the integrand's kink (where the last coordinate's term starts) and a ladder of
+        # points, so that far tails (δ ~ 1e-40, carried near x ~ −10) are resolved
+        kink = (mp.log(2 / alpha if add else 2 * alpha) + mu ** 2 / 2) / mu
+        points = sorted({-mp.inf, mp.inf, kink, *(mp.mpf(x) for x in (-40, -30, -20, -15, -12, -10, -8, -6, -4,
+                                                                     -2, 0, 2, 4, 6, 8, 10, 12, 15, 20, 30, 40))})
+        return mp.quad(lambda x: dens(x) * last(y(x) / 2), points)
     # t = 3: the outer two coordinates by scipy's adaptive quadrature (mpmath's 2-D quadrature
     # takes minutes), its error bound returned with the value
     from scipy import integrate

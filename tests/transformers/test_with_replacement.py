@@ -229,3 +229,31 @@ def test_a_base_without_a_group_rule_has_no_pairs():
     m = SamplingWithReplacement()(inner, 10, 3)
     with pytest.raises(RepresentationUnavailable, match="k-fold"):
         m.pairs
+
+
+def test_a_batch_far_larger_than_the_dataset_is_answered_or_refused_clearly():
+    """Issue 44 defect 6: b = 10^6 draws from n = 1000 records (valid with replacement) raised
+    "a mixture needs a component of positive weight". K ~ Bin(b, 1/n) has its mass beyond
+    MAX_COPIES, so the pair is G_b's (b-fold replace-one neighbours dominate every k ≤ b):
+    for a Gaussian, the Gaussian of sensitivity b at the rate P(K ≥ 1), which rounds to 1
+    here, so ε(δ) is the Gaussian's of σ = 1/b up to that rounding; randomized response,
+    whose 2b-fold group pair (ToReplaceOne: 2 per draw) has 2b + 1 outcomes, is refused by name."""
+    from dpaccount import RandomizedResponse, ToReplaceOne
+    from dpaccount.errors import GridTooLarge
+    from oracles import gdp_epsilon
+    m = SamplingWithReplacement()(GaussianMechanism(1, relation="replace-one"), 1000, 10 ** 6)
+    got = m.get_approxDP(1e-5)
+    exact = gdp_epsilon(1e-5, 10 ** 6)
+    assert float(exact) * (1 - 1e-9) <= got <= float(exact) * (1 + 1e-6)
+    with pytest.raises(GridTooLarge, match="k=20000000"):
+        SamplingWithReplacement()(ToReplaceOne()(RandomizedResponse(0.6)), 1000, 10 ** 7).get_approxDP(1e-5)
+
+
+def test_the_spill_of_a_gaussian_goes_to_its_b_fold_pair_not_infinity():
+    """Issue 44 defect 5: b = 100 draws of n = 2 records (K ~ Bin(100, ½), mass beyond
+    MAX_COPIES = 64) answered ∞: the spill sat at +∞. G_b (sensitivity b) dominates every
+    G_k, so the mixture's ε is at most the Gaussian's of μ = 100 (mpmath), and ours within
+    the accuracy 1e-3 of the mixture's."""
+    from oracles import gdp_epsilon
+    got = SamplingWithReplacement()(GaussianMechanism(1, relation="replace-one"), 2, 100).get_approxDP(1e-5)
+    assert math.isfinite(got) and got <= float(gdp_epsilon(1e-5, 100)) * (1 + 1e-3)

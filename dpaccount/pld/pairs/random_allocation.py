@@ -29,16 +29,23 @@ every convex f of the sum (iid coordinates), in both directions at once
 Each mass is rounded up (a pointwise larger measure with the same ratios
 only raises every hockey-stick value, also after composition).
 
-**Lower pair (a convex minorant).** The call function c(a) = E_Q[(Y − a)_+]
-is convex; points (a_j, c(a_j) − d_j), lowered so that every chord lies
-below c (the triangle between a cell's chord and its end tangents has height
-ℓr/(hB), ℓ = A − a_jB, r = a_{j+1}B − A; an end with less room above the lines
-c(0) − a and 0 is lowered by its room and the other end by the rest, as in
-``discretise_optimistic.py``), and their lower convex hull are the call
-function of a measure Y'' on the lattice with c'' ≤ c and the put function
-p'' ≤ p, total mass ≤ 1: Y'' is below Y in the increasing *and* the
-decreasing convex order, so both δ's of its allocation are below the exact
-ones (second order in h, as the spread). Masses are rounded down.
+**Lower pairs (convex minorants).** The remove direction's δ's, E_Q[(S/t − e^ε)_+] for
+every ε of either sign (the pair's whole curve), are expectations of increasing convex
+functions of S; the add direction's (the reversed pair's), E_Q[(1 − e^ε S/t)_+], of
+decreasing convex ones. A sub-probability law Y'' whose call function c''(a) = E[(Y'' − a)_+]
+is below c(a) = E_Q[(Y − a)_+] for every a (total ≤ 1) lowers the first kind for the sum of
+iid copies; one whose put function p''(a) = E[(a − Y'')_+] is below p the second. No lattice
+law is below Y in both orders at second order in h (c − c'' and p − p'' differ by the mean
+gap plus a·(1 − total): the constraints pull apart near the ends of the support; an epoch
+built from one law carrying both sides was not below the exact one, issue 44), so each
+direction has its own. The call side: points (a_j, c(a_j) − d_j), lowered so that every
+chord lies below c (the triangle between a cell's chord and its end tangents has height
+ℓr/(hB), ℓ = A − a_jB, r = a_{j+1}B − A; the lowering split between the ends as in
+``discretise_optimistic._least_over``), their lower convex hull cut at its floor
+(``allocation_minorant.py``) are the call function of a measure on the lattice; the mass at 0 at
+most Q(Y = 0) (the optimistic grid's tangent at x = 0). The put side: the call side of
+Z = a_n − Y on the same lattice, reflected, its total at most Q(Y ≤ a_n). Masses are
+rounded down; each is second order in h, as the spread.
 
 **The law of S** (``allocation_sum.py``). S' = Σ Y'_i is the t-fold convolution on the lattice (FFT,
 with its per-bin noise bound, ``transform.fft``) on a window [0, W·h], W set
@@ -80,12 +87,12 @@ import numpy as np
 
 from ...precision import DEFAULT_RHO
 from .allocation_sum import DEEP, TAIL, size_biased_tail, sum_law
+from .allocation_minorant import minorant_law
 from .discrete_pair import DiscretePair
 from ..grids.discretise import loss_range
 from .base import DominatingPair, stacked_masses
 
 _U = np.finfo(float).eps
-_SLIVER = 1e-12  # relative mass dropped from the lower law against the hull's rounding
 _GROUP = 3e-4        # width in log s of the groups an epoch's atoms are merged into (``coarsen``)
 _POINTS = 2 ** 21    # lattice points of S's window planned for (an FFT of 2^21 reals: ~0.2 s)
 _CELLS = 2 ** 19     # lattice points of Y (each cell's masses with error bounds: ~3 µs)
@@ -145,98 +152,11 @@ def spread_law(pair, a, cells):
     return w, (p_inf + a_cell[n] + err_a[n]) * (1 + 4 * _U)
 
 
-def minorant_law(pair, h, n, cells):
-    """(Q-masses of Y'' at a_0 … a_n, P(L = ∞) rounded down): the convex minorant
-    (module docstring), each mass rounded down (``cells``: ``_cells(pair, h, n)``)."""
-    big_a, big_b, err_a, err_b = cells
-    a = np.arange(n + 1) * h
-    # c_j = Σ_{k≥j} (A_k − a_j B_k) = c_{j+1} + ℓ_j + h·Q(Y > a_{j+1}), non-negative terms; its
-    # error ≤ Σ_{k≥j} (err_A + a_{k+1} err_B) and (n + 8)u of the sums
-    q_gt = np.cumsum(big_b[::-1])[::-1]                       # Q(Y > a_j), j = 0..n
-    ell = np.maximum(big_a[:n] - a[:n] * big_b[:n], 0.0)
-    terms = np.append(ell + h * q_gt[1:], max(big_a[n] - a[n] * big_b[n], 0.0))
-    c = np.cumsum(terms[::-1])[::-1]
-    weight = np.append(a[1:], a[n])
-    err_c = np.cumsum((err_a + weight * err_b)[::-1])[::-1] + (n + 8) * _U * c
-    c_low = np.maximum(c - err_c, 0.0)
-    e0 = float(err_c[0]) * (1 + 4 * _U)                       # c(0) − c_low[0] ≤ e0
-    g0 = float(c_low[0])
-    base = c_low - e0                                          # the points before their requests
-    # rooms above the lines g0 − a and 0 (the hull's slopes must stay in [−1, 0])
-    room = np.maximum(np.minimum(base - (g0 - a) - 4 * _U * (g0 + a + c_low), base), 0.0)
-    room[0] = 0.0
-    # each segment's requests (c_L, c_R) with c_L/ℓ + c_R/r ≥ 1 for ℓ, r rounded up
-    ell_up = ell + err_a[:n] + a[:n] * err_b[:n] + 4 * _U * (big_a[:n] + a[:n] * big_b[:n])
-    r_up = np.maximum(a[1:] * big_b[:n] - big_a[:n], 0.0) + err_a[:n] + a[1:] * err_b[:n] \
-        + 4 * _U * (big_a[:n] + a[1:] * big_b[:n])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau = np.where(ell_up + r_up > 0, ell_up * r_up / (ell_up + r_up), 0.0) * (1 + 8 * _U)
-        left_short, right_short = room[:n] < tau, room[1:] < tau
-        c_left = np.where(left_short, room[:n],
-                          np.where(right_short, ell_up * np.maximum(1 - room[1:] / r_up, 0.0) * (1 + 4 * _U), tau))
-        c_right = np.where(left_short, r_up * np.maximum(1 - room[:n] / ell_up, 0.0) * (1 + 4 * _U),
-                           np.where(right_short, room[1:], tau))
-    c_left, c_right = np.nan_to_num(c_left, nan=0.0), np.nan_to_num(c_right, nan=0.0)
-    d = np.zeros(n + 1)
-    d[:n] = c_left
-    d[1:] = np.maximum(d[1:], c_right)
-    g = base - d - 4 * _U * c_low                              # the subtraction's rounding, down
-    g[0], g[n] = g0, min(g[n], 0.0)                            # c'' = 0 from a_n on
-    keep = _lower_hull(a, g)
-    x, y = a[keep], g[keep]
-    slopes = np.diff(y) / np.diff(x)
-    mass = np.zeros(n + 1)
-    inner = keep[1:-1]
-    jumps = np.diff(slopes)
-    # a jump's rounding: the slopes are differences of three points over ≥ h (≤ 8u of them / h)
-    slack = 8 * _U * (np.abs(y[:-2]) + 2 * np.abs(y[1:-1]) + np.abs(y[2:])) / h
-    mass[inner] = np.maximum(jumps - slack, 0.0)
-    mass[n] = max(-slopes[-1] - 8 * _U * abs(y[-2]) / h, 0.0)
-    # the mass at 0: what is left of 1, less e0/a_n (the put function beyond a_n: p'' ≤ p there
-    # asks the total mass to be ≤ 1 − (c(0) − g0)/a for every a ≥ a_n)
-    mass[0] = max(1.0 - mass[1:].sum() * (1 + (n + 4) * _U) - e0 / a[n], 0.0)
-    excess = mass.sum() - 1.0
-    if excess > 0:  # rooms broken by rounding: remove the excess from the lowest points (lowers c'', p'')
-        cut = np.minimum(np.cumsum(mass), excess * (1 + 4 * _U) + (n + 4) * _U)
-        mass -= np.diff(np.concatenate(([0.0], cut)))
-        mass = np.maximum(mass, 0.0)
-    mass *= 1 - _SLIVER
-    (p_inf_low, _), _ = pair.end_bounds()
-    return mass, p_inf_low
-
-
-def _lower_hull(x, y):
-    """Indices of the lower convex hull of the points (x_j, y_j) (x increasing, both ends
-    kept): a few vectorised passes drop reflex points, never two neighbours in one pass (each
-    dropped point lies above the chord of its kept neighbours, so the polyline only moves
-    down), then Andrew's monotone chain finishes on what is left (long runs of near-collinear
-    points in a far tail need one pass per point otherwise)."""
-    keep = np.arange(len(x))
-    for _ in range(16):
-        if len(keep) <= 2:
-            return keep
-        xs, ys = x[keep], y[keep]
-        s = np.diff(ys) / np.diff(xs)
-        reflex = np.flatnonzero(s[:-1] > s[1:]) + 1
-        if not len(reflex):
-            return keep
-        first = np.ones(len(reflex), bool)
-        first[1:] = np.diff(reflex) > 1           # of a run of reflex points, every other one
-        run_start = np.maximum.accumulate(np.where(first, np.arange(len(reflex)), 0))
-        keep = np.delete(keep, reflex[(np.arange(len(reflex)) - run_start) % 2 == 0])
-    xs, ys, hull = x[keep].tolist(), y[keep].tolist(), []
-    for i in range(len(xs)):
-        while len(hull) >= 2 and ((ys[hull[-1]] - ys[hull[-2]]) * (xs[i] - xs[hull[-2]])
-                                  >= (ys[i] - ys[hull[-2]]) * (xs[hull[-1]] - xs[hull[-2]])):
-            hull.pop()  # the last kept point lies on or above the chord to this one
-        hull.append(i)
-    return keep[np.array(hull)]
-
-
-def epoch_pair(pair, t, h, n, cells, pessimistic):
+def epoch_pair(pair, t, h, n, cells, pessimistic, side="call"):
     """One epoch's remove-direction pair (``DiscretePair``): atoms s = i·h with Q-mass q_i
-    and P-mass q_i·s/t, plus P(L = ∞); the upper (spread) or lower (minorant) version."""
-    w, p_inf = spread_law(pair, np.arange(n + 1) * h, cells) if pessimistic else minorant_law(pair, h, n, cells)
+    and P-mass q_i·s/t, plus P(L = ∞); the upper (spread) or lower (minorant, of the
+    ``side`` of ``minorant_law``) version."""
+    w, p_inf = spread_law(pair, np.arange(n + 1) * h, cells) if pessimistic else minorant_law(pair, h, n, cells, side)
     q, tail, big_w, jump = sum_law(w, t, h, pessimistic)
     if pessimistic and tail:  # the P-mass above the window to +∞
         p_inf = min(1.0, (p_inf + size_biased_tail(w, t, h, big_w * h)) * (1 + 4 * _U))
@@ -262,7 +182,8 @@ def epoch_pair(pair, t, h, n, cells, pessimistic):
     with np.errstate(divide="ignore"):
         log_q = np.log(q)
         log_ratio = np.log(index * (h / t))  # i·h exact (an integer i, or a group's mean); /t ½ ulp
-    return ratio_pair(log_q, log_ratio, rel, p_inf, f"allocation(t={t},h={h!r},{'up' if pessimistic else 'low'})")
+    return ratio_pair(log_q, log_ratio, rel, p_inf,
+                      f"allocation(t={t},h={h!r},{'up' if pessimistic else 'low-' + side})")
 
 
 def ratio_pair(log_q, log_ratio, rel, p_inf, name):
@@ -317,8 +238,13 @@ class AllocationPair(DominatingPair):
 
     cuts_to_infinity = True  # the window of S and a heavy-tailed Y's lattice send their tails to +∞
 
-    def __init__(self, upper, lower, key, tight=False, pure=(math.inf, math.inf), refinable=False):
+    def __init__(self, upper, lower, key, tight=False, pure=(math.inf, math.inf), refinable=False,
+                 lower_reverse=None):
         self.upper, self.lower, self._key, self._tight = upper, lower, key, tight
+        # a pair whose reverse lies below this pair's reverse (the put-side law of a linear
+        # lattice's epoch: ``lower`` is below in the call side only), or a function making it on
+        # first use; None: ``lower`` itself (a law below in both orders, or an attained witness)
+        self._lower_reverse = lower_reverse
         self.pure = tuple(pure)  # (this pair's, its reverse's) pure ε bounds (module docstring)
         # built on a linear lattice at a ρ (``allocation_pair``): a smaller ρ brings upper and
         # lower closer (``dpaccount/precision.py``)
@@ -357,8 +283,14 @@ class AllocationPair(DominatingPair):
         return min(self.pure[0], self.upper.pure_epsilon())
 
     def reverse(self):
-        return AllocationPair(self.upper.reverse(), self.lower.reverse(), ("reversed",) + self._key, self._tight,
-                              self.pure[::-1], self.refinable)
+        return AllocationPair(self.upper.reverse(), self.lower_reverse().reverse(), ("reversed",) + self._key,
+                              self._tight, self.pure[::-1], self.refinable, lambda: self.lower.reverse())
+
+    def lower_reverse(self):
+        """The pair whose reverse bounds this pair's reverse from below (``__init__``)."""
+        if callable(self._lower_reverse):
+            self._lower_reverse = self._lower_reverse()
+        return self.lower if self._lower_reverse is None else self._lower_reverse
 
     def key(self):
         return self._key
@@ -396,7 +328,8 @@ def allocation_pair(pair, steps, rho=DEFAULT_RHO):
     n = int(math.ceil(top / h)) + 1
     cells = _cells(pair, h, n)
     return AllocationPair(epoch_pair(pair, steps, h, n, cells, True), epoch_pair(pair, steps, h, n, cells, False),
-                          key, pair.tight, pure, refinable=True)
+                          key, pair.tight, pure, refinable=True,
+                          lower_reverse=lambda: epoch_pair(pair, steps, h, n, cells, False, "put"))
 
 
 def pure_bounds(pair):

@@ -58,15 +58,15 @@ incomplete beta; measured against mpmath's ``betainc`` on 300 random
 (n ≤ 3000, q, B): worst 3.6e-13 relative, 1.6e3 ulps; taken here within
 ``_REL`` = 1e-11 relative, and the tests check it against exact sums). The mixture
 takes w at its lower end, 1 − w at its lower end, and the difference, with
-the roundings, as ``spill`` at ±∞ (``pld/pairs/mixture.py``); η is taken at its upper
+the roundings, added to both components' weights (below); η is taken at its upper
 end (each Poisson pair's curve grows with its rate).
 
 Pure ε. The exact pair's loss takes only the two components' values, so its
 supremum is the larger of log(1 + q(e^{ε_r} − 1)) and log(1 + η(e^{ε_R} − 1))
 (remove; −log(1 − q(1 − e^{−ε})) for add), ε_r and ε_R the base's and its
 replace-one pair's pure ε (``PoissonRemovePair.pure_epsilon``, rounded up; it grows
-with the rate, so η's upper end serves). The spill is the weights' rounding only,
-so it is given these components (``MixturePair``'s ``spill_of``), not +∞.
+with the rate, so η's upper end serves). The weights' rounding is these components'
+own weight, so it adds no other pure ε.
 """
 import numpy as np
 
@@ -110,10 +110,13 @@ def truncated_pairs(remove, add, replace, q, n, batch):
     rem = (PoissonRemovePair(remove, q), PoissonRemovePair(replace, eta))
     ad = (PoissonAddPair(add, q), PoissonAddPair(replace, eta))
     rate = inclusion_probability(q, n, batch, lower=True)  # the attained instance (module docstring)
-    # weight 0 (w_low = 0) drops the second component from the mixture; the spill, only the
-    # weights' rounding, belongs to both (``spill_of``: the pure ε is the larger of theirs)
-    return (WitnessedMixturePair(zip((keep, w_low), rem), spill, (((PoissonRemovePair(remove, rate), 1),),), rem),
-            WitnessedMixturePair(zip((keep, w_low), ad), spill, (((PoissonAddPair(add, rate), 1),),), ad))
+    # the spill, only the weights' rounding, goes to both components: the disjoint mixture's δ is
+    # Σ w_i δ_i, linear in the weights, so weights at least the exact ones (1 − w ≤ keep + spill,
+    # w ≤ w_low + spill) raise every δ, also composed (the spill at ±∞ said ε = ∞ wherever δ is
+    # below the composed spill: 10^6 steps of 1e-11 each at δ = 1e-5)
+    weights = (min(keep + spill, 1.0), min(w_low + spill, 1.0))
+    return (WitnessedMixturePair(zip(weights, rem), 0.0, (((PoissonRemovePair(remove, rate), 1),),), rem),
+            WitnessedMixturePair(zip(weights, ad), 0.0, (((PoissonAddPair(add, rate), 1),),), ad))
 
 
 def inclusion_probability(q, n, batch, lower=False):

@@ -165,6 +165,9 @@ def with_replacement_pair(group_pairs, n, b, witness=None):
     if n == 1:  # every draw is the record: K = b, no sampling left (G_b dominates both orders)
         return group_pairs(b)
     weights, spill = copies_weights(n, b)
+    if not any(w > 0 for w in weights):  # b ≫ n: K's mass lies beyond MAX_COPIES, where G_b
+        # dominates every G_k (below): the mixture is bounded by G_b alone (no witness listed)
+        return subset_sampled_pair(group_pairs(b), copies_rate(n, b))
     parts = [(w, group_pairs(k)) for k, w in enumerate(weights, start=1)]
     # the spill is K's tail beyond the listed k and the weights' rounding: the pairs G_k of every
     # k ≤ b (pure ε, ``MixturePair``), each one up to MAX_COPIES; beyond, G_b alone, which
@@ -172,6 +175,13 @@ def with_replacement_pair(group_pairs, n, b, witness=None):
     # records are replaced by themselves), so its pure ε bounds all of theirs
     named = parts[0][1].pure_epsilon() < math.inf
     spill_of = _spill_names(group_pairs, parts, b) if named else ()
+    if not named and spill > 0.0:  # no pure ε to name the spill by: the spill's k are G_b's
+        # (G_b dominates every G_k, k ≤ b, so its hockey sticks bound theirs, weight for weight),
+        # where the spill at +∞ put every δ below it at ε = ∞ (b = 100 draws of n = 2)
+        try:
+            parts, spill = parts + [(spill, group_pairs(b))], 0.0
+        except (RepresentationUnavailable, GridTooLarge):
+            pass
     mix = parts[0][1] if (len(parts) == 1 and spill == 0.0) else MixturePair(parts, spill, spill_of)
     pair = subset_sampled_pair(mix, copies_rate(n, b))
     if witness is None or b == 1:  # b = 1: subset sampling itself, attained where the base is
