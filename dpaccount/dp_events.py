@@ -23,6 +23,12 @@ replace-one. Sampling without replacement is a
 replace-one scheme in dp_accounting and here (``SubsetSampling``): its subtree
 is built replace-one whatever ``relation`` says, and a composition that mixes
 it with add/remove parts is refused (``Composition``'s relation check).
+Poisson sampling is an add/remove scheme: under replace-one a
+``PoissonSampledDpEvent`` is ``ToReplaceOne`` of it, its subtree built
+add/remove (replacing x by y keeps x's slot, sampled with probability q on
+both sides: Lebeda, Regehr, Kamath & Steinke 2024, for a Gaussian base, as
+dp_accounting's PLD accountant takes it), and a truncated Poisson-subsampled
+Gaussian likewise (``transformers/truncated_poisson.py``).
 
 Event → mechanism:
 
@@ -32,11 +38,10 @@ Event → mechanism:
 ``GaussianDpEvent(z)``                      ``GaussianMechanism(z)`` (z = 0: non-private)
 ``LaplaceDpEvent(z)``                       ``LaplaceMechanism(z)`` (z = 0: non-private)
 ``DiscreteLaplaceDpEvent(a, Δ)``            ``DiscreteLaplaceMechanism(1/a, Δ)``
-``RandomizedResponseDpEvent(p, 2)``         ``RandomizedResponse(1 − p/2)`` (p = 1: no-op)
-``RandomizedResponseDpEvent(p, k > 2)``     ``DiscreteMechanism`` of two buckets' laws
+``RandomizedResponseDpEvent(p, k)``         ``RandomizedResponse(1 − p + p/k, buckets=k)`` (p = 1: no-op)
 ``SelfComposedDpEvent(e, k)``               ``Composition()([e], [k])``
 ``ComposedDpEvent(events)``                 ``Composition()(events, [1, …])``
-``PoissonSampledDpEvent(q, e)``             ``PoissonSampling()(e, q)``
+``PoissonSampledDpEvent(q, e)``             ``PoissonSampling()(e, q)`` (replace-one: ``ToReplaceOne``)
 ``SampledWithoutReplacementDpEvent(n,b,e)`` ``SubsetSampling()(e, b/n)`` (replace-one)
 ``SingleEpochTreeAggregationDpEvent(z, T)`` ``TreeAggregation(z, max T)``
 ``RepeatAndSelectDpEvent(e, mean, shape)``  ``RepeatAndSelect()(e, mean, shape)``
@@ -121,8 +126,10 @@ def _node(event, relation, depth):
             return {"type": "NoOpMechanism", **rel}
         return {"type": "Composition", "parts": [{"mechanism": inner(e), "count": 1} for e in events]}
     if kind == "PoissonSampledDpEvent":
-        return {"type": "PoissonSampling", "q": _num(f("sampling_probability"), "sampling_probability", event),
-                "mechanism": inner(f("event"))}
+        # under replace-one x's slot is sampled on both sides: ToReplaceOne of the add/remove scheme
+        sampled = {"type": "PoissonSampling", "q": _num(f("sampling_probability"), "sampling_probability", event),
+                   "mechanism": inner(f("event"), ADD_REMOVE)}
+        return {"type": "ToReplaceOne", "mechanism": sampled} if moved else sampled
     if kind == "SampledWithoutReplacementDpEvent":
         n = _num(f("source_dataset_size"), "source_dataset_size", event)
         b = _num(f("sample_size"), "sample_size", event)
@@ -155,8 +162,9 @@ def _node(event, relation, depth):
             return {"type": "NoOpMechanism", **rel}
         if z == 0:
             return {"type": "NonPrivateMechanism", **rel}
-        return {"type": "TruncatedPoissonSampling", "q": q, "dataset_size": n, "max_batch_size": cap,
-                "mechanism": {"type": "GaussianMechanism", "sigma": z, **rel}}
+        sampled = {"type": "TruncatedPoissonSampling", "q": q, "dataset_size": n, "max_batch_size": cap,
+                   "mechanism": {"type": "GaussianMechanism", "sigma": z}}
+        return {"type": "ToReplaceOne", "mechanism": sampled} if moved else sampled
     if kind == "SampledWithReplacementDpEvent":
         return {"type": "SamplingWithReplacement",
                 "dataset_size": _num(f("source_dataset_size"), "source_dataset_size", event),
@@ -167,9 +175,10 @@ def _node(event, relation, depth):
 
 def _randomized_response(event, relation):
     """dp_accounting's k-ary randomized response: the input bucket with probability
-    1 − p, else a uniform bucket. Two inputs' laws are the worst pair: bucket a has
-    1 − p + p/k under one, p/k under the other, and the rest p/k under both (merged:
-    the loss is 0 there, so one atom of their total mass is the same pair)."""
+    1 − p, else a uniform bucket, i.e. ``RandomizedResponse(1 − p + p/k, buckets=k)``
+    (its pair, for two inputs that differ, is attained and symmetric: it serves
+    every relation; under ``REPLACE_SPECIAL``, read as add/remove, it dominates
+    dp_accounting's pair against a uniform bucket)."""
     p = _num(event.noise_parameter, "noise_parameter", event)
     k = _num(event.num_buckets, "num_buckets", event)
     if not (0 <= p <= 1) or k < 1:
@@ -180,15 +189,7 @@ def _randomized_response(event, relation):
         return {"type": "NoOpMechanism", **rel}
     if p == 0:
         return {"type": "NonPrivateMechanism", **rel}
-    if k == 2:
-        return {"type": "RandomizedResponse", "p": 1 - p / 2, **rel}
-    if relation != ADD_REMOVE:
-        raise UnsupportedEvent(f"RandomizedResponseDpEvent with {k} buckets becomes a DiscreteMechanism, which "
-                               f"takes no relation: ask with relation='add-remove' (the pair is the same)")
-    keep, other = 1 - p + p / k, p / k  # the k − 2 buckets equal under both laws merge into one atom
-    rest = 1 - keep - other
-    return {"type": "DiscreteMechanism", "p_probs": [keep, other, rest], "q_probs": [other, keep, rest],
-            "name": f"RR{k}"}
+    return {"type": "RandomizedResponse", "p": 1 - p * (k - 1) / k, **({"buckets": k} if k != 2 else {}), **rel}
 
 
 def spec_to_event(node, dp_event):
@@ -215,7 +216,8 @@ def spec_to_event(node, dp_event):
                                    f"dp_accounting event (a record's bound would be {sens / 2})")
         return e.DiscreteLaplaceDpEvent(1.0 / node["t"], int(sens // per_record))
     if kind == "RandomizedResponse":
-        return e.RandomizedResponseDpEvent(2 * (1 - node["p"]), 2)
+        k = node.get("buckets", 2)
+        return e.RandomizedResponseDpEvent((1 - node["p"]) * k / (k - 1), k)
     if kind == "Composition":
         events = [spec_to_event(part["mechanism"], dp_event) for part in node["parts"]]
         events = [ev if part["count"] == 1 else e.SelfComposedDpEvent(ev, part["count"])

@@ -43,7 +43,9 @@ sensitivity is still 1, it is loose — build the mechanism with
 mechanism is not two add/remove steps of itself: replacing x by y changes
 one record's slot, included with probability q on both sides, and its pair
 is the Gaussian mixture pair of Lebeda, Regehr, Kamath & Steinke 2024
-(``pld/pairs/poisson_replace.py``; no RDP curve is derived for it). Other
+(``pld/pairs/poisson_replace.py``; no RDP curve is derived for it). A
+truncated Poisson-subsampled Gaussian is the mixture of two such pairs over
+the public coin "the batch is full" (``_truncated_replace``). Other
 Poisson-subsampled bases raise ``RepresentationUnavailable``. The converse has no sound general
 rule: a replace-one guarantee says nothing about a mechanism that reveals
 |D|, so no ``ToAddRemove`` is offered.
@@ -56,12 +58,15 @@ from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
 from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, PureDPMechanism
+from ..mechanisms.trivial import NonPrivateMechanism
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
 from ..pld.grids.accountant import PairComposition
 from ..pld.pairs.discrete_pair import DiscretePair, binomial_pair
 from ..pld.pairs.base import check_atoms
+from ..pld.pairs.mixture import MixturePair
 from ..pld.pairs.poisson_replace import PoissonReplaceGaussianPair
+from ..pld.pairs.truncated_poisson import truncation_weights
 from ..rdp.curve import RDPCurve, discrete_pair_rdp
 from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relation, with_relation
 from .base import Transformer, check_mechanism
@@ -139,8 +144,18 @@ class _PoissonReplaceMechanism(_SymmetricPairMechanism):
         super().__init__("PoissonReplaceGaussian", {"mu": mu, "q": q}, PoissonReplaceGaussianPair(mu, q))
 
 
+def _revealed_slot_pair(q):
+    """((1 − q)R + q·δ_x, (1 − q)R + q·δ_y), δ_x ⊥ δ_y ⊥ R: loss +∞ with P-mass q,
+    −∞ with Q-mass q, 0 else; δ(ε) = q at every ε ≥ 0. Attained (a base that
+    outputs its records) and its own reverse."""
+    log_p = np.array([math.log(q), math.log1p(-q), -np.inf])
+    return DiscretePair(log_p, log_p[::-1].copy(), name=f"revealed-slot(q={q!r})", p_inf=q, q_ninf=q, tight=True)
+
+
 def _poisson_replace(m):
     """The replace-one equivalent of a Poisson-subsampled mechanism (module docstring)."""
+    if isinstance(m.base, NonPrivateMechanism):  # x's slot, sampled w.p. q, reveals x or y
+        return _SymmetricPairMechanism("PoissonReplaceNonPrivate", {"q": m.q}, _revealed_slot_pair(m.q))
     pairs = m.base.optional("pairs")
     mu = None if pairs is None else pairs.gaussian_mu
     if mu is None:
@@ -153,6 +168,30 @@ def _poisson_replace(m):
     return _PoissonReplaceMechanism(mu, m.q)
 
 
+def _truncated_replace(m):
+    """The replace-one equivalent of a truncated Poisson-subsampled Gaussian: the
+    mixture, over the public coin C = [the others' sample has ≥ B members], of the
+    Poisson replace pair at rate q (C false: x's slot as in ``_poisson_replace``) and
+    at rate η with twice the sensitivity (C true: x or y enters the full batch with
+    probability η in place of a record z of the others' sample, so the laws are
+    (1 − η)N(g_z) + ηN(g_x) and (1 − η)N(g_z) + ηN(g_y) with |g_x − g_z|, |g_y − g_z| ≤ 2Δ:
+    Lebeda et al.'s pair at 2Δ). Weights and η as in ``pld/pairs/truncated_poisson.py``
+    (w rounded down, the rest spilled; η rounded up: the pair's curve grows with its
+    rate); dp_accounting 0.6 takes the same mixture (``from_truncated_subsampled_gaussian_mechanism``)."""
+    if m.q == 0.0 or m.max_batch_size >= m.dataset_size:
+        return _equivalent(PoissonSampledMechanism(m.base, m.q), 2, True, True)
+    base = _poisson_replace(PoissonSampledMechanism(m.base, m.q))
+    w_low, w_high, eta = truncation_weights(m.q, m.dataset_size, m.max_batch_size)
+    if w_high == 0.0:
+        return base
+    full = _poisson_replace(PoissonSampledMechanism(_equivalent(m.base, 2, True), eta))
+    comps = tuple(x.pairs.remove[0][0] for x in (base, full))
+    keep = (1.0 - w_high) * (1 - 2 * _U)              # ≤ the exact 1 − w
+    spill = (w_high - w_low + 2 * _U) * (1 + 2 * _U)  # ≥ 1 − keep − w_low
+    name = f"TruncatedPoissonReplace:{m.base.name}"
+    return _SymmetricPairMechanism(name, dict(m.params), MixturePair(zip((keep, w_low), comps), spill, comps))
+
+
 def _equivalent(m, k, both, replace=False):
     """A mechanism whose pairs and RDP for one step are ``m``'s for ≤ k steps;
     ``both``: the steps may go either way (each pair must cover both orders);
@@ -163,6 +202,8 @@ def _equivalent(m, k, both, replace=False):
         return _equivalent(m.equivalent, k, both, replace)
     if kind is PoissonSampledMechanism and replace:
         return m if m.q == 0 else _poisson_replace(m)  # q = 0: the record is never used
+    if getattr(kind, "_spec_type", None) == "TruncatedPoissonSampling" and replace:  # (a cyclic import)
+        return _truncated_replace(m)
     if kind is _PurePairMechanism:
         return _PurePairMechanism(m.params["eps"], m.params["k"] * k, m.pair.tight)
     if kind is GDPMechanism:
