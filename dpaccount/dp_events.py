@@ -61,6 +61,7 @@ from fractions import Fraction
 from .errors import DPAccountError
 from .relations import ADD_REMOVE, REPLACE_ONE, check_relation
 
+_U = 2.0 ** -52
 MAX_DENOMINATOR = 10 ** 12  # a sampling rate written as sample_size / dataset_size
 
 
@@ -85,16 +86,17 @@ def _num(value, name, event):
 
 def event_to_spec(event, relation=None):
     """The spec node (``{"type": ..., ...}``) of a dp_accounting event (module docstring)."""
-    return _node(event, _relation(relation), 0)
+    special = str(getattr(relation, "name", relation)).upper() == "REPLACE_SPECIAL"
+    return _node(event, _relation(relation), 0, special)
 
 
-def _node(event, relation, depth):
+def _node(event, relation, depth, special=False):
     if depth > 64:
         raise UnsupportedEvent("dp_event nested more than 64 deep")
     kind = type(event).__name__
     f = lambda name: getattr(event, name)
     rel = {"relation": str(relation)}
-    inner = lambda e, r=relation: _node(e, r, depth + 1)
+    inner = lambda e, r=relation: _node(e, r, depth + 1, special and r == relation)
     if kind == "NoOpDpEvent":
         return {"type": "NoOpMechanism", **rel}
     if kind == "NonPrivateDpEvent":
@@ -114,7 +116,7 @@ def _node(event, relation, depth):
         sens = _num(f("sensitivity"), "sensitivity", event)
         return {"type": "DiscreteLaplaceMechanism", "t": 1.0 / a, "sensitivity": sens * (2 if moved else 1), **rel}
     if kind == "RandomizedResponseDpEvent":
-        return _randomized_response(event, relation)
+        return _randomized_response(event, relation, special)
     if kind == "SelfComposedDpEvent":
         count = _num(f("count"), "count", event)
         if count == 0:
@@ -133,6 +135,8 @@ def _node(event, relation, depth):
     if kind == "SampledWithoutReplacementDpEvent":
         n = _num(f("source_dataset_size"), "source_dataset_size", event)
         b = _num(f("sample_size"), "sample_size", event)
+        if b == 0 and n > 0:  # an empty sample uses no record (dp_accounting's RDP accountant: ε = 0)
+            return {"type": "NoOpMechanism", "relation": str(REPLACE_ONE)}
         return {"type": "SubsetSampling", "gamma": b / n if n > 0 else math.nan,
                 "mechanism": inner(f("event"), REPLACE_ONE)}
     if kind in ("SingleEpochTreeAggregationDpEvent", "MixtureOfGaussiansDpEvent") and moved:
@@ -150,9 +154,12 @@ def _node(event, relation, depth):
         node = {"type": "RepeatAndSelect", "mechanism": inner(f("event")), "mean": _num(f("mean"), "mean", event)}
         return {**node, "poisson": True} if shape == math.inf else {**node, "shape": shape}
     if kind == "MixtureOfGaussiansDpEvent":
-        return {"type": "MixtureOfGaussiansMechanism", "sigma": _num(f("standard_deviation"), "standard_deviation", event),
-                "sensitivities": [_num(c, "sensitivities", event) for c in f("sensitivities")],
-                "probs": [_num(p, "sampling_probs", event) for p in f("sampling_probs")], **rel}
+        sigma = _num(f("standard_deviation"), "standard_deviation", event)
+        sens = [_num(c, "sensitivities", event) for c in f("sensitivities")]
+        probs = [_num(p, "sampling_probs", event) for p in f("sampling_probs")]
+        if sigma == 0 and len(sens) == len(probs) and all(p >= 0 for p in probs) and sum(probs) > 0:
+            return _noiseless_mixture(sens, probs, rel)
+        return {"type": "MixtureOfGaussiansMechanism", "sigma": sigma, "sensitivities": sens, "probs": probs, **rel}
     if kind == "ZCDpEvent":
         return {"type": "ZCDPMechanism", "rho": _num(f("rho"), "rho", event), "xi": _num(f("xi"), "xi", event), **rel}
     if kind == "TruncatedSubsampledGaussianDpEvent":  # dp_accounting's degenerate cases, as its accountant reads them
@@ -173,12 +180,27 @@ def _node(event, relation, depth):
                            f"({kind}: {'unsupported by design' if kind == 'UnsupportedDpEvent' else 'unknown type'})")
 
 
-def _randomized_response(event, relation):
+def _noiseless_mixture(sens, probs, rel):
+    """A mixture of Gaussians without noise: the output moves by a drawn c ≠ 0 (and so
+    reveals x) with probability q = P(c ≠ 0), else not at all: Poisson sampling at q
+    of the non-private mechanism (q rounded up: δ(ε) = q). q = 0: a no-op."""
+    q = math.fsum(p for c, p in zip(sens, probs) if c != 0) / math.fsum(probs)
+    if q == 0:
+        return {"type": "NoOpMechanism", **rel}
+    q = min(q * (1 + 4 * _U), 1.0)
+    revealing = {"type": "NonPrivateMechanism", **rel}
+    return revealing if q == 1.0 else {"type": "PoissonSampling", "q": q, "mechanism": revealing}
+
+
+def _randomized_response(event, relation, special=False):
     """dp_accounting's k-ary randomized response: the input bucket with probability
     1 − p, else a uniform bucket, i.e. ``RandomizedResponse(1 − p + p/k, buckets=k)``
     (its pair, for two inputs that differ, is attained and symmetric: it serves
-    every relation; under ``REPLACE_SPECIAL``, read as add/remove, it dominates
-    dp_accounting's pair against a uniform bucket)."""
+    every relation). Under ``REPLACE_SPECIAL`` the special record's output is a
+    uniform bucket (dp_accounting's ``from_randomized_response``): the remove pair
+    is (P, U), P = (1 − p + p/k, rest (k − 1)p/k) on (x's bucket, the others: one
+    loss, log p, so one atom), U = (1/k, (k − 1)/k), and add is its reverse — an
+    add/remove ``DiscreteMechanism``, attained by a record replaced by the special one."""
     p = _num(event.noise_parameter, "noise_parameter", event)
     k = _num(event.num_buckets, "num_buckets", event)
     if not (0 <= p <= 1) or k < 1:
@@ -189,7 +211,11 @@ def _randomized_response(event, relation):
         return {"type": "NoOpMechanism", **rel}
     if p == 0:
         return {"type": "NonPrivateMechanism", **rel}
-    return {"type": "RandomizedResponse", "p": 1 - p * (k - 1) / k, **({"buckets": k} if k != 2 else {}), **rel}
+    keep = 1 - p * (k - 1) / k
+    if special:
+        return {"type": "DiscreteMechanism", "p_probs": [keep, p * (k - 1) / k], "q_probs": [1 / k, (k - 1) / k],
+                "name": f"RandomizedResponse{k}:special"}
+    return {"type": "RandomizedResponse", "p": keep, **({"buckets": k} if k != 2 else {}), **rel}
 
 
 def spec_to_event(node, dp_event):
