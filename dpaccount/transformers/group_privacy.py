@@ -25,7 +25,10 @@ carries a pair dominating both orders (``relations.py``). Rule by rule:
   chain of ε-DP laws (Q = U[0,1], P_j with CDF g^{∘j}), so it is tight for
   the class of ε-DP mechanisms; it is the pair of ``pure_dp_group_pair``
   and it lies strictly inside randomized response with log-odds kε (the
-  folklore "kε-DP"), which is sound but loose for every δ > 0.
+  folklore "kε-DP"), which is sound but loose for every δ > 0. Randomized
+  response is read as its class (every mechanism with its ε₀, k-ary:
+  log(p(k − 1)/(1 − p))), so the chain at ε₀ rounded down is an attained
+  witness and gives the lower end; ε₀ rounded up gives the pair.
 * compositions: each part separately (the k-fold neighbours of the whole
   are k-fold neighbours of every part, and pairs compose).
 
@@ -80,13 +83,15 @@ def _up(x, ulps):
     return x * (1 + ulps * _U)
 
 
-def _log_odds_up(p):
-    """log(p/(1−p)) rounded up. log and log1p are not correctly rounded: each is
-    taken to err by up to 4 ulp of its own size (the worst case documented for
-    numpy/libm across platforms), and near p = 1/2 the two nearly cancel, so the
-    pad is sized by the terms, not by the difference (plus its own rounding)."""
-    a, b = math.log(p), math.log1p(-p)
-    return (a - b) * (1 + _U) + 4 * _U * (abs(a) + abs(b))
+def _rr_epsilon(p, buckets, up):
+    """ε₀ = log(p(k − 1)/(1 − p)) of k-ary randomized response, rounded up (``up``) or
+    down. log and log1p are not correctly rounded: each is taken to err by up to 4 ulp of
+    its own size (the worst case documented for numpy/libm across platforms), and near
+    p = 1/2 the terms nearly cancel, so the pad is sized by the terms, not by the
+    difference (plus its own rounding)."""
+    a, b, c = math.log(p), math.log1p(-p), math.log(buckets - 1)
+    pad = (a - b + c) * _U + 4 * _U * (abs(a) + abs(b) + abs(c))
+    return (a - b + c) + pad if up else (a - b + c) - pad
 
 
 def pure_dp_group_pair(eps, k, tight=False):
@@ -126,11 +131,16 @@ class _SymmetricPairMechanism(Mechanism):
 
 class _PurePairMechanism(_SymmetricPairMechanism):
     """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``
-    (``tight`` where ε is the class's own, ``PureDPMechanism``)."""
+    (``tight`` where ε is the class's own, ``PureDPMechanism``; else, where
+    ``attained`` ≤ ε is an ε the class attains (randomized response's own ε₀,
+    rounded down), the chain at ``attained`` is the pair's witness)."""
 
-    def __init__(self, eps, k, tight=False):
-        super().__init__("PureDPGroup", {"eps": eps, "k": k, **({"tight": True} if tight else {})},
-                         pure_dp_group_pair(eps, k, tight))
+    def __init__(self, eps, k, tight=False, attained=None):
+        pair = pure_dp_group_pair(eps, k, tight)
+        if not tight and attained is not None and attained > 0:
+            witness = pure_dp_group_pair(attained, k, tight=True)
+            pair = pair.with_witnesses((((witness, 1),),), f"-attained({attained!r})")
+        super().__init__("PureDPGroup", {"eps": eps, "k": k, **({"tight": True} if tight else {})}, pair)
 
     def _rdp(self):
         # symmetric pair: the one order's Rényi divergence is the other's
@@ -227,7 +237,8 @@ def _equivalent(m, k, both, replace=False):
         return _Delegate(wide.name, wide.params, ADD_REMOVE, wide) if both else wide
     if kind is RandomizedResponse:
         # ε = log(p/(1−p)) rounded up: a larger ε only weakens the bound
-        return _PurePairMechanism(_log_odds_up(m.p), k)
+        return _PurePairMechanism(_rr_epsilon(m.p, m.buckets, up=True), k,
+                                  attained=_rr_epsilon(m.p, m.buckets, up=False))
     if kind is PureDPMechanism:
         return _PurePairMechanism(m.eps, k, tight=True)
     if kind is ComposedMechanism:
