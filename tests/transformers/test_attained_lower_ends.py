@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dpaccount as dpa
-from dpaccount.pld.pairs.zoo import bounded_range_pair
+from dpaccount.pld.pairs.zoo import _BR_SHARES, bounded_range_pair
 
 mp.mp.dps = 50
 
@@ -46,12 +46,12 @@ def test_the_exponential_mechanisms_witnesses_are_its_outputs_on_two_candidates(
     """t = log σ(ℓ + ε)/σ(ℓ) with e^{−ℓ} = (e^t − 1)/(1 − e^{t−ε}); the laws of the exponential
     mechanism on utilities (ℓ/ε, 0) and (ℓ/ε + 1, −1) (×2/ε in the exponent) are the pair."""
     eps = mp.mpf(1)
-    for j in range(1, 8):
-        t = eps * j / 8
+    for share in _BR_SHARES:
+        t = eps * mp.mpf(share)
         ell = -mp.log(mp.expm1(t) / (1 - mp.e ** (t - eps)))
         sig = lambda x: 1 / (1 + mp.e ** (-x))
         p, q = [sig(ell + eps), 1 - sig(ell + eps)], [sig(ell), 1 - sig(ell)]
-        pair = bounded_range_pair(1.0, float(t))
+        pair = bounded_range_pair(1.0, share)
         got_p, got_q = np.exp(pair._log_p), np.exp(pair._log_q)
         for a, b in zip(got_p.tolist() + got_q.tolist(), p + q):
             assert abs(a - b) <= 1e-14 * b
@@ -59,10 +59,10 @@ def test_the_exponential_mechanisms_witnesses_are_its_outputs_on_two_candidates(
 
 def test_the_exponential_mechanism_has_a_lower_end_below_its_exact_envelope():
     """ε = 1, δ(0.3): the envelope (e^{1/2} − e^{0.15})²/(e − 1) is exact for one use; the lower
-    end is the best witness, the two-outcome pair at t = 5/8, p_t(1 − e^{0.3 − t})."""
+    end is the best witness (t = 5/8 of the shares), p_t(1 − e^{0.3 − t})."""
     exact = (mp.e ** mp.mpf("0.5") - mp.e ** mp.mpf("0.15")) ** 2 / mp.expm1(1)
     p = lambda t: (mp.e - mp.e ** t) / mp.expm1(1)
-    best = max(p(mp.mpf(j) / 8) * (1 - mp.e ** (mp.mpf("0.3") - mp.mpf(j) / 8)) for j in range(1, 8))
+    best = max(p(mp.mpf(f)) * (1 - mp.e ** (mp.mpf("0.3") - mp.mpf(f))) for f in _BR_SHARES)
     b = dpa.ExponentialMechanism(1.0).get_approx_delta_bounds(0.3)
     assert b.lower_of == "mechanism" and b.certified
     assert best * (1 - 1e-12) <= b.lower <= best * (1 + 1e-12) and exact <= b.upper <= exact * (1 + 1e-12)

@@ -28,6 +28,7 @@ from .base import DominatingPair, check_atoms, underflow_slack
 special = lazy("scipy.special")
 
 _U = np.finfo(float).eps
+_BR_SHARES = tuple(j / 8 for j in range(1, 8)) + (15 / 16, 63 / 64)  # t/ε of the witnesses
 # A law's logcdf and logsf (scipy.stats; scipy documents no bound) are taken to err by
 # LOG_CDF_ULPS·u·(|log| + 1), besides their argument's rounding (``MonotoneLossPair._log_errors``).
 # Measured here (scipy 1.17.1, 5,000 points over each law's 1e-300 quantiles, against
@@ -150,7 +151,8 @@ class LogisticPair(DominatingPair):
     ``tight``: each ε' is attained by a different two-outcome pair (its own
     t), none by this one, and a composition's worst case is not the product
     of envelopes. Its ``witnesses`` are those two-outcome pairs at
-    t = jε/8, j = 1..7 (``bounded_range_pair``): each is the exponential
+    t = jε/8, j = 1..7, and at 15ε/16 and 63ε/64 (``bounded_range_pair``;
+    small δ asks for t near ε; nine in all, ``attained.MAX_CHOICES``): each is the exponential
     mechanism's output on two candidates whose utility gap moves by 2 (lower
     ends within ~0.5 % of the envelope at one use: ε = 1, ε' = 0.3).
     The loss law is simple: e^{L/2} ~ Uniform(e^{−ε/2}, e^{ε/2}) under P and
@@ -226,7 +228,7 @@ class LogisticPair(DominatingPair):
 
     @property
     def witnesses(self):
-        return tuple(((bounded_range_pair(self._eps, self._eps * j / 8), 1),) for j in range(1, 8))
+        return tuple(((bounded_range_pair(self._eps, self._eps * f), 1),) for f in _BR_SHARES)
 
 
 def bounded_range_pair(eps, t):
