@@ -723,8 +723,8 @@ BUGS = (
         "a witness of the exponential mechanism that is not its output on any two candidates: a lower "
         "end above what the mechanism attains"),
     Bug("replace-one-accountant-offender-is-the-parent", "dpaccount/integrations/dp_accounting.py",
-        "                        offender, message = sub, str(inner)\n                        break",
-        "                        break",
+        "return self.CompositionErrorDetails(invalid_event=offender, error_message=message)",
+        "return self.CompositionErrorDetails(invalid_event=event, error_message=message)",
         ("tests/interop/test_dp_accounting_contract.py::test_the_offender_is_the_innermost_refused_event_not_its_parent",),
         "CompositionErrorDetails names the whole nested event instead of the refused sub-event "
         "(dp_accounting's PrivacyAccountantTest)"),
