@@ -24,12 +24,18 @@ _accountants = require("opacus.accountants", "opacus")
 
 from ..mechanism import Mechanism  # noqa: E402
 from ..mechanisms.standard import GaussianMechanism  # noqa: E402
-from ..mechanisms.trivial import NoOpMechanism  # noqa: E402
+from ..mechanisms.trivial import NonPrivateMechanism, NoOpMechanism  # noqa: E402
 from ..queries import DEFAULT_ACCURACY  # noqa: E402
 from ..transformers.composition import Composition  # noqa: E402
 from ..transformers.poisson_sampling import PoissonSampling  # noqa: E402
 
 MECHANISM = "dpaccount"
+
+
+def _noise(sigma: float) -> Mechanism:
+    """The Gaussian of noise multiplier σ; σ = 0 adds no noise (Opacus' own accountants
+    answer ε = ∞ there): the non-private mechanism, still Poisson-sampled."""
+    return NonPrivateMechanism() if sigma == 0 else GaussianMechanism(sigma)
 
 
 class DpaccountAccountant(_accountants.IAccountant):  # type: ignore[name-defined]  # the host library has no types
@@ -51,8 +57,7 @@ class DpaccountAccountant(_accountants.IAccountant):  # type: ignore[name-define
         runs = [(sigma, q, k) for sigma, q, k in self.history if k > 0]
         if not runs:
             return NoOpMechanism()
-        return Composition()([PoissonSampling()(GaussianMechanism(sigma), q) for sigma, q, _ in runs],
-                             [k for _, _, k in runs])
+        return Composition()([PoissonSampling()(_noise(sigma), q) for sigma, q, _ in runs], [k for _, _, k in runs])
 
     def get_epsilon(self, delta: float, *args: Any, **kwargs: Any) -> float:
         return float(self.composition().get_approxDP(delta, accuracy=self.accuracy))
