@@ -119,14 +119,18 @@ class PrivacyProfile:
         return float(out) if out.ndim == 0 else out
 
     def _bulk_split(self):
-        """(δ*, E) of ``plan.bulk_split`` from the ε(δ) level's grids, E clipped to the cap
-        (``(∞, 0)`` where that level's windows do not fit: answered coarser, ``_finest``)."""
+        """(δ*, E): the lower cut and the larger E of the plan's tails beyond the ε(δ) level's
+        (``Plan.cut``, ``Plan.extra``) and of ``plan.bulk_split`` from that level's grids, E
+        clipped to the cap (``(∞, 0)`` where that level's windows do not fit: answered coarser,
+        ``_finest``)."""
         if self._bulk is None:
             first = self._eps_level
             try:
                 cut, extra = bulk_split(self.plan, self._pairs, self.at_level(first).grid, self.accuracy)
             except GridTooLarge:
                 cut, extra = np.inf, 0
+            if self.plan.extra:
+                cut, extra = min(cut, self.plan.cut), max(extra, self.plan.extra)
             self._bulk = (cut, int(affordable(self.plan, first + extra)) - first)
         return self._bulk
 
