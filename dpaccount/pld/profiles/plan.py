@@ -35,9 +35,9 @@ finer, set a cut δ* (the saddle-point δ where the first of them starts, over
 ``profile.py``: the smaller answer). Without the cut one level served all
 of them: the bulk of a rare-event mixture (the Connect-the-Dots blog, σ =
 0.5, q = 2e-5) sized the step of its far-tail ε(1e-8) 16× finer than it needs;
-δ(ε) queries take the ε(δ) level where it suffices and the finer level
-their ε needs elsewhere (non-decreasing in ε), at most ``DELTA_LEVELS``
-finer than the finest ε(δ) level (the proxy grows without bound where ε nears the top of a bounded
+δ(ε) queries take the finest ε(δ) level (``eps_level + extra``) where it
+suffices and the finer level their ε needs elsewhere (non-decreasing in ε),
+at most ``DELTA_LEVELS`` finer (the proxy grows without bound where ε nears the top of a bounded
 support). Beyond the planned tails the tilt tables see the edges of the
 single-step windows rather than the loss (λ(ε) shoots up): the proxy takes λ
 where the Chernoff tail is 1e-30 there, as measured errors level off.
@@ -134,7 +134,7 @@ class Plan(NamedTuple):
     def delta_levels(self, eps, accuracy):
         """The level δ(ε) queries need at each ε of a sorted lattice (non-decreasing):
         only directions whose Chernoff tail at ε is within 10× of the larger count.
-        A query is answered at every level from ``eps_level`` up to its own."""
+        A query is answered at every level from ``eps_level + extra`` up to its own."""
         looks = [(t.at_eps(eps)[1], delta_ratio(t, eps), t.rounded) for t in self.tilts]
         top = np.max([tail for tail, _, _ in looks], axis=0)
         need = np.full(np.shape(eps), np.inf)
@@ -142,8 +142,8 @@ class Plan(NamedTuple):
             if rounded:
                 step = np.sqrt(8 * SHARE * accuracy / (ratio * rounded))
                 need = np.where(tail >= top - math.log(10.0), np.minimum(need, step), need)
-        return np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), self.eps_level,
-                       self.eps_level + self.extra + DELTA_LEVELS)
+        first = self.eps_level + self.extra  # (``profile.py``: δ(ε) queries start there)
+        return np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), first, first + DELTA_LEVELS)
 
 
 def delta_ratio(tilts, eps):
