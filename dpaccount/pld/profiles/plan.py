@@ -251,9 +251,14 @@ def plan(composition, accuracy, tail):
                 here = np.sqrt(8 * SHARE * accuracy * eps / (rate * rounded))
             need = np.where(use, np.minimum(need, here), need)
     level = levels_for(coarse, need)
-    base = levels <= _BASE_TAIL
+    # the base tails within every rounded direction's table (else its λ there is clamped and
+    # the saddle point reads nothing: one level serves every tail, as when none needs more)
+    reached = all(t.tail[-1] <= _BASE_TAIL for t in tilts if t.rounded)
+    base = levels <= _BASE_TAIL if reached else np.ones(len(levels), dtype=bool)
     eps_level = int(level[base].max(initial=0))
     cut, extra = _tail_split(tilts, top, level, base, eps_level)
+    if not cut < 1.0:  # no δ query would be refined: the split would only coarsen
+        eps_level, cut, extra = eps_level + extra, math.inf, 0
     return Plan(coarse, points, eps_level, tuple(tilts), hints, cut, extra)
 
 
