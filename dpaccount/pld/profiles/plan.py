@@ -32,7 +32,9 @@ mechanism serves the tails up to 1e-4 (``eps_level``: the finest they need,
 so ε(δ) stays one non-increasing curve); the tails beyond, where they need
 finer, set a cut δ* (the saddle-point δ where the first of them starts, over
 10) above which ε(δ) is also answered ``extra`` levels finer (``Plan.cut``,
-``profile.py``: the smaller answer). Without the cut one level served all
+``profile.py``: the smaller answer), where every rounded direction's tilt
+table reaches the tails up to 1e-4 (else one level serves them all: the
+saddle point has nothing to read). Without the cut one level served all
 of them: the bulk of a rare-event mixture (the Connect-the-Dots blog, σ =
 0.5, q = 2e-5) sized the step of its far-tail ε(1e-8) 16× finer than it needs;
 δ(ε) queries take the finest ε(δ) level (``eps_level + extra``) where it
