@@ -4,7 +4,7 @@ start: scipy.stats alone takes ~10× numpy), and so do the standard library's
 slower modules the package needs only for some calls. A default query loads
 only the scipy it computes with: scipy.signal (0.3–0.6 s, with scipy.stats and
 scipy.optimize behind it) was most of a first query's time, for one filter
-(``pld/grids/discounted.py``). Timing belongs to benchmarks
+(now ``pld/grids/discounted.py``, in numpy). Timing belongs to benchmarks
 (``benchmarks/bench_import.py``); this checks the cause, what is imported."""
 import subprocess
 import sys

@@ -1,13 +1,12 @@
-"""discounted_sums gives scipy.signal.lfilter([1], [1, −r], x)'s very floats both
-ways (the loop and lfilter itself), so grid.py's error analysis of S̃ holds
-whichever way a call takes; the loop runs only within its budget."""
+"""discounted_sums against exact sums (mpmath, 60 digits): every y[i] within the
+η·y[i] + absolute that it states, over steps that give one block, many blocks,
+blocks of one point and a scan stopped by underflow."""
 import math
 
+import mpmath
 import numpy as np
 import pytest
-from scipy import signal
 
-from dpaccount.pld.grids import discounted
 from dpaccount.pld.grids.discounted import discounted_sums
 
 
@@ -20,37 +19,57 @@ def _masses(seed, n):
     return x
 
 
-@pytest.mark.parametrize("step", [1e-7, 1e-3, 0.05, 1.0, 8.0])
-@pytest.mark.parametrize("looped", [0, discounted._LOOP_BUDGET], ids=["loop", "lfilter"])
-def test_both_ways_give_lfilters_floats(monkeypatch, step, looped):
-    monkeypatch.setattr(discounted, "_looped", looped)
-    r = 1.0 + math.expm1(-step)
-    for seed, n in enumerate([0, 1, 2, 7, 5000]):
-        x = _masses(seed, n)[::-1]  # a reversed view, as grid.py passes its masses
-        got = discounted_sums(x, r)
-        assert got.dtype == np.float64 and got.shape == (n,)
-        np.testing.assert_array_equal(got, signal.lfilter([1.0], [1.0, -r], x))  # dtype, shape: above
-        assert not np.signbit(got).any()
+def _exact(x, step):
+    """y[i] = Σ_{k≤i} x[k]·e^{−(i−k)·step} at 60 digits, by the recurrence y[i] = x[i] + e^{−step}·y[i−1]."""
+    with mpmath.workdps(60):
+        r, y, out = mpmath.exp(-mpmath.mpf(step)), mpmath.mpf(0), []
+        for xi in x:
+            y = mpmath.mpf(float(xi)) + r * y
+            out.append(y)
+        return out
 
 
-class _Recorder:
-    def __init__(self):
-        self.calls = []
+def _check(x, step):
+    got, eta, absolute = discounted_sums(x, step)
+    assert got.dtype == np.float64 and got.shape == (len(x),) and not np.signbit(got).any()
+    assert 0 < eta < 1e-9 and absolute < 1e-300
+    with mpmath.workdps(60):
+        for g, e in zip(got, _exact(x, step)):
+            assert abs(mpmath.mpf(float(g)) - e) <= eta * e + absolute, (step, float(g), e)
+    return got, eta
 
-    def lfilter(self, b, a, x):
-        self.calls.append(len(x))
-        return signal.lfilter(b, a, x)
+
+@pytest.mark.parametrize("step", [1e-7, 1e-3, 0.05, 1.0, 8.0, 20.0, 40.0, 400.0])
+def test_within_the_stated_error_of_the_exact_sums(step):
+    for seed, n in enumerate([1, 2, 7, 3000]):
+        _check(_masses(seed, n)[::-1], step)  # a reversed view, as grid.py passes its masses
 
 
-def test_the_loop_runs_within_its_budget_then_lfilter_takes_every_call(monkeypatch):
-    recorder = _Recorder()
-    monkeypatch.setattr(discounted, "signal", recorder)
-    monkeypatch.setattr(discounted, "_looped", 0)
-    budget, x = discounted._LOOP_BUDGET, _masses(1, 1000)
-    discounted_sums(x, 0.5)
-    assert recorder.calls == [] and discounted._looped == 1000
-    monkeypatch.setattr(discounted, "_looped", budget - 999)  # this call alone would overrun it
-    discounted_sums(x, 0.5)
-    assert recorder.calls == [1000] and discounted._looped == budget - 999
-    discounted_sums(x[:999], 0.5)  # what is left of the budget still loops
-    assert recorder.calls == [1000] and discounted._looped == budget
+@pytest.mark.parametrize("step", [0.01, 0.3])
+def test_long_slowly_decaying_sums(step):
+    """Masses of one binade over ~3·10⁴ points: many blocks (0.3: B = 106) and a scan that
+    stops on underflow, where the sums are far above each point's own mass."""
+    rng = np.random.default_rng(7)
+    x = rng.random(30_000) * 1e-5
+    got, eta = _check(x, step)
+    assert got[-1] > 0.4e-5 / step  # ~ the mean mass / (1 − e^{−step}): carried across the blocks
+
+
+@pytest.mark.parametrize("step", [0.01, 0.3, 8.0, 40.0])
+def test_one_mass_discounted_across_every_block(step):
+    """y[i] = e^{−i·step} exactly: the sum of every later point is carried from the first
+    block alone (through the scan and the carry into each block)."""
+    n = min(20_000, int(700 / step))
+    x = np.zeros(n)
+    x[0] = 1.0
+    got, _ = _check(x, step)
+    assert got[-1] > 0.0
+
+
+def test_empty_and_exact_cases():
+    got, eta, absolute = discounted_sums(np.zeros(0), 0.1)
+    assert got.shape == (0,)
+    got, _, _ = discounted_sums(np.zeros(10), 0.1)
+    assert not got.any()
+    got, _, _ = discounted_sums(np.array([1.0, 0.0, 0.0]), math.log(2.0))
+    np.testing.assert_allclose(got, [1.0, 0.5, 0.25], rtol=1e-14)

@@ -96,23 +96,23 @@ class PLDGrid:
     def _sums(self, start):
         """(SP[m], D[m]) for m ≥ start, padded outwards by their rounding errors (u = 2^{−52}, roundings of
         u/2, libm within 4 ulp): SP is one running sum of n non-negative terms, within
-        (n−1)·u/2 of itself. S̃ (``discounted_sums``: S̃[m] = fl(p_m + fl(r̂·S̃[m+1]))) carries p_j
-        through j−m products, j−m+1 additions and j−m factors r̂ = fl(1 + expm1(−h)),
-        within e_r·u = (1/2 + 4(e^h − 1))·u of e^{−h}: within ((1 + e_r)(n−1) + 1/2)·u.
-        D = c·Σ_{j>m} S̃[j] adds a running sum of n−2 terms, c = −expm1(−h) (4u) and
-        two products: ((1.5 + e_r)·n + 5)·u in all. The pads, (n + 8)·u and
-        ((2.5 + 4(e^h − 1))·n + 8)·u, cover these, their second-order terms and
-        their own products."""
+        (n−1)·u/2 of itself, padded by (n + 8)·u. S̃ (``discounted_sums``) is within η·S̃ + a of
+        itself. D = c·Σ_{j>m} S̃[j] adds a running sum of n−2 terms, c = −expm1(−h) (4u) and
+        two products: D is within e·D + n·a, e₁ = η + (n/2 + 6)·u, e = e₁ + e₁² (the
+        products of the (1 ± ·)-factors), and padded by that."""
         n, top_down = len(self.probs), self.probs[:start - 1 if start else None:-1]  # the pads count all n
         sp = np.empty(n - start)
         np.cumsum(top_down, out=sp[::-1])
-        st = discounted_sums(top_down, 1.0 + math.expm1(-self.step))  # S̃, last point first
+        st, eta, absolute = discounted_sums(top_down, self.step, n)  # S̃, last point first
         d = np.empty(n - start)
         d[-1] = 0.0
         np.cumsum(st[:-1], out=d[-2::-1])  # Σ_{j>m} S̃[j]
         sign = 1.0 if self.pessimistic else -1.0
         sp *= 1.0 + sign * (n + 8) * _U
-        d *= -math.expm1(-self.step) * (1.0 + sign * ((2.5 + 4.0 * math.expm1(self.step)) * n + 8) * _U)
+        e = eta + (n / 2 + 6) * _U
+        d *= -math.expm1(-self.step) * (1.0 + sign * (e + e * e))
+        d[:-1] += sign * n * absolute  # D[last] = 0: an empty sum, exact
+        np.maximum(d, 0.0, out=d)
         return sp, d
 
     def delta(self, eps):
