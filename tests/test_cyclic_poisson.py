@@ -46,7 +46,9 @@ def test_truncated_variant():
                                                      q, 250, 20)], [10])
     assert got == want
     recipe = truncated_amplified_bandmf(z, n, b, q, 250, 20)
-    assert recipe.get_approxDP(1e-6) <= got.get_approxDP(1e-6)
+    # two upper bounds on different grids (the recipe's sensitivity is the exact 1, the strategy's
+    # is rounded up by ulps), each planned within the default accuracy 1e-3 of its exact value
+    assert recipe.get_approxDP(1e-6) <= got.get_approxDP(1e-6) * (1 + 1e-3)
 
 
 def test_refuses_non_banded_and_bad_input():
