@@ -114,9 +114,12 @@ def test_epsilon_is_non_negative_and_non_increasing_in_delta(m, d1, d2):
 @ZOO
 @given(m=mechanisms(), e1=epsilons, e2=epsilons)
 def test_delta_is_in_the_unit_interval_and_non_increasing_in_epsilon(m, e1, e2):
+    """The exact δ(ε) is non-increasing; the answers are upper bounds that two queries may plan
+    on different grids (the plan depends on ε), each within the default accuracy of the exact
+    curve: d_hi ≤ (1 + 1e-3)·δ(hi) ≤ (1 + 1e-3)·δ(lo) ≤ (1 + 1e-3)·d_lo."""
     lo, hi = sorted((e1, e2))
     d_lo, d_hi = m.get_approx_delta(lo), m.get_approx_delta(hi)
-    assert 0.0 <= d_hi <= d_lo <= 1.0, (m, lo, hi, d_lo, d_hi)
+    assert 0.0 <= d_hi <= d_lo * (1 + 1e-3) and d_lo <= 1.0, (m, lo, hi, d_lo, d_hi)
 
 
 @ZOO
