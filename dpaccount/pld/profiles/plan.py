@@ -24,22 +24,14 @@ of magnitude where the answer sits far out in the tail of the composition
 Steps form a lattice: ``coarse`` (the composed window at the first tail
 tier in ``_POINTS`` points), halved ``level`` times; a pair on a lattice g
 keeps its atoms on the grid (h = g/m, ``accountant.snap_to_lattice``).
-ε(δ) queries are planned for every ε from the Chernoff tail 1e-30 down to
-where the saddle-point δ (``Tilts.log_delta``) is 1e-1 (a 10× margin over
-the largest δ planned, 1e-2: at few steps ε(δ) sits in the bulk, where the
-Chernoff tail is far above δ), at the rate max(λ, 0.8/σ_λ). One level per
-mechanism serves the tails up to 1e-4 (``eps_level``: the finest they need,
-so ε(δ) stays one non-increasing curve); the tails beyond, where they need
-finer, set a cut δ* (the saddle-point δ where the first of them starts, over
-10) above which ε(δ) is also answered ``extra`` levels finer (``Plan.cut``,
-``profile.py``: the smaller answer), where every rounded direction's tilt
-table reaches the tails up to 1e-4 (else one level serves them all: the
-saddle point has nothing to read). Without the cut one level served all
-of them: the bulk of a rare-event mixture (the Connect-the-Dots blog, σ =
-0.5, q = 2e-5) sized the step of its far-tail ε(1e-8) 16× finer than it needs;
-δ(ε) queries take the finest ε(δ) level (``eps_level + extra``) where it
-suffices and the finer level their ε needs elsewhere (non-decreasing in ε),
-at most ``DELTA_LEVELS`` finer (the proxy grows without bound where ε nears the top of a bounded
+ε(δ) queries use one level per mechanism, the finest any ε needs from the
+Chernoff tail 1e-30 down to where the saddle-point δ (``Tilts.log_delta``)
+is 1e-1 (a 10× margin over the largest δ planned, 1e-2: at few steps ε(δ)
+sits in the bulk, where the Chernoff tail is far above δ), at the rate
+max(λ, 0.8/σ_λ) (so ε(δ) stays one non-increasing curve);
+δ(ε) queries take the ε(δ) level where it suffices and the finer level
+their ε needs elsewhere (non-decreasing in ε), at most ``DELTA_LEVELS``
+finer (the proxy grows without bound where ε nears the top of a bounded
 support). Beyond the planned tails the tilt tables see the edges of the
 single-step windows rather than the loss (λ(ε) shoots up): the proxy takes λ
 where the Chernoff tail is 1e-30 there, as measured errors level off.
@@ -67,8 +59,6 @@ _LAMBDAS = np.geomspace(1e-2, 1e3, 41)
 _REFINE = 16                      # rounds of λ refinement
 _MARGIN = math.log(10.0)            # the saddle-point δ may be ~10× too small in the bulk (mixtures)
 _TAILS = (math.log(1e-30), math.log(1e-2))  # where ε(δ) queries are planned for
-# the tails the ε(δ) level serves; those beyond, finer where they need it, above a δ cut
-_BASE_TAIL = math.log(1e-4)
 # ε below this at a tail level is rounding, not loss (a composition of identical pairs, P = Q:
 # its loss is 0 exactly, its tilts' ε ~1e-17, which asked for a step of 4e-16): no relative
 # accuracy is planned for it (the coarse level's absolute error stands, still an upper bound),
@@ -127,8 +117,6 @@ class Plan(NamedTuple):
     eps_level: int         # the level of every ε(δ) query
     tilts: tuple           # Tilts per direction
     hints: Optional[dict] = None  # direction → the window's Chernoff λ (up, down) at the first tail
-    cut: float = math.inf  # ε(δ) queries with δ above it are answered ``extra`` levels finer too
-    extra: int = 0
 
     def step(self, composition, level):
         return snap(composition, self.coarse / 2.0 ** level)
@@ -136,7 +124,7 @@ class Plan(NamedTuple):
     def delta_levels(self, eps, accuracy):
         """The level δ(ε) queries need at each ε of a sorted lattice (non-decreasing):
         only directions whose Chernoff tail at ε is within 10× of the larger count.
-        A query is answered at every level from ``eps_level + extra`` up to its own."""
+        A query is answered at every level from ``eps_level`` up to its own."""
         looks = [(t.at_eps(eps)[1], delta_ratio(t, eps), t.rounded) for t in self.tilts]
         top = np.max([tail for tail, _, _ in looks], axis=0)
         need = np.full(np.shape(eps), np.inf)
@@ -144,8 +132,8 @@ class Plan(NamedTuple):
             if rounded:
                 step = np.sqrt(8 * SHARE * accuracy / (ratio * rounded))
                 need = np.where(tail >= top - math.log(10.0), np.minimum(need, step), need)
-        first = self.eps_level + self.extra  # (``profile.py``: δ(ε) queries start there)
-        return np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), first, first + DELTA_LEVELS)
+        return np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), self.eps_level,
+                       self.eps_level + DELTA_LEVELS)
 
 
 def delta_ratio(tilts, eps):
@@ -238,7 +226,7 @@ def plan(composition, accuracy, tail):
     levels = np.linspace(_TAILS[0], top_tail, 64)
     looks = [t.at_tail(levels) + (t.rounded,) for t in tilts]
     top = np.max([eps for eps, _, _ in looks], axis=0)
-    need = np.full(len(levels), np.inf)
+    need = math.inf
     for t, (eps, lam, rounded), pairs in zip(tilts, looks, merged):
         use = (eps >= 0.8 * top) & (eps > 0)
         if rounded and np.any(use & (eps <= _EPS_FLOOR)):  # (the pairs' δ(0) only where it matters)
@@ -249,33 +237,8 @@ def plan(composition, accuracy, tail):
             # last λ, whose tilted variance may be 0 (the rate 0.8/σ infinite: RR(0.51)x5 +
             # RR(0.999999)x6 + 2 Poisson-Gaussians asked for a step of 4e-14): there λ alone
             rate = np.where(levels >= t.tail[-1], np.maximum(lam, 0.8 / _spread(t, eps)), lam)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                here = np.sqrt(8 * SHARE * accuracy * eps / (rate * rounded))
-            need = np.where(use, np.minimum(need, here), need)
-    level = levels_for(coarse, need)
-    # the base tails within every rounded direction's table (else its λ there is clamped and
-    # the saddle point reads nothing: one level serves every tail, as when none needs more)
-    reached = all(t.tail[-1] <= _BASE_TAIL for t in tilts if t.rounded)
-    base = levels <= _BASE_TAIL if reached else np.ones(len(levels), dtype=bool)
-    eps_level = int(level[base].max(initial=0))
-    cut, extra = _tail_split(tilts, top, level, base, eps_level)
-    if not cut < 1.0:  # no δ query would be refined: the split would only coarsen
-        eps_level, cut, extra = eps_level + extra, math.inf, 0
-    return Plan(coarse, points, eps_level, tuple(tilts), hints, cut, extra)
-
-
-def _tail_split(tilts, top, level, base, eps_level):
-    """(δ*, E): the tail levels beyond ``_BASE_TAIL`` that need E levels more than the
-    ε(δ) level, from the first of them (its ε, ``top``) on: δ* is the saddle-point δ there,
-    the largest of the directions', over 10 (``_MARGIN``: the saddle point may put δ ~10×
-    too high or too low). ε(δ) queries with δ > δ* are answered E levels finer too
-    (``profile.py``); (∞, 0) where none needs more."""
-    beyond = np.flatnonzero(~base & (level > eps_level))
-    if not len(beyond):
-        return math.inf, 0
-    at = float(top[beyond[0]])
-    log_delta = max(float(np.interp(at, t.mean, t.log_delta())) for t in tilts)
-    return math.exp(log_delta - _MARGIN), int(level[beyond].max()) - eps_level
+            need = min(need, float(np.min(np.sqrt(8 * SHARE * accuracy * eps[use] / (rate[use] * rounded)))))
+    return Plan(coarse, points, int(levels_for(coarse, need)), tuple(tilts), hints)
 
 
 def _floor(pairs):
