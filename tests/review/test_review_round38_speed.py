@@ -138,7 +138,9 @@ def _check_gaussian(sigma, k, delta):
     m = Composition()([GaussianMechanism(sigma=sigma)], [k])
     exact = _gdp_epsilon(delta, mu)
     got = m.get_approxDP(delta, method="pld")
+    b = m.get_approxDP_bounds(delta, method="pld")  # the optimistic grid's padding (lower end)
     with mp.workdps(80):
+        assert mp.mpf(b.lower) <= exact <= mp.mpf(b.upper), (sigma, k, delta, b, exact)
         assert mp.mpf(got) >= exact, (sigma, k, delta, got, exact)
         assert mp.mpf(got) <= exact * (1 + ACCURACY), (sigma, k, delta, got, exact)
         if exact > 0:  # δ(ε) at the exact ε: at least δ, within the accuracy
