@@ -23,6 +23,12 @@ replace-one. Sampling without replacement is a
 replace-one scheme in dp_accounting and here (``SubsetSampling``): its subtree
 is built replace-one whatever ``relation`` says, and a composition that mixes
 it with add/remove parts is refused (``Composition``'s relation check).
+Poisson sampling is an add/remove scheme: under replace-one a
+``PoissonSampledDpEvent`` is ``ToReplaceOne`` of it, its subtree built
+add/remove (replacing x by y keeps x's slot, sampled with probability q on
+both sides: Lebeda, Regehr, Kamath & Steinke 2024, for a Gaussian base, as
+dp_accounting's PLD accountant takes it), and a truncated Poisson-subsampled
+Gaussian likewise (``transformers/truncated_poisson.py``).
 
 Event → mechanism:
 
@@ -32,11 +38,10 @@ Event → mechanism:
 ``GaussianDpEvent(z)``                      ``GaussianMechanism(z)`` (z = 0: non-private)
 ``LaplaceDpEvent(z)``                       ``LaplaceMechanism(z)`` (z = 0: non-private)
 ``DiscreteLaplaceDpEvent(a, Δ)``            ``DiscreteLaplaceMechanism(1/a, Δ)``
-``RandomizedResponseDpEvent(p, 2)``         ``RandomizedResponse(1 − p/2)`` (p = 1: no-op)
-``RandomizedResponseDpEvent(p, k > 2)``     ``DiscreteMechanism`` of two buckets' laws
+``RandomizedResponseDpEvent(p, k)``         ``RandomizedResponse(1 − p + p/k, buckets=k)`` (p = 1: no-op)
 ``SelfComposedDpEvent(e, k)``               ``Composition()([e], [k])``
 ``ComposedDpEvent(events)``                 ``Composition()(events, [1, …])``
-``PoissonSampledDpEvent(q, e)``             ``PoissonSampling()(e, q)``
+``PoissonSampledDpEvent(q, e)``             ``PoissonSampling()(e, q)`` (replace-one: ``ToReplaceOne``)
 ``SampledWithoutReplacementDpEvent(n,b,e)`` ``SubsetSampling()(e, b/n)`` (replace-one)
 ``SingleEpochTreeAggregationDpEvent(z, T)`` ``TreeAggregation(z, max T)``
 ``RepeatAndSelectDpEvent(e, mean, shape)``  ``RepeatAndSelect()(e, mean, shape)``
@@ -56,6 +61,7 @@ from fractions import Fraction
 from .errors import DPAccountError
 from .relations import ADD_REMOVE, REPLACE_ONE, check_relation
 
+_U = 2.0 ** -52
 MAX_DENOMINATOR = 10 ** 12  # a sampling rate written as sample_size / dataset_size
 
 
@@ -80,16 +86,17 @@ def _num(value, name, event):
 
 def event_to_spec(event, relation=None):
     """The spec node (``{"type": ..., ...}``) of a dp_accounting event (module docstring)."""
-    return _node(event, _relation(relation), 0)
+    special = str(getattr(relation, "name", relation)).upper() == "REPLACE_SPECIAL"
+    return _node(event, _relation(relation), 0, special)
 
 
-def _node(event, relation, depth):
+def _node(event, relation, depth, special=False):
     if depth > 64:
         raise UnsupportedEvent("dp_event nested more than 64 deep")
     kind = type(event).__name__
     f = lambda name: getattr(event, name)
     rel = {"relation": str(relation)}
-    inner = lambda e, r=relation: _node(e, r, depth + 1)
+    inner = lambda e, r=relation: _node(e, r, depth + 1, special and r == relation)
     if kind == "NoOpDpEvent":
         return {"type": "NoOpMechanism", **rel}
     if kind == "NonPrivateDpEvent":
@@ -109,7 +116,7 @@ def _node(event, relation, depth):
         sens = _num(f("sensitivity"), "sensitivity", event)
         return {"type": "DiscreteLaplaceMechanism", "t": 1.0 / a, "sensitivity": sens * (2 if moved else 1), **rel}
     if kind == "RandomizedResponseDpEvent":
-        return _randomized_response(event, relation)
+        return _randomized_response(event, relation, special)
     if kind == "SelfComposedDpEvent":
         count = _num(f("count"), "count", event)
         if count == 0:
@@ -121,11 +128,15 @@ def _node(event, relation, depth):
             return {"type": "NoOpMechanism", **rel}
         return {"type": "Composition", "parts": [{"mechanism": inner(e), "count": 1} for e in events]}
     if kind == "PoissonSampledDpEvent":
-        return {"type": "PoissonSampling", "q": _num(f("sampling_probability"), "sampling_probability", event),
-                "mechanism": inner(f("event"))}
+        # under replace-one x's slot is sampled on both sides: ToReplaceOne of the add/remove scheme
+        sampled = {"type": "PoissonSampling", "q": _num(f("sampling_probability"), "sampling_probability", event),
+                   "mechanism": inner(f("event"), ADD_REMOVE)}
+        return {"type": "ToReplaceOne", "mechanism": sampled} if moved else sampled
     if kind == "SampledWithoutReplacementDpEvent":
         n = _num(f("source_dataset_size"), "source_dataset_size", event)
         b = _num(f("sample_size"), "sample_size", event)
+        if b == 0 and n > 0:  # an empty sample uses no record (dp_accounting's RDP accountant: ε = 0)
+            return {"type": "NoOpMechanism", "relation": str(REPLACE_ONE)}
         return {"type": "SubsetSampling", "gamma": b / n if n > 0 else math.nan,
                 "mechanism": inner(f("event"), REPLACE_ONE)}
     if kind in ("SingleEpochTreeAggregationDpEvent", "MixtureOfGaussiansDpEvent") and moved:
@@ -143,9 +154,12 @@ def _node(event, relation, depth):
         node = {"type": "RepeatAndSelect", "mechanism": inner(f("event")), "mean": _num(f("mean"), "mean", event)}
         return {**node, "poisson": True} if shape == math.inf else {**node, "shape": shape}
     if kind == "MixtureOfGaussiansDpEvent":
-        return {"type": "MixtureOfGaussiansMechanism", "sigma": _num(f("standard_deviation"), "standard_deviation", event),
-                "sensitivities": [_num(c, "sensitivities", event) for c in f("sensitivities")],
-                "probs": [_num(p, "sampling_probs", event) for p in f("sampling_probs")], **rel}
+        sigma = _num(f("standard_deviation"), "standard_deviation", event)
+        sens = [_num(c, "sensitivities", event) for c in f("sensitivities")]
+        probs = [_num(p, "sampling_probs", event) for p in f("sampling_probs")]
+        if sigma == 0 and len(sens) == len(probs) and all(p >= 0 for p in probs) and sum(probs) > 0:
+            return _noiseless_mixture(sens, probs, rel)
+        return {"type": "MixtureOfGaussiansMechanism", "sigma": sigma, "sensitivities": sens, "probs": probs, **rel}
     if kind == "ZCDpEvent":
         return {"type": "ZCDPMechanism", "rho": _num(f("rho"), "rho", event), "xi": _num(f("xi"), "xi", event), **rel}
     if kind == "TruncatedSubsampledGaussianDpEvent":  # dp_accounting's degenerate cases, as its accountant reads them
@@ -155,8 +169,9 @@ def _node(event, relation, depth):
             return {"type": "NoOpMechanism", **rel}
         if z == 0:
             return {"type": "NonPrivateMechanism", **rel}
-        return {"type": "TruncatedPoissonSampling", "q": q, "dataset_size": n, "max_batch_size": cap,
-                "mechanism": {"type": "GaussianMechanism", "sigma": z, **rel}}
+        sampled = {"type": "TruncatedPoissonSampling", "q": q, "dataset_size": n, "max_batch_size": cap,
+                   "mechanism": {"type": "GaussianMechanism", "sigma": z}}
+        return {"type": "ToReplaceOne", "mechanism": sampled} if moved else sampled
     if kind == "SampledWithReplacementDpEvent":
         return {"type": "SamplingWithReplacement",
                 "dataset_size": _num(f("source_dataset_size"), "source_dataset_size", event),
@@ -165,11 +180,27 @@ def _node(event, relation, depth):
                            f"({kind}: {'unsupported by design' if kind == 'UnsupportedDpEvent' else 'unknown type'})")
 
 
-def _randomized_response(event, relation):
+def _noiseless_mixture(sens, probs, rel):
+    """A mixture of Gaussians without noise: the output moves by a drawn c ≠ 0 (and so
+    reveals x) with probability q = P(c ≠ 0), else not at all: Poisson sampling at q
+    of the non-private mechanism (q rounded up: δ(ε) = q). q = 0: a no-op."""
+    q = math.fsum(p for c, p in zip(sens, probs) if c != 0) / math.fsum(probs)
+    if q == 0:
+        return {"type": "NoOpMechanism", **rel}
+    q = min(q * (1 + 4 * _U), 1.0)
+    revealing = {"type": "NonPrivateMechanism", **rel}
+    return revealing if q == 1.0 else {"type": "PoissonSampling", "q": q, "mechanism": revealing}
+
+
+def _randomized_response(event, relation, special=False):
     """dp_accounting's k-ary randomized response: the input bucket with probability
-    1 − p, else a uniform bucket. Two inputs' laws are the worst pair: bucket a has
-    1 − p + p/k under one, p/k under the other, and the rest p/k under both (merged:
-    the loss is 0 there, so one atom of their total mass is the same pair)."""
+    1 − p, else a uniform bucket, i.e. ``RandomizedResponse(1 − p + p/k, buckets=k)``
+    (its pair, for two inputs that differ, is attained and symmetric: it serves
+    every relation). Under ``REPLACE_SPECIAL`` the special record's output is a
+    uniform bucket (dp_accounting's ``from_randomized_response``): the remove pair
+    is (P, U), P = (1 − p + p/k, rest (k − 1)p/k) on (x's bucket, the others: one
+    loss, log p, so one atom), U = (1/k, (k − 1)/k), and add is its reverse — an
+    add/remove ``DiscreteMechanism``, attained by a record replaced by the special one."""
     p = _num(event.noise_parameter, "noise_parameter", event)
     k = _num(event.num_buckets, "num_buckets", event)
     if not (0 <= p <= 1) or k < 1:
@@ -180,15 +211,11 @@ def _randomized_response(event, relation):
         return {"type": "NoOpMechanism", **rel}
     if p == 0:
         return {"type": "NonPrivateMechanism", **rel}
-    if k == 2:
-        return {"type": "RandomizedResponse", "p": 1 - p / 2, **rel}
-    if relation != ADD_REMOVE:
-        raise UnsupportedEvent(f"RandomizedResponseDpEvent with {k} buckets becomes a DiscreteMechanism, which "
-                               f"takes no relation: ask with relation='add-remove' (the pair is the same)")
-    keep, other = 1 - p + p / k, p / k  # the k − 2 buckets equal under both laws merge into one atom
-    rest = 1 - keep - other
-    return {"type": "DiscreteMechanism", "p_probs": [keep, other, rest], "q_probs": [other, keep, rest],
-            "name": f"RR{k}"}
+    keep = 1 - p * (k - 1) / k
+    if special:
+        return {"type": "DiscreteMechanism", "p_probs": [keep, p * (k - 1) / k], "q_probs": [1 / k, (k - 1) / k],
+                "name": f"RandomizedResponse{k}:special"}
+    return {"type": "RandomizedResponse", "p": keep, **({"buckets": k} if k != 2 else {}), **rel}
 
 
 def spec_to_event(node, dp_event):
@@ -215,7 +242,8 @@ def spec_to_event(node, dp_event):
                                    f"dp_accounting event (a record's bound would be {sens / 2})")
         return e.DiscreteLaplaceDpEvent(1.0 / node["t"], int(sens // per_record))
     if kind == "RandomizedResponse":
-        return e.RandomizedResponseDpEvent(2 * (1 - node["p"]), 2)
+        k = node.get("buckets", 2)
+        return e.RandomizedResponseDpEvent((1 - node["p"]) * k / (k - 1), k)
     if kind == "Composition":
         events = [spec_to_event(part["mechanism"], dp_event) for part in node["parts"]]
         events = [ev if part["count"] == 1 else e.SelfComposedDpEvent(ev, part["count"])

@@ -80,7 +80,7 @@ REGISTRY = {
     "GaussianMechanism": (GaussianMechanism, *_fields([("sigma", REAL)], [("sensitivity", REAL), *_REL])),
     "GDPMechanism": (GDPMechanism, *_fields([("mu", REAL)], _REL)),
     "LaplaceMechanism": (LaplaceMechanism, *_fields([("b", REAL)], [("sensitivity", REAL), *_REL])),
-    "RandomizedResponse": (RandomizedResponse, *_fields([("p", REAL)], _REL)),
+    "RandomizedResponse": (RandomizedResponse, *_fields([("p", REAL)], [*_REL, ("buckets", COUNT)])),
     "BinomialMechanism": (BinomialMechanism, *_fields([("n", COUNT), ("p", REAL)],
                                                       [("sensitivity", COUNT), ("monotone", BOOL), *_REL])),
     "DiscreteGaussianMechanism": (DiscreteGaussianMechanism, *_fields([("sigma", REAL)],

@@ -13,6 +13,7 @@ bound, and RDP's at x₀ is the budget). Every answer x must
   budget by our certified bound, or cannot be computed, with the reason.
 """
 import math
+import re
 import warnings
 
 import mpmath as mp
@@ -92,12 +93,15 @@ def test_the_whole_range_meets_a_loose_budget_even_where_no_grid_fits():
 
 def test_the_cli_reports_the_route_of_the_certified_epsilon(capsys):
     """The CLI printed "steps = 8625 … certified epsilon there: 0"; now the end of the
-    range, and ε there by the route calibration decided it by (the default grid is too large)."""
+    range, and a certified ε there (the default's, since ε is below ``ABSOLUTE_FLOOR``: at most RDP's)."""
     from dpaccount.cli import main
     assert main(["calibrate", "--solve", "steps", "--mechanism", "subsampled-gaussian", "--sigma", "50",
                  "--q", "1e-6", "--eps", "1", "--delta", "1e-5"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"steps = {MAX_STEPS} ") and "by method='rdp'" in out
+    # the default answers there (ε below the floor: the coarsest grid that fits, or RDP where smaller)
+    assert out.startswith(f"steps = {MAX_STEPS} ")
+    certified = float(re.search(r"certified epsilon there: ([\d.e-]+)", out).group(1))
+    assert 0 < certified <= dpsgd(50.0, 1e-6, MAX_STEPS).get_approxDP(DELTA, method="rdp") * (1 + 1e-6)
 
 
 def test_a_point_no_route_can_compute_is_not_read_as_over_budget():

@@ -19,12 +19,18 @@ from ._host import require
 _accountants = require("opacus.accountants", "opacus")
 
 from ..mechanisms.standard import GaussianMechanism  # noqa: E402
-from ..mechanisms.trivial import NoOpMechanism  # noqa: E402
+from ..mechanisms.trivial import NonPrivateMechanism, NoOpMechanism  # noqa: E402
 from ..queries import DEFAULT_ACCURACY  # noqa: E402
 from ..transformers.composition import Composition  # noqa: E402
 from ..transformers.poisson_sampling import PoissonSampling  # noqa: E402
 
 MECHANISM = "dpaccount"
+
+
+def _noise(sigma):
+    """The Gaussian of noise multiplier σ; σ = 0 adds no noise (Opacus' own accountants
+    answer ε = ∞ there): the non-private mechanism, still Poisson-sampled."""
+    return NonPrivateMechanism() if sigma == 0 else GaussianMechanism(sigma)
 
 
 class DpaccountAccountant(_accountants.IAccountant):
@@ -46,8 +52,7 @@ class DpaccountAccountant(_accountants.IAccountant):
         runs = [(sigma, q, k) for sigma, q, k in self.history if k > 0]
         if not runs:
             return NoOpMechanism()
-        return Composition()([PoissonSampling()(GaussianMechanism(sigma), q) for sigma, q, _ in runs],
-                             [k for _, _, k in runs])
+        return Composition()([PoissonSampling()(_noise(sigma), q) for sigma, q, _ in runs], [k for _, _, k in runs])
 
     def get_epsilon(self, delta, *args, **kwargs):
         return float(self.composition().get_approxDP(delta, accuracy=self.accuracy))

@@ -13,7 +13,8 @@ response), the symmetric hull of the two shifts for the binomial.
 * ``GaussianMechanism(sigma, sensitivity)``: (N(Δ, σ²), N(0, σ²)) ≅ μ-GDP, μ = Δ/σ.
 * ``GDPMechanism(mu)``: (N(μ, 1), N(0, 1)) (Dong, Roth & Su 2022).
 * ``LaplaceMechanism(b, sensitivity)``: (Lap(Δ, b), Lap(0, b)), ε₀ = Δ/b.
-* ``RandomizedResponse(p)``: ((p, 1−p), (1−p, p)), p ∈ (1/2, 1).
+* ``RandomizedResponse(p, buckets=2)``: ((p, 1−p), (1−p, p)), p ∈ (1/2, 1); k buckets:
+  ((p, r, (k−2)r), (r, p, (k−2)r)), r = (1−p)/(k−1), p ∈ (1/k, 1).
 * ``BinomialMechanism(n, p, sensitivity, monotone=False)``: shifts of
   Bin(n, p) (Agarwal et al. 2018); no finite RDP (P has mass where Q has
   none, in either order). The noise is asymmetric unless p = ½, so the sign
@@ -105,21 +106,39 @@ class LaplaceMechanism(Mechanism):
 
 
 class RandomizedResponse(Mechanism):
-    """Reports a bit truthfully with probability p, flipped otherwise."""
+    """Reports the true bucket (of ``buckets`` = k ≥ 2) with probability p, each
+    other bucket with probability (1 − p)/(k − 1); p ∈ (1/k, 1). k = 2: a bit
+    reported truthfully with probability p, flipped otherwise.
+
+    Two inputs a ≠ b give the laws P = (p, r, r, …) and Q = (r, p, r, …),
+    r = (1 − p)/(k − 1), on (a, b, the k − 2 others); the others have loss 0
+    and merge into one atom. The pair is attained (inputs that differ) and is
+    its own reverse up to relabelling a ↔ b, so it serves add/remove and
+    replace-one alike; ε₀ = log(p/r) (Warner 1965; Kairouz, Oh & Viswanath 2016
+    for k-ary RR). dp_accounting's ``RandomizedResponseDpEvent(noise, k)`` is
+    p = 1 − noise + noise/k."""
 
     _spec_type = "RandomizedResponse"
 
-    def __init__(self, p, relation=None):
-        p = v.in_interval("p", p, 0.5, 1.0)
-        super().__init__("RandomizedResponse", *with_relation({"p": p}, relation))
+    def __init__(self, p, relation=None, buckets=2):
+        buckets = v.count("buckets", buckets)
+        if buckets < 2:
+            raise ValueError(f"buckets must be at least 2, got {buckets!r}")
+        p = v.in_interval("p", p, 1.0 / buckets, 1.0)
+        params = {"p": p, **({"buckets": buckets} if buckets != 2 else {})}
+        super().__init__("RandomizedResponse", *with_relation(params, relation))
         object.__setattr__(self, "p", p)
+        object.__setattr__(self, "buckets", buckets)
 
     def _pairs(self):
-        pair = randomized_response_pair(self.p)
+        pair = randomized_response_pair(self.p, self.buckets)
         return PairComposition.single(pair, pair)
 
     def _rdp(self):
-        return RDPCurve(((randomized_response_rdp(self.p), 1),))
+        if self.buckets == 2:
+            return RDPCurve(((randomized_response_rdp(self.p), 1),))
+        pair = randomized_response_pair(self.p, self.buckets)  # its own reverse: one order suffices
+        return RDPCurve(((discrete_pair_rdp(pair._log_p, pair._log_q, pair.key()), 1),))
 
 
 class BinomialMechanism(Mechanism):

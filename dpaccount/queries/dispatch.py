@@ -49,7 +49,7 @@ from ..progress import reports
 from ..converters.gdp import delta_gdp, epsilon_gdp
 from ..converters.hockey_stick import hockey_stick_to_epsilon
 from ..converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
-from ..errors import ApproximationWarning, RDPFallbackWarning, RepresentationUnavailable
+from ..errors import AccuracyWarning, ApproximationWarning, GridTooLarge, RDPFallbackWarning, RepresentationUnavailable
 from ..pld.grids.accountant import DIRECTIONS
 from ..pld.grids.apriori import apriori_plan
 from ..pld.grids.cost import warn_if_costly
@@ -61,6 +61,10 @@ from .intervals import DEFAULT_ACCURACY, Bounds, IntervalQueries
 
 METHODS = ("analytic", "pld", "rdp", "cf", "clt")
 _OPT_IN = ("cf", "clt")  # never chosen by default, never in available_methods()
+# An answer RDP puts below its floor (ε < 1e-3, δ < 1e-12) is answered by the default route at the
+# finest accuracy whose grid fits where the relative accuracy asked would exceed the cap
+# (``_within_cap``)
+ABSOLUTE_FLOOR = {"epsilon": 1e-3, "delta": 1e-12}
 _FROM_RDP = "so this answer comes from RDP: an upper bound, looser than a privacy-loss grid's"
 
 
@@ -214,7 +218,9 @@ class QueryDispatch(IntervalQueries):
         elif method == "pld" and self._exact_sum() is not None:
             out = exact_epsilon_bounds(self._exact_sum(), deltas.ravel())[1]
         elif method == "pld":
-            out = self.privacy_profile(accuracy).epsilon(deltas)
+            out = self._within_cap(lambda acc: self.privacy_profile(acc).epsilon(deltas), accuracy, default,
+                                   lambda: [rdp_to_epsilon(self.rdp, float(d)) for d in deltas.ravel()], deltas.shape,
+                                   ABSOLUTE_FLOOR["epsilon"])
         elif method == "cf":
             out = _cf().cf_query(self, deltas, "get_approxDP")
         elif method == "clt":
@@ -228,6 +234,37 @@ class QueryDispatch(IntervalQueries):
         if default and method in ("analytic", "pld"):
             out = self._finite_by_rdp(out, deltas)
         return float(out.ravel()[0]) if scalar else out
+
+    def _within_cap(self, ask, accuracy, default, by_rdp, shape, floor):
+        """``ask(accuracy)``, a privacy profile's certified upper bounds. A relative accuracy
+        of an answer near 0 asks for a vanishing grid step: where the grid ``accuracy`` needs
+        exceeds the cap and RDP's upper bound R on every answer is below ``floor``
+        (``ABSOLUTE_FLOOR``), the default route answers the tightest certified bound that
+        fits instead — ``ask`` at the finest accuracy a' whose grid fits
+        (``GridTooLarge.accuracy``), or R where smaller — with an ``AccuracyWarning`` naming
+        the accuracy asked and a' (its error a'·answer < a'·floor). Otherwise (no RDP
+        curve, an answer not known to be near 0, an explicit method) ``GridTooLarge`` stands."""
+        try:
+            return ask(accuracy)
+        except GridTooLarge as exc:
+            if not default or exc.accuracy is None or self.optional("rdp") is None:
+                raise
+            rdp = np.reshape(np.asarray(by_rdp(), dtype=float), shape)
+            if not float(np.max(rdp)) < floor:
+                raise
+            relaxed, reason = exc.accuracy, exc
+        while True:  # each coarser level costs 4× the accuracy: the estimate may be one level short
+            try:
+                out = np.asarray(ask(relaxed), dtype=float)
+                break
+            except GridTooLarge as exc:
+                if exc.accuracy is None or exc.accuracy <= relaxed:
+                    raise
+                relaxed = exc.accuracy
+        warnings.warn(f"{self._name}: {str(reason).rstrip('.')}. The answer is below {floor:g} (by RDP): answered "
+                      f"at accuracy={relaxed:.2g}, or by RDP where smaller; a certified upper bound", AccuracyWarning,
+                      stacklevel=5)
+        return np.minimum(out.reshape(shape), rdp)
 
     def _finite_by_rdp(self, out, deltas):
         """The default ε where pairs that cut a heavy tail to +∞ (``cuts_to_infinity``: a random
@@ -253,7 +290,7 @@ class QueryDispatch(IntervalQueries):
         (an upper bound; vectorised over ε ≥ 0)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
-        method = self._choose(method)
+        default, method = method is None, self._choose(method)
         if epss.size == 0:
             return np.empty(epss.shape)
         if method == "analytic":
@@ -261,7 +298,9 @@ class QueryDispatch(IntervalQueries):
         elif method == "pld" and self._exact_sum() is not None:
             out = exact_delta_bounds(self._exact_sum(), epss.ravel())[1]
         elif method == "pld":
-            out = self.privacy_profile(accuracy).delta(epss)
+            out = self._within_cap(lambda acc: self.privacy_profile(acc).delta(epss), accuracy, default,
+                                   lambda: [rdp_to_delta(self.rdp, float(e)) for e in epss.ravel()], epss.shape,
+                                   ABSOLUTE_FLOOR["delta"])
         elif method == "cf":
             out = _cf().cf_query(self, epss, "get_approx_delta")
         elif method == "clt":

@@ -25,7 +25,10 @@ carries a pair dominating both orders (``relations.py``). Rule by rule:
   chain of ε-DP laws (Q = U[0,1], P_j with CDF g^{∘j}), so it is tight for
   the class of ε-DP mechanisms; it is the pair of ``pure_dp_group_pair``
   and it lies strictly inside randomized response with log-odds kε (the
-  folklore "kε-DP"), which is sound but loose for every δ > 0.
+  folklore "kε-DP"), which is sound but loose for every δ > 0. Randomized
+  response is read as its class (every mechanism with its ε₀, k-ary:
+  log(p(k − 1)/(1 − p))), so the chain at ε₀ rounded down is an attained
+  witness and gives the lower end; ε₀ rounded up gives the pair.
 * compositions: each part separately (the k-fold neighbours of the whole
   are k-fold neighbours of every part, and pairs compose).
 
@@ -43,7 +46,9 @@ sensitivity is still 1, it is loose — build the mechanism with
 mechanism is not two add/remove steps of itself: replacing x by y changes
 one record's slot, included with probability q on both sides, and its pair
 is the Gaussian mixture pair of Lebeda, Regehr, Kamath & Steinke 2024
-(``pld/pairs/poisson_replace.py``; no RDP curve is derived for it). Other
+(``pld/pairs/poisson_replace.py``; no RDP curve is derived for it). A
+truncated Poisson-subsampled Gaussian is the mixture of two such pairs over
+the public coin "the batch is full" (``_truncated_replace``). Other
 Poisson-subsampled bases raise ``RepresentationUnavailable``. The converse has no sound general
 rule: a replace-one guarantee says nothing about a mechanism that reveals
 |D|, so no ``ToAddRemove`` is offered.
@@ -56,12 +61,15 @@ from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
 from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, PureDPMechanism
+from ..mechanisms.trivial import NonPrivateMechanism
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
 from ..pld.grids.accountant import PairComposition
 from ..pld.pairs.discrete_pair import DiscretePair, binomial_pair
 from ..pld.pairs.base import check_atoms
+from ..pld.pairs.mixture import MixturePair
 from ..pld.pairs.poisson_replace import PoissonReplaceGaussianPair
+from ..pld.pairs.truncated_poisson import truncation_weights
 from ..rdp.curve import RDPCurve, discrete_pair_rdp
 from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relation, with_relation
 from .base import Transformer, check_mechanism
@@ -75,13 +83,15 @@ def _up(x, ulps):
     return x * (1 + ulps * _U)
 
 
-def _log_odds_up(p):
-    """log(p/(1−p)) rounded up. log and log1p are not correctly rounded: each is
-    taken to err by up to 4 ulp of its own size (the worst case documented for
-    numpy/libm across platforms), and near p = 1/2 the two nearly cancel, so the
-    pad is sized by the terms, not by the difference (plus its own rounding)."""
-    a, b = math.log(p), math.log1p(-p)
-    return (a - b) * (1 + _U) + 4 * _U * (abs(a) + abs(b))
+def _rr_epsilon(p, buckets, up):
+    """ε₀ = log(p(k − 1)/(1 − p)) of k-ary randomized response, rounded up (``up``) or
+    down. log and log1p are not correctly rounded: each is taken to err by up to 4 ulp of
+    its own size (the worst case documented for numpy/libm across platforms), and near
+    p = 1/2 the terms nearly cancel, so the pad is sized by the terms, not by the
+    difference (plus its own rounding)."""
+    a, b, c = math.log(p), math.log1p(-p), math.log(buckets - 1)
+    pad = (a - b + c) * _U + 4 * _U * (abs(a) + abs(b) + abs(c))
+    return (a - b + c) + pad if up else (a - b + c) - pad
 
 
 def pure_dp_group_pair(eps, k, tight=False):
@@ -121,11 +131,16 @@ class _SymmetricPairMechanism(Mechanism):
 
 class _PurePairMechanism(_SymmetricPairMechanism):
     """The k-fold equivalent of an ε-DP mechanism: ``pure_dp_group_pair``
-    (``tight`` where ε is the class's own, ``PureDPMechanism``)."""
+    (``tight`` where ε is the class's own, ``PureDPMechanism``; else, where
+    ``attained`` ≤ ε is an ε the class attains (randomized response's own ε₀,
+    rounded down), the chain at ``attained`` is the pair's witness)."""
 
-    def __init__(self, eps, k, tight=False):
-        super().__init__("PureDPGroup", {"eps": eps, "k": k, **({"tight": True} if tight else {})},
-                         pure_dp_group_pair(eps, k, tight))
+    def __init__(self, eps, k, tight=False, attained=None):
+        pair = pure_dp_group_pair(eps, k, tight)
+        if not tight and attained is not None and attained > 0:
+            witness = pure_dp_group_pair(attained, k, tight=True)
+            pair = pair.with_witnesses((((witness, 1),),), f"-attained({attained!r})")
+        super().__init__("PureDPGroup", {"eps": eps, "k": k, **({"tight": True} if tight else {})}, pair)
 
     def _rdp(self):
         # symmetric pair: the one order's Rényi divergence is the other's
@@ -139,8 +154,18 @@ class _PoissonReplaceMechanism(_SymmetricPairMechanism):
         super().__init__("PoissonReplaceGaussian", {"mu": mu, "q": q}, PoissonReplaceGaussianPair(mu, q))
 
 
+def _revealed_slot_pair(q):
+    """((1 − q)R + q·δ_x, (1 − q)R + q·δ_y), δ_x ⊥ δ_y ⊥ R: loss +∞ with P-mass q,
+    −∞ with Q-mass q, 0 else; δ(ε) = q at every ε ≥ 0. Attained (a base that
+    outputs its records) and its own reverse."""
+    log_p = np.array([math.log(q), math.log1p(-q), -np.inf])
+    return DiscretePair(log_p, log_p[::-1].copy(), name=f"revealed-slot(q={q!r})", p_inf=q, q_ninf=q, tight=True)
+
+
 def _poisson_replace(m):
     """The replace-one equivalent of a Poisson-subsampled mechanism (module docstring)."""
+    if isinstance(m.base, NonPrivateMechanism):  # x's slot, sampled w.p. q, reveals x or y
+        return _SymmetricPairMechanism("PoissonReplaceNonPrivate", {"q": m.q}, _revealed_slot_pair(m.q))
     pairs = m.base.optional("pairs")
     mu = None if pairs is None else pairs.gaussian_mu
     if mu is None:
@@ -153,6 +178,30 @@ def _poisson_replace(m):
     return _PoissonReplaceMechanism(mu, m.q)
 
 
+def _truncated_replace(m):
+    """The replace-one equivalent of a truncated Poisson-subsampled Gaussian: the
+    mixture, over the public coin C = [the others' sample has ≥ B members], of the
+    Poisson replace pair at rate q (C false: x's slot as in ``_poisson_replace``) and
+    at rate η with twice the sensitivity (C true: x or y enters the full batch with
+    probability η in place of a record z of the others' sample, so the laws are
+    (1 − η)N(g_z) + ηN(g_x) and (1 − η)N(g_z) + ηN(g_y) with |g_x − g_z|, |g_y − g_z| ≤ 2Δ:
+    Lebeda et al.'s pair at 2Δ). Weights and η as in ``pld/pairs/truncated_poisson.py``
+    (w rounded down, the rest spilled; η rounded up: the pair's curve grows with its
+    rate); dp_accounting 0.6 takes the same mixture (``from_truncated_subsampled_gaussian_mechanism``)."""
+    if m.q == 0.0 or m.max_batch_size >= m.dataset_size:
+        return _equivalent(PoissonSampledMechanism(m.base, m.q), 2, True, True)
+    base = _poisson_replace(PoissonSampledMechanism(m.base, m.q))
+    w_low, w_high, eta = truncation_weights(m.q, m.dataset_size, m.max_batch_size)
+    if w_high == 0.0:
+        return base
+    full = _poisson_replace(PoissonSampledMechanism(_equivalent(m.base, 2, True), eta))
+    comps = tuple(x.pairs.remove[0][0] for x in (base, full))
+    keep = (1.0 - w_high) * (1 - 2 * _U)              # ≤ the exact 1 − w
+    spill = (w_high - w_low + 2 * _U) * (1 + 2 * _U)  # ≥ 1 − keep − w_low
+    name = f"TruncatedPoissonReplace:{m.base.name}"
+    return _SymmetricPairMechanism(name, dict(m.params), MixturePair(zip((keep, w_low), comps), spill, comps))
+
+
 def _equivalent(m, k, both, replace=False):
     """A mechanism whose pairs and RDP for one step are ``m``'s for ≤ k steps;
     ``both``: the steps may go either way (each pair must cover both orders);
@@ -163,6 +212,8 @@ def _equivalent(m, k, both, replace=False):
         return _equivalent(m.equivalent, k, both, replace)
     if kind is PoissonSampledMechanism and replace:
         return m if m.q == 0 else _poisson_replace(m)  # q = 0: the record is never used
+    if getattr(kind, "_spec_type", None) == "TruncatedPoissonSampling" and replace:  # (a cyclic import)
+        return _truncated_replace(m)
     if kind is _PurePairMechanism:
         return _PurePairMechanism(m.params["eps"], m.params["k"] * k, m.pair.tight)
     if kind is GDPMechanism:
@@ -186,7 +237,8 @@ def _equivalent(m, k, both, replace=False):
         return _Delegate(wide.name, wide.params, ADD_REMOVE, wide) if both else wide
     if kind is RandomizedResponse:
         # ε = log(p/(1−p)) rounded up: a larger ε only weakens the bound
-        return _PurePairMechanism(_log_odds_up(m.p), k)
+        return _PurePairMechanism(_rr_epsilon(m.p, m.buckets, up=True), k,
+                                  attained=_rr_epsilon(m.p, m.buckets, up=False))
     if kind is PureDPMechanism:
         return _PurePairMechanism(m.eps, k, tight=True)
     if kind is ComposedMechanism:

@@ -716,6 +716,24 @@ BUGS = (
         ("tests/review/test_review_d.py::test_with_replacement_names_no_spill_beyond_max_named_copies",),
         "G_b built for the pure ε at any batch size: a pure-DP base's has b + 1 outcomes (5e6 copies: "
         "2.7 s and 1 GB where δ(ε) took 2 ms)"),
+    Bug("kary-rr-group-epsilon-binary", "dpaccount/transformers/group_privacy.py",
+        "a, b, c = math.log(p), math.log1p(-p), math.log(buckets - 1)",
+        "a, b, c = math.log(p), math.log1p(-p), 0.0",
+        ("tests/transformers/test_attained_lower_ends.py::test_group_privacy_of_randomized_response_has_the_chain_as_its_lower_end",),
+        "group privacy of k-ary randomized response at the binary log-odds log(p/(1 − p)): its ε₀ is "
+        "log(p(k − 1)/(1 − p)), so the chain under-reports"),
+    Bug("bounded-range-witness-not-attained", PLD + "pairs/zoo.py",
+        "    log_p = np.array([a + t - em1, b - em1])",
+        "    log_p = np.array([a - em1, b + eps - t - em1])[::-1]",
+        ("tests/transformers/test_attained_lower_ends.py::test_the_exponential_mechanisms_witnesses_are_its_outputs_on_two_candidates",),
+        "a witness of the exponential mechanism that is not its output on any two candidates: a lower "
+        "end above what the mechanism attains"),
+    Bug("replace-one-accountant-offender-is-the-parent", "dpaccount/integrations/dp_accounting.py",
+        "                        offender, message = sub, str(inner)\n                        break",
+        "                        break",
+        ("tests/interop/test_dp_accounting_contract.py::test_the_offender_is_the_innermost_refused_event_not_its_parent",),
+        "CompositionErrorDetails names the whole nested event instead of the refused sub-event "
+        "(dp_accounting's PrivacyAccountantTest)"),
     Bug("default-epsilon-infinite-where-rdp-is-finite", "dpaccount/queries/dispatch.py",
         "        if default and method in (\"analytic\", \"pld\"):", "        if False:",
         ("tests/transformers/test_random_allocation.py::test_the_default_epsilon_never_rises_with_the_noise_across_the_float_range_edge",),

@@ -24,8 +24,8 @@ import pytest
 from batch_brute_force import (query_rr, allocation_law, allocation_worst, hockey, truncated_ones,
                                truncated_worst, with_replacement_worst)
 from dpaccount import (AccuracyNotReached, Composition, GaussianMechanism, PoissonSampling,
-                       RandomizedResponse, specs)
-from dpaccount.mechanisms.discrete import ApproxDPMechanism, ExponentialMechanism
+                       RandomizedResponse, ToReplaceOne, specs)
+from dpaccount.mechanisms.discrete import ApproxDPMechanism
 from dpaccount.mechanisms.user_defined import DiscreteMechanism
 from dpaccount.pld.grids.accountant import PairComposition
 from dpaccount.pld.pairs.allocation_lower import SUPPORT
@@ -239,11 +239,14 @@ def test_heterogeneous_composition_of_datasets():
 
 
 @pytest.mark.parametrize("parts", [
-    lambda: [RandomAllocation()(RandomizedResponse(0.7), 5, 2), ExponentialMechanism(1.0)],
-    lambda: [TruncatedPoissonSampling()(GaussianMechanism(1.0), 0.1, 50, 6), ExponentialMechanism(1.0)],
+    # (the exponential mechanism's envelope has attained witnesses now: the two-outcome pairs)
+    lambda: [SubsetSampling()(RandomizedResponse(0.7, relation="replace-one"), 0.1),
+             ToReplaceOne()(TruncatedPoissonSampling()(GaussianMechanism(1.0), 0.1, 50, 6))],
+    lambda: [SamplingWithReplacement()(RandomizedResponse(0.7, relation="replace-one"), 10, 3),
+             ToReplaceOne()(TruncatedPoissonSampling()(GaussianMechanism(1.0), 0.5, 4, 2))],
     lambda: [SamplingWithReplacement()(RandomizedResponse(0.7, relation="replace-one"), 10, 3),
              SamplingWithReplacement()(GaussianMechanism(1.0, relation="replace-one"), 10, 3)],
-], ids=["allocation+exponential", "truncated+exponential", "rr-copies+gaussian-copies"])
+], ids=["subset+truncated-replace", "rr-copies+truncated-replace", "rr-copies+gaussian-copies"])
 def test_an_unattained_part_without_witness_leaves_no_lower_end(parts):
     b = _bounds(Composition()(parts(), [1, 1]), 0.5)
     assert b.lower is None and b.lower_of is None and not b.certified and "not attained" in b.reason, b

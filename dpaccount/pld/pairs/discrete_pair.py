@@ -152,6 +152,8 @@ class DiscretePair(DominatingPair):
         """The largest finite loss plus its error bound τ, rounded up; +∞ where P(L = +∞) > 0."""
         if self._p_inf > 0 or not len(self._sorted_loss):
             return math.inf if self._p_inf > 0 else 0.0
+        if np.array_equal(self._log_p, self._log_q):  # the same law: every loss is exactly 0
+            return 0.0
         return float(np.nextafter(np.max(self._sorted_loss + self._tau), np.inf))
 
     def masses(self, edges):
@@ -281,13 +283,19 @@ def identical_pair():
     return DiscretePair(np.zeros(1), np.zeros(1), name="identical", tight=True)
 
 
-def randomized_response_pair(p):
-    """Binary randomized response (true answer with prob. p > 1/2):
-    P = (p, 1−p), Q = (1−p, p); losses ±log(p/(1−p)) form a lattice. Tight: the
-    outputs on neighbours whose bit differs."""
-    a = math.log(p) - math.log1p(-p)
-    logs = np.array([math.log(p), math.log1p(-p)])
-    return DiscretePair(logs, logs[::-1], lattice=a, name=f"rr(p={p!r})", tight=True)
+def randomized_response_pair(p, buckets=2):
+    """k-ary randomized response (true bucket with prob. p > 1/k, each other with
+    r = (1−p)/(k−1)): P = (p, r, (k−2)r), Q = (r, p, (k−2)r), the k − 2 buckets of
+    loss 0 merged; k = 2: P = (p, 1−p), Q = (1−p, p). Losses ±log(p/r) and 0 form
+    a lattice. Tight: the outputs on neighbours whose inputs differ."""
+    log_r = math.log1p(-p) - math.log(buckets - 1)
+    a = math.log(p) - log_r
+    logs = [math.log(p), log_r]
+    if buckets == 2:
+        return DiscretePair(np.array(logs), np.array(logs[::-1]), lattice=a, name=f"rr(p={p!r})", tight=True)
+    rest = math.log(buckets - 2) + log_r
+    return DiscretePair(np.array(logs + [rest]), np.array(logs[::-1] + [rest]), lattice=a,
+                        name=f"rr(p={p!r},k={buckets})", tight=True)
 
 
 def binomial_pair(n, p, shift=1):

@@ -28,6 +28,7 @@ from .base import DominatingPair, check_atoms, underflow_slack
 special = lazy("scipy.special")
 
 _U = np.finfo(float).eps
+_BR_SHARES = tuple(j / 8 for j in range(1, 8)) + (15 / 16, 63 / 64)  # t/ε of the witnesses
 # A law's logcdf and logsf (scipy.stats; scipy documents no bound) are taken to err by
 # LOG_CDF_ULPS·u·(|log| + 1), besides their argument's rounding (``MonotoneLossPair._log_errors``).
 # Measured here (scipy 1.17.1, 5,000 points over each law's 1e-300 quantiles, against
@@ -149,7 +150,11 @@ class LogisticPair(DominatingPair):
     ε-BR mechanism and no smaller pair does (each ε' is attained). Not
     ``tight``: each ε' is attained by a different two-outcome pair (its own
     t), none by this one, and a composition's worst case is not the product
-    of envelopes; no witness is given (a lower end is absent).
+    of envelopes. Its ``witnesses`` are those two-outcome pairs at
+    t = jε/8, j = 1..7, and at 15ε/16 and 63ε/64 (``bounded_range_pair``;
+    small δ asks for t near ε; nine in all, ``attained.MAX_CHOICES``): each is the exponential
+    mechanism's output on two candidates whose utility gap moves by 2 (lower
+    ends within ~0.5 % of the envelope at one use: ε = 1, ε' = 0.3).
     The loss law is simple: e^{L/2} ~ Uniform(e^{−ε/2}, e^{ε/2}) under P and
     e^{−L/2} ~ Uniform(e^{−ε/2}, e^{ε/2}) under Q, so with c = e^{ε/2}
 
@@ -216,10 +221,33 @@ class LogisticPair(DominatingPair):
         return float(out) if out.ndim == 0 else out
 
     def reverse(self):
-        return self  # symmetric under the reflection x ↦ ε − x
+        return self  # symmetric under the reflection x ↦ ε − x (and so is the set of witnesses)
 
     def key(self):
         return ("logistic", self._eps)
+
+    @property
+    def witnesses(self):
+        return tuple(((bounded_range_pair(self._eps, self._eps * f), 1),) for f in _BR_SHARES)
+
+
+def bounded_range_pair(eps, t):
+    """The two-outcome ε-BR pair with losses t and t − ε (0 < t < ε; Dong, Durfee &
+    Rogers 2020, Lemma 3.2): P = (p, 1 − p), p = (e^ε − e^t)/(e^ε − 1), Q = (p e^{−t},
+    (1 − p)e^{ε−t}). Attained by the exponential mechanism (∝ e^{εu/2}, sensitivity 1) on
+    two candidates a, b: its law is Bernoulli(σ(ℓ)), ℓ = ε(u_a − u_b)/2, and a neighbour
+    that moves u_a by +1 and u_b by −1 shifts ℓ by ε, so the losses are
+    t = log σ(ℓ + ε)/σ(ℓ) at a and t − ε at b, and t covers (0, ε) as ℓ ranges over ℝ.
+    Logs: log p = log expm1(ε − t) + t − log expm1(ε), log(1 − p) = log expm1(t) −
+    log expm1(ε); expm1 and log err by ≤ 4 ulp each, so each log by ≤ 16 ulp of the
+    sum of its terms' sizes (``log_err``)."""
+    em1 = math.log(math.expm1(eps))
+    a, b = math.log(math.expm1(eps - t)), math.log(math.expm1(t))
+    log_p = np.array([a + t - em1, b - em1])
+    log_q = np.array([a - em1, b + eps - t - em1])
+    size = abs(a) + abs(b) + abs(em1) + eps + t
+    return DiscretePair(log_p, log_q, name=f"bounded-range(eps={eps!r},t={t!r})", log_err=(16 * _U * size,) * 2,
+                        tight=True)
 
 
 class _Reflected:

@@ -25,8 +25,8 @@ outputs so far reaches 0.475171, by exact dynamic programming).
 every split of each part's uses among its witnesses where there are at most
 ``MAX_CHOICES``, else the pure choices and three even mixtures. The largest
 lower bound over them is the mechanism's lower end (``queries/intervals.py``). A pair
-that is neither tight nor has an attained witness (the logistic envelope of
-the exponential mechanism, a Poisson-subsampled product) leaves the lower
+that is neither tight nor has an attained witness (a mixture over a public
+coin, a Poisson-subsampled product) leaves the lower
 end absent, with the reason.
 """
 import itertools
