@@ -242,3 +242,19 @@ def test_random_allocation_of_finite_bases_brackets_enumeration_sweep():
     """accuracy=0.1: RR(0.79166) over 4 steps at ε = 1.329 has the lower end 4.7 % below the
     exact 0.0022467 (AccuracyNotReached at 0.01; as on main)."""
     _check_allocation(_allocation_cases(40, 381), 0.1)
+
+
+@pytest.mark.parametrize("k", [2, 3, 10, 1000])
+@pytest.mark.parametrize("p", [0.5, 0.9])
+def test_kary_rr_rdp_above_the_exact_renyi_divergence_away_from_uniform(k, p):
+    """D_α of the merged three-atom pair, exact at 50 digits; α ≥ 2 and p ≥ 1/2 (near the
+    uniform law and α → 1 the float sum cancels: the report's defect)."""
+    if p <= 1 / k:
+        pytest.skip("p must exceed 1/k")
+    pm = mp.mpf(p)
+    r = (1 - pm) / (k - 1)
+    p_law, q_law = [pm, r, (k - 2) * r], [r, pm, (k - 2) * r]
+    m = RandomizedResponse(p, buckets=k)
+    for a in (2.0, 8.0, 64.0):
+        exact = mp.log(mp.fsum(x ** a * y ** (1 - a) for x, y in zip(p_law, q_law) if x > 0)) / (a - 1)
+        assert exact * (1 - SLACK) <= m.get_RDP(a) <= exact * (1 + 1e-9), a
