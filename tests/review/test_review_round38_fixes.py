@@ -54,3 +54,16 @@ def test_replace_special_rr_rounds_towards_the_safe_side(noise, k):
     assert exact <= got
     if noise > 1e-15:  # below, keep rounds up to 1 and the add direction's ε(0) is +∞ (sound)
         assert got <= exact * (1 + 1e-6) + 1e-9
+
+
+@pytest.mark.parametrize("event", [dpa.RandomizedResponseDpEvent(0.5, 10 ** 400), dpa.GaussianDpEvent(10 ** 400),
+                                   dpa.RandomizedResponseDpEvent(0.5, 2 ** 63)])
+def test_huge_integer_fields_are_refused_not_crashed(event):
+    """A field beyond the float range (or RandomizedResponse's 2**63 − 1 buckets) is dp_accounting's
+    UnsupportedEventError naming the event, and the accountant is unchanged."""
+    acc = DpaccountAccountant()
+    acc.compose(dpa.GaussianDpEvent(1.0))
+    before = acc.get_epsilon(1e-6)
+    with pytest.raises(dpa.UnsupportedEventError, match="RandomizedResponseDpEvent|GaussianDpEvent"):
+        acc.compose(event)
+    assert acc.get_epsilon(1e-6) == before
