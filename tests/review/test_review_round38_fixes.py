@@ -67,3 +67,37 @@ def test_huge_integer_fields_are_refused_not_crashed(event):
     with pytest.raises(dpa.UnsupportedEventError, match="RandomizedResponseDpEvent|GaussianDpEvent"):
         acc.compose(event)
     assert acc.get_epsilon(1e-6) == before
+
+
+def _chain_delta(eps0, k, eps):
+    """δ(ε) of the k-fold chain of ε₀-DP laws (``pure_dp_group_pair``'s atoms, at 60 digits)."""
+    e0 = mp.mpf(eps0)
+    c = 1 / (1 + mp.e ** e0)
+    q = [c * mp.e ** (-(k - 1) * e0)] + [c * mp.e ** (-(k - i) * e0) * mp.expm1(e0) for i in range(1, k)] + [1 - c]
+    p = q[::-1]
+    g = mp.e ** mp.mpf(eps)
+    return mp.fsum(max(a - g * b, 0) for a, b in zip(p, q))
+
+
+@pytest.mark.parametrize("eps0,k", [(20.0, 3), (20.0, 2), (5.0, 10), (0.5, 4), (30.0, 5)])
+def test_group_privacy_of_pure_dp_near_delta_one(eps0, k):
+    """δ(ε) near 1: P's atoms were log q_i + (k − 2i)ε, whose sum cancels (|terms| ~ kε), and
+    δ(0) of PureDP(20) in groups of 3 came out 1 − 1.2e-15 < the exact 1 − 8.5e-18."""
+    from dpaccount import GroupPrivacy
+    from dpaccount.mechanisms.discrete import PureDPMechanism
+    m = GroupPrivacy()(PureDPMechanism(eps0), k)
+    for eps in (0.0, 1.0, eps0 * k / 2):
+        exact = _chain_delta(eps0, k, eps)
+        low, up = m.get_approx_delta_bounds(eps)[:2]
+        assert exact <= m.get_approx_delta(eps) and low <= exact <= up
+        assert up <= exact * (1 + 1e-9) + 1e-12
+
+
+def test_group_privacy_of_kary_rr_near_delta_one_has_consistent_bounds():
+    """RR(0.5, 1000) in groups of 50: δ(0) was 1 − 5e-14 (the chain's is 1 − 1e-75 or so) and the
+    bounds raised 'an attained composition's lower bound is above the dominating pairs' upper'."""
+    from dpaccount import GroupPrivacy, RandomizedResponse
+    m = GroupPrivacy()(RandomizedResponse(0.5, buckets=1000), 50)
+    exact = _chain_delta(mp.log(999), 50, 0.0)
+    low, up = m.get_approx_delta_bounds(0.0)[:2]
+    assert low <= up and up >= exact and m.get_approx_delta(0.0) >= exact
