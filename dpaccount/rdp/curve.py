@@ -17,6 +17,7 @@ import numpy as np
 from ..lazy import lazy
 
 special = lazy("scipy.special")
+_U = 2.0 ** -52  # the unit roundoff, doubled: one ulp of 1
 
 
 class RDPCurve:
@@ -96,19 +97,38 @@ def laplace_rdp(eps0):
     return RDPFunction(("laplace", e0), fn)
 
 
-def discrete_pair_rdp(log_p, log_q, key):
+def discrete_pair_rdp(log_p, log_q, key, log_err=None):
     """D_α(P||Q) = log Σ p^α q^{1−α} / (α−1) of finite distributions (+inf if
-    P has mass where Q has none)."""
+    P has mass where Q has none), rounded up.
+
+    Near α = 1, or for near-identical laws, the log-sum is close to 0 and the
+    division by α − 1 magnifies its absolute rounding: the log-sum is padded by
+    a bound on its error before dividing — the logs' own errors (``log_err``,
+    4 ulp of each by default, as ``DiscretePair``) weighted by |α| and |1 − α|,
+    the exponents' rounding (a product and a sum, 4u of their terms), and
+    logsumexp's (exp, an n-term sum and log: (n + 8)u of 1 + the magnitudes) —
+    towards the larger D_α on either side of α = 1."""
     log_p = np.asarray(log_p, dtype=float)
     log_q = np.asarray(log_q, dtype=float)
     live = np.isfinite(log_p)
     if np.any(live & ~np.isfinite(log_q)):
         return RDPFunction(("infinite", key), lambda a: np.full(np.shape(a), np.inf))
     lp, lq = log_p[live], log_q[live]
+    if log_err is None:
+        ep, eq = 4 * _U * np.abs(lp), 4 * _U * np.abs(lq)
+    else:
+        ep, eq = (np.broadcast_to(np.asarray(e, dtype=float), log_p.shape)[live] for e in log_err)
 
     def fn(alpha):
         a = np.asarray(alpha, dtype=float)[..., None]
-        return special.logsumexp(a * lp + (1 - a) * lq, axis=-1) / (a[..., 0] - 1)
+        terms = a * lp + (1 - a) * lq
+        total = special.logsumexp(terms, axis=-1)
+        err = np.max(np.abs(a) * ep + np.abs(1 - a) * eq + 4 * _U * (np.abs(a * lp) + np.abs((1 - a) * lq)),
+                     axis=-1, initial=0.0) \
+            + (len(lp) + 8) * _U * (1.0 + np.abs(total) + np.max(np.abs(terms), axis=-1, initial=0.0))
+        gap = a[..., 0] - 1
+        out = (total + np.sign(gap) * err) / gap
+        return out + 2 * _U * np.abs(out)  # the division's rounding, up
     return RDPFunction(("discrete", key), fn)
 
 

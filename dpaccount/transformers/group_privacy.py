@@ -153,7 +153,8 @@ class _PurePairMechanism(_SymmetricPairMechanism):
 
     def _rdp(self):
         # symmetric pair: the one order's Rényi divergence is the other's
-        return RDPCurve(((discrete_pair_rdp(self.pair._log_p, self.pair._log_q, self.pair.key()), 1),))
+        return RDPCurve(((discrete_pair_rdp(self.pair._log_p, self.pair._log_q, self.pair.key(),
+                                                  self.pair._log_err), 1),))
 
 
 class _PoissonReplaceMechanism(_SymmetricPairMechanism):

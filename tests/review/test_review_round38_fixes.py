@@ -101,3 +101,33 @@ def test_group_privacy_of_kary_rr_near_delta_one_has_consistent_bounds():
     exact = _chain_delta(mp.log(999), 50, 0.0)
     low, up = m.get_approx_delta_bounds(0.0)[:2]
     assert low <= up and up >= exact and m.get_approx_delta(0.0) >= exact
+
+
+def _renyi(p_law, q_law, alpha):
+    a = mp.mpf(alpha)
+    return mp.log(mp.fsum(x ** a * y ** (1 - a) for x, y in zip(p_law, q_law) if x > 0)) / (a - 1)
+
+
+def _rr_pair(p, k):
+    p = mp.mpf(p)
+    r = (1 - p) / (k - 1)
+    return [p, r] + [r] * (k - 2), [r, p] + [r] * (k - 2)
+
+
+@pytest.mark.parametrize("alpha", [1.0001, 1.5, 2.0, 10.0])
+@pytest.mark.parametrize("case", ["rr2", "rr1000", "rr1000b", "rr7", "discrete"])
+def test_rdp_of_near_identical_finite_laws_is_above_the_exact(case, alpha):
+    """log Σ p^α q^{1−α} cancels to ~0 for near-identical laws; divided by α − 1 its rounding
+    put RR(0.001001, k=1000)'s ε(1.0001) at 9.959e-10 < the exact 1.0016e-9."""
+    from dpaccount import DiscreteMechanism, RandomizedResponse
+    if case == "discrete":
+        p_law, q_law = [0.3, 0.2, 0.5], [0.30001, 0.19999, 0.5]
+        m = DiscreteMechanism(p_law, q_law)
+        exact = max(_renyi([mp.mpf(x) for x in p_law], [mp.mpf(x) for x in q_law], alpha),
+                    _renyi([mp.mpf(x) for x in q_law], [mp.mpf(x) for x in p_law], alpha))
+    else:
+        p, k = {"rr2": (0.5001, 2), "rr1000": (0.001001, 1000), "rr1000b": (0.0011, 1000), "rr7": (0.15, 7)}[case]
+        m = RandomizedResponse(p, buckets=k)
+        exact = _renyi(*_rr_pair(p, k), alpha)
+    got = m.get_RDP(alpha)
+    assert exact <= got <= exact * (1 + 1e-6) + 1e-12 / (alpha - 1)
