@@ -131,3 +131,19 @@ def test_rdp_of_near_identical_finite_laws_is_above_the_exact(case, alpha):
         exact = _renyi(*_rr_pair(p, k), alpha)
     got = m.get_RDP(alpha)
     assert exact <= got <= exact * (1 + 1e-6) + 1e-12 / (alpha - 1)
+
+
+@pytest.mark.parametrize("eps", [709.5, 710.0, 1000.0, 5e-324, 1e-320])
+@pytest.mark.parametrize("share", [0.0, 0.3, 0.7])
+def test_exponential_mechanism_extreme_eps_bounds_bracket_the_envelope(eps, share):
+    """The bounded-range witnesses overflowed (e^ε − 1, ε > 709: OverflowError) or underflowed
+    (e^t − 1 = 0: ValueError) inside the bounds query; now they are skipped where they have no
+    float logs. One use: δ(ε') = (e^{ε/2} − e^{ε'/2})²/(e^ε − 1)."""
+    from dpaccount import ExponentialMechanism
+    e, e1 = mp.mpf(eps), mp.mpf(eps) * mp.mpf(share)
+    exact = (mp.e ** (e / 2) - mp.e ** (e1 / 2)) ** 2 / mp.expm1(e)
+    m = ExponentialMechanism(eps)
+    b = m.get_approx_delta_bounds(float(e1))
+    assert (b.lower is None or b.lower <= exact * (1 + 1e-15)) and exact * (1 - 1e-15) <= b.upper
+    eb = m.get_approxDP_bounds(1e-6)
+    assert eb.lower is None or eb.lower <= eb.upper
