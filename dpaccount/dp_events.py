@@ -137,7 +137,7 @@ def _node(event, relation, depth, special=False):
         n = _num(f("source_dataset_size"), "source_dataset_size", event)
         b = _num(f("sample_size"), "sample_size", event)
         if b == 0 and n > 0:  # an empty sample uses no record (dp_accounting's RDP accountant: ε = 0)
-            return {"type": "NoOpMechanism", "relation": str(REPLACE_ONE)}
+            return {"type": "NoOpMechanism", **rel}  # a no-op composes under any relation: the accountant's
         return {"type": "SubsetSampling", "gamma": b / n if n > 0 else math.nan,
                 "mechanism": inner(f("event"), REPLACE_ONE)}
     if kind in ("SingleEpochTreeAggregationDpEvent", "MixtureOfGaussiansDpEvent") and moved:

@@ -147,3 +147,19 @@ def test_exponential_mechanism_extreme_eps_bounds_bracket_the_envelope(eps, shar
     assert (b.lower is None or b.lower <= exact * (1 + 1e-15)) and exact * (1 - 1e-15) <= b.upper
     eb = m.get_approxDP_bounds(1e-6)
     assert eb.lower is None or eb.lower <= eb.upper
+
+
+@pytest.mark.parametrize("relation", [NR.ADD_OR_REMOVE_ONE, NR.REPLACE_ONE])
+def test_empty_sample_without_replacement_is_a_no_op_under_the_accountants_relation(relation):
+    """An empty sample was a replace-one no-op, and composing it with a Gaussian under add/remove
+    was refused for a relation mismatch; it is a no-op under the accountant's relation: δ(ε) is
+    the Gaussian's alone, Φ(Δ/2σ − ε σ/Δ) − e^ε Φ(−Δ/2σ − ε σ/Δ) (Balle & Wang 2018)."""
+    acc = DpaccountAccountant(neighboring_relation=relation)
+    acc.compose(dpa.ComposedDpEvent([dpa.SampledWithoutReplacementDpEvent(100, 0, dpa.GaussianDpEvent(1.0)),
+                                     dpa.GaussianDpEvent(1.0)]))
+    sens = mp.mpf(2 if relation == NR.REPLACE_ONE else 1)
+    for eps in (0.0, 0.5, 2.0):
+        e = mp.mpf(eps)
+        exact = mp.ncdf(sens / 2 - e / sens) - mp.e ** e * mp.ncdf(-sens / 2 - e / sens)
+        got = acc.get_delta(eps)
+        assert exact <= got <= exact * (1 + 1e-3) + 1e-12
