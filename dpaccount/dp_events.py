@@ -60,6 +60,7 @@ from fractions import Fraction
 
 from .errors import DPAccountError
 from .relations import ADD_REMOVE, REPLACE_ONE, check_relation
+from .validation import count
 
 _U = 2.0 ** -52
 MAX_DENOMINATOR = 10 ** 12  # a sampling rate written as sample_size / dataset_size
@@ -136,7 +137,7 @@ def _node(event, relation, depth, special=False):
         n = _num(f("source_dataset_size"), "source_dataset_size", event)
         b = _num(f("sample_size"), "sample_size", event)
         if b == 0 and n > 0:  # an empty sample uses no record (dp_accounting's RDP accountant: ε = 0)
-            return {"type": "NoOpMechanism", "relation": str(REPLACE_ONE)}
+            return {"type": "NoOpMechanism", **rel}  # a no-op composes under any relation: the accountant's
         return {"type": "SubsetSampling", "gamma": b / n if n > 0 else math.nan,
                 "mechanism": inner(f("event"), REPLACE_ONE)}
     if kind in ("SingleEpochTreeAggregationDpEvent", "MixtureOfGaussiansDpEvent") and moved:
@@ -192,6 +193,18 @@ def _noiseless_mixture(sens, probs, rel):
     return revealing if q == 1.0 else {"type": "PoissonSampling", "q": q, "mechanism": revealing}
 
 
+def _float_up(x: Fraction) -> float:
+    """The least float ≥ x (x ∈ [0, 1]; int/int division is correctly rounded)."""
+    f = x.numerator / x.denominator
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
+def _float_down(x: Fraction) -> float:
+    """The greatest float ≤ x (x ∈ [0, 1])."""
+    f = x.numerator / x.denominator
+    return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
+
+
 def _randomized_response(event, relation, special=False):
     """dp_accounting's k-ary randomized response: the input bucket with probability
     1 − p, else a uniform bucket, i.e. ``RandomizedResponse(1 − p + p/k, buckets=k)``
@@ -200,21 +213,39 @@ def _randomized_response(event, relation, special=False):
     uniform bucket (dp_accounting's ``from_randomized_response``): the remove pair
     is (P, U), P = (1 − p + p/k, rest (k − 1)p/k) on (x's bucket, the others: one
     loss, log p, so one atom), U = (1/k, (k − 1)/k), and add is its reverse — an
-    add/remove ``DiscreteMechanism``, attained by a record replaced by the special one."""
+    add/remove ``DiscreteMechanism``, attained by a record replaced by the special one.
+
+    keep = 1 − p(k − 1)/k is computed exactly (as a fraction: p is a float, k an
+    integer) and rounded *up*: k-ary RR with keep' ≥ keep dominates RR with keep (mix
+    its output with a uniform bucket, which leaves the uniform law unchanged), so the
+    answer is never below the event's. Where keep' rounds up to 1 (noise below about
+    1.1e-16) no float RR lies between, and the event is accounted as non-private
+    (ε = +∞, sound); under ``REPLACE_SPECIAL`` P becomes (1, 0): remove's ε is log k, add's
+    δ(ε) = (k − 1)/k at every ε (sound)."""
     p = _num(event.noise_parameter, "noise_parameter", event)
     k = _num(event.num_buckets, "num_buckets", event)
     if not (0 <= p <= 1) or k < 1:
         raise ValueError(f"RandomizedResponseDpEvent: noise_parameter must lie in [0, 1] and num_buckets be "
                          f"at least 1, got {p!r} and {k!r}")
+    k = count("RandomizedResponseDpEvent.num_buckets", k)
     rel = {"relation": str(relation)}
     if k == 1 or p == 1:
         return {"type": "NoOpMechanism", **rel}
     if p == 0:
         return {"type": "NonPrivateMechanism", **rel}
-    keep = 1 - p * (k - 1) / k
+    exact = 1 - Fraction(p) * (k - 1) / k
+    keep = _float_up(exact)
     if special:
-        return {"type": "DiscreteMechanism", "p_probs": [keep, p * (k - 1) / k], "q_probs": [1 / k, (k - 1) / k],
-                "name": f"RandomizedResponse{k}:special"}
+        # P's first atom rounded up and U's down; the second atoms the other way, so that after
+        # DiscreteMechanism's renormalisation P'(1) ≥ P(1) and U'(1) ≤ 1/k. P' is RR at a keep ≥
+        # the event's (post-processing, as above); U'(1) ≤ U(1) ≤ P'(1) makes U = λU' + (1 − λ)P'
+        # with λ ∈ [0, 1], so at ε ≥ 0 the hockey stick of (P', U) is at most λ times that of
+        # (P', U'), in either order (joint convexity)
+        u = _float_down(Fraction(1, k))
+        return {"type": "DiscreteMechanism", "p_probs": [keep, _float_down(1 - Fraction(keep))],
+                "q_probs": [u, _float_up(1 - Fraction(u))], "name": f"RandomizedResponse{k}:special"}
+    if keep == 1.0:
+        return {"type": "NonPrivateMechanism", **rel}
     return {"type": "RandomizedResponse", "p": keep, **({"buckets": k} if k != 2 else {}), **rel}
 
 

@@ -30,7 +30,7 @@ from ..transformers.composition import Composition  # noqa: E402
 from ..mechanism import Mechanism  # noqa: E402
 from ..mechanisms.trivial import NoOpMechanism  # noqa: E402
 
-_REFUSED = (UnsupportedEvent, RepresentationUnavailable, ValueError, TypeError)
+_REFUSED = (UnsupportedEvent, RepresentationUnavailable, ValueError, TypeError, ArithmeticError)
 _SUBEVENTS = ("events", "event")  # the fields that nest events (composed, self-composed, sampled, …)
 
 

@@ -64,8 +64,8 @@ class PairMechanism(Mechanism):
     def _exact_rdp(self):
         """RDP of a finite pair, exact, valid for both directions."""
         pair = self._cached("pair", self._pair)
-        fwd = discrete_pair_rdp(pair._log_p, pair._log_q, pair.key())
-        back = discrete_pair_rdp(pair._log_q, pair._log_p, ("reversed",) + pair.key())
+        fwd = discrete_pair_rdp(pair._log_p, pair._log_q, pair.key(), pair._log_err)
+        back = discrete_pair_rdp(pair._log_q, pair._log_p, ("reversed",) + pair.key(), pair._log_err[::-1])
         return RDPCurve(((max_rdp(fwd, back), 1),))
 
 

@@ -199,4 +199,4 @@ class BinomialMechanism(Mechanism):
         # +∞ at every order, in either order of the laws and for every shift ≠ 0 (each law
         # has an outcome the other lacks), so one curve serves monotone or not
         pair = binomial_pair(self.n, self.p, shift=self.sensitivity)
-        return RDPCurve(((discrete_pair_rdp(pair._log_p, pair._log_q, pair.key()), 1),))
+        return RDPCurve(((discrete_pair_rdp(pair._log_p, pair._log_q, pair.key(), pair._log_err), 1),))

@@ -17,6 +17,7 @@ import numpy as np
 from ..lazy import lazy
 
 special = lazy("scipy.special")
+_U = 2.0 ** -52  # the unit roundoff, doubled: one ulp of 1
 
 
 class RDPCurve:
@@ -96,19 +97,81 @@ def laplace_rdp(eps0):
     return RDPFunction(("laplace", e0), fn)
 
 
-def discrete_pair_rdp(log_p, log_q, key):
+def discrete_pair_rdp(log_p, log_q, key, log_err=None):
     """D_α(P||Q) = log Σ p^α q^{1−α} / (α−1) of finite distributions (+inf if
-    P has mass where Q has none)."""
+    P has mass where Q has none), rounded up.
+
+    Near α = 1, or for near-identical laws, the log-sum is close to 0 and the
+    division by α − 1 magnifies its absolute rounding: the log-sum is padded by
+    a bound on its error before dividing — the logs' own errors (``log_err``,
+    4 ulp of each by default, as ``DiscretePair``) weighted by |α| and |1 − α|,
+    the exponents' rounding (a product and a sum, 4u of their terms), and
+    logsumexp's (exp, an n-term sum and log: (n + 8)u of 1 + the magnitudes) —
+    towards the larger D_α on either side of α = 1. That pad is ~u·|log p|
+    absolute; the difference form (``difference_form`` below: Σ q(e^{αL} − 1 −
+    α(e^L − 1)), each term O((α − 1)L²)q, then log1p) errs by ~u·|L| instead, far
+    less for near-identical laws. Both are certified upper bounds: the smaller
+    is returned."""
     log_p = np.asarray(log_p, dtype=float)
     log_q = np.asarray(log_q, dtype=float)
     live = np.isfinite(log_p)
     if np.any(live & ~np.isfinite(log_q)):
         return RDPFunction(("infinite", key), lambda a: np.full(np.shape(a), np.inf))
     lp, lq = log_p[live], log_q[live]
+    if log_err is None:
+        ep, eq = 4 * _U * np.abs(lp), 4 * _U * np.abs(lq)
+        eq0 = 4 * _U * np.abs(np.where(np.isfinite(log_q[~live]), log_q[~live], 0.0))
+    else:
+        errs = [np.broadcast_to(np.asarray(e, dtype=float), log_p.shape) for e in log_err]
+        ep, eq, eq0 = errs[0][live], errs[1][live], errs[1][~live]
+    with np.errstate(under="ignore"):
+        q0 = np.exp(log_q[~live])  # Q's mass where P has none
+        p_hat, q_hat = np.exp(lp), np.exp(lq)
+    # the laws e^{log p}, e^{log q}: their defect of normalisation (the difference form assumes
+    # Σp = Σq = 1), up: exp's rounding (4u of each mass: numpy's, docs/portability.md) and fsum's (u)
+    n = len(log_p)
+    defect_p = abs(math.fsum(p_hat) - 1.0) + 5 * _U
+    defect_q = abs(math.fsum(q_hat) + math.fsum(q0) - 1.0) + 5 * _U
+    loss = lp - lq
+
+    def log_sum_form(a):
+        terms = a * lp + (1 - a) * lq
+        total = special.logsumexp(terms, axis=-1)
+        err = np.max(np.abs(a) * ep + np.abs(1 - a) * eq + 4 * _U * (np.abs(a * lp) + np.abs((1 - a) * lq)),
+                     axis=-1, initial=0.0) \
+            + (len(lp) + 8) * _U * (1.0 + np.abs(total) + np.max(np.abs(terms), axis=-1, initial=0.0))
+        return total, err
+
+    def difference_form(a):
+        """Σ p^α q^{1−α} − 1 = Σ q (e^{αL} − 1 − α(e^L − 1)) + (α − 1) Q(P = 0) for laws of sum 1:
+        each term is O((α − 1)L²) q, no cancellation between terms. Its error, up: the rounding
+        (expm1, products, the n-term sums: (n + 8)u of the terms' sizes); the logs' (∂/∂log p =
+        αp(e^{(α−1)L} − 1), ∂/∂log q = (α − 1)q(1 − e^{αL}), doubled for the perturbed point,
+        valid while (|α| + |α − 1| + 1)·(e_p + e_q) ≤ 1/2, else +∞); the laws' normalisation."""
+        gap = a - 1
+        with np.errstate(over="ignore", invalid="ignore"):
+            big, small = np.expm1(a * loss), np.expm1(loss)
+            terms = q_hat * (big - a * small)
+            s = terms.sum(-1) + gap[..., 0] * q0.sum()
+            tau = ep + eq + 2 * _U * np.abs(loss)
+            slope = np.abs(a) * ep * p_hat * np.abs(np.expm1(gap * loss)) + np.abs(gap) * eq * q_hat * np.abs(big)
+            err = (n + 8) * _U * (q_hat * (np.abs(big) + np.abs(a) * np.abs(small))).sum(-1) + 2 * slope.sum(-1) \
+                + np.abs(gap[..., 0]) * (q0 * (2 * eq0 + (n + 4) * _U)).sum() \
+                + np.abs(a[..., 0]) * defect_p + np.abs(gap[..., 0]) * defect_q
+            ok = np.max((np.abs(a) + np.abs(gap) + 1) * tau, axis=-1, initial=0.0) <= 0.5
+        return s, np.where(ok & np.isfinite(err), err, np.inf)
 
     def fn(alpha):
         a = np.asarray(alpha, dtype=float)[..., None]
-        return special.logsumexp(a * lp + (1 - a) * lq, axis=-1) / (a[..., 0] - 1)
+        gap = a[..., 0] - 1
+        total, err = log_sum_form(a)
+        s, s_err = difference_form(a)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = (total + np.sign(gap) * err) / gap
+            # log1p errs by ≤ u of itself, the division by ≤ u: 4u of the result, up
+            alt = np.log1p(np.maximum(s + np.sign(gap) * s_err, -1.0)) / gap
+        out = np.fmin(out + 2 * _U * np.abs(out), alt + 4 * _U * np.abs(alt))
+        return out
     return RDPFunction(("discrete", key), fn)
 
 

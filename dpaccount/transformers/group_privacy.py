@@ -112,11 +112,18 @@ def pure_dp_group_pair(eps, k, tight=False):
     eps = float(eps)
     i = np.arange(check_atoms(f"the pure-DP group pair (eps={eps!r}, k={k})", k + 1), dtype=float)
     log_c = -np.logaddexp(0.0, eps)
-    log_q = log_c - (k - i) * eps + math.log(math.expm1(eps))
+    log_expm1 = math.log(math.expm1(eps))
+    log_q = log_c - (k - i) * eps + log_expm1
     log_q[0] = log_c - (k - 1) * eps
     log_q[k] = -np.logaddexp(0.0, -eps)
-    log_p = log_q + (k - 2 * i) * eps
-    return DiscretePair(log_p, log_q, lattice=eps, tight=tight,
+    # p_i = q_{k−i}: P's logs are Q's reversed, not log q_i + (k − 2i)ε, whose sum cancels (at i = 0
+    # to log(1 − c) ≈ −e^{−ε} from terms of size kε, an absolute error ~kε·u that e^{log p} turns
+    # into a relative one: δ near 1 came out below the exact). Each log's error, up: logaddexp
+    # 2u|log c|, (k − i)ε u of itself, log∘expm1 u(1 + |log(e^ε − 1)|), the two sums u of their
+    # terms' magnitudes: within 4u(|log c| + (k − i)ε + |log(e^ε − 1)|) + 2u
+    err_q = 4 * _U * (abs(float(log_c)) + (k - i) * eps + abs(log_expm1)) + 2 * _U
+    err_q[k] = 4 * _U * abs(float(log_q[k]))  # one logaddexp: 2u of itself
+    return DiscretePair(log_q[::-1].copy(), log_q, lattice=eps, tight=tight, log_err=(err_q[::-1].copy(), err_q),
                         name=f"pure-dp-group(eps={eps!r},k={k}{'' if tight else ',bound'})")
 
 
@@ -146,7 +153,8 @@ class _PurePairMechanism(_SymmetricPairMechanism):
 
     def _rdp(self):
         # symmetric pair: the one order's Rényi divergence is the other's
-        return RDPCurve(((discrete_pair_rdp(self.pair._log_p, self.pair._log_q, self.pair.key()), 1),))
+        return RDPCurve(((discrete_pair_rdp(self.pair._log_p, self.pair._log_q, self.pair.key(),
+                                                  self.pair._log_err), 1),))
 
 
 class _PoissonReplaceMechanism(_SymmetricPairMechanism):

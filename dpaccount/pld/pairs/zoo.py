@@ -228,7 +228,11 @@ class LogisticPair(DominatingPair):
 
     @property
     def witnesses(self):
-        return tuple(((bounded_range_pair(self._eps, self._eps * f), 1),) for f in _BR_SHARES)
+        # only where the two-outcome pair has float logs: e^ε − 1 finite (ε ≤ 709) and
+        # e^t − 1, e^{ε−t} − 1 above 0 (no underflow); elsewhere no witness (no lower end from it)
+        shares = (self._eps * f for f in _BR_SHARES)
+        return tuple(((bounded_range_pair(self._eps, t), 1),) for t in shares
+                     if self._eps <= 709.0 and math.expm1(t) > 0 and math.expm1(self._eps - t) > 0)
 
 
 def bounded_range_pair(eps, t):
