@@ -41,7 +41,7 @@ import numpy as np
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.discrete_pair import identical_pair
 from ..pld.pairs.mixture_gaussian import MixtureOfGaussiansPair
 from ..pld.pairs.base import GaussianPair

@@ -31,7 +31,7 @@ from __future__ import annotations
 from .. import validation as v
 from ..errors import AccuracyNotReached
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.random_allocation import AllocationPair, allocation_pair, pure_bounds
 from ..pld.pairs.witnessed import witnessed_epoch
 from ..precision import lattice_rho

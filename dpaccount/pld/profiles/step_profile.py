@@ -43,7 +43,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ...errors import AccuracyNotReached
-from ..grids.accountant import DIRECTIONS, composed_grid, step_grids
+from ..grids.accountant import composed_grid, step_grids
+from ..pairs.composition import DIRECTIONS
 from ..grids.cache import GRIDS
 from ..grids.chernoff import delta_bound
 from ..grids.compose import _MGF, saddle_tilt
