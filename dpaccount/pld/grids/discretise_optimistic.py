@@ -201,7 +201,7 @@ def _requests(low_part, high_part, tri, pad, room_l, room_r, least=False):
     margins, so the rest overshoots it by a hair, and the triangle height at
     both ends drags the curve a whole step's worth below T (or 0)."""
     if least:
-        return _least_over(low_part, high_part, tri, pad, room_l, room_r)
+        return least_over(low_part, high_part, tri, pad, room_l, room_r)
     with np.errstate(divide="ignore", invalid="ignore"):
         right_rest = (high_part + pad) * np.maximum(1.0 - room_l / (low_part + pad), 0.0) * (1 + 8 * _U)
         left_rest = (low_part + pad) * np.maximum(1.0 - room_r / (high_part + pad), 0.0) * (1 + 8 * _U)
@@ -215,7 +215,7 @@ def _requests(low_part, high_part, tri, pad, room_l, room_r, least=False):
     return left, right
 
 
-def _least_over(low_part, high_part, tri, pad, room_l, room_r):
+def least_over(low_part, high_part, tri, pad, room_l, room_r):
     """``_requests(…, least=True)``: of the three ways (the triangle height at
     both ends; the left end pinned at c_L = min(room_l, ℓ + pad) and the right
     end at the rest; the mirror image), the one that exceeds the rooms least.
