@@ -96,7 +96,7 @@ def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt
     instead of ~1e-15 of the peak. ``hints``:
     the window's Chernoff λ on coarser grids (``compose.chernoff_lambdas``);
     ``proxy_step``: a coarser step whose grids the searches for the tilt's λ
-    run on (``compose._MGF``)."""
+    run on (``chernoff.log_mgf``)."""
     pairs = merge_gaussians(pairs)
     if step is None:
         step = plan_step(pairs, rho, tail)

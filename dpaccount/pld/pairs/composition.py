@@ -8,8 +8,10 @@ compose by taking products), and the exact merge of its Gaussian pairs
 import math
 from dataclasses import dataclass
 
-from .base import _U, GaussianPair
+from .base import GaussianPair
 from .discrete_pair import DiscretePair
+
+_U = 2.0 ** -52  # unit roundoff
 
 DIRECTIONS = ("remove", "add")
 

@@ -60,7 +60,7 @@ from ..grids.accountant import snap_to_lattice, step_grids
 from ..pairs.composition import DIRECTIONS, merge_gaussians
 from ..grids.chernoff import log_mgf
 from ..grids.compose import BYTES_PER_POINT, chernoff_lambdas, chernoff_window
-from ..grids.discretise import _is_multiple, loss_ranges
+from ..grids.discretise import is_multiple, loss_ranges
 
 SHARE = 0.5                       # c: the share of the accuracy the step may spend
 _POINTS = 4096                    # points of the coarsest composed window
@@ -228,7 +228,7 @@ def plan(composition, accuracy, tail):
     for d in DIRECTIONS:
         pairs = merge_gaussians(composition.direction(d))
         # a lattice the coarse step is not on is rounded too (until a finer level snaps to it)
-        rounded = sum(k for p, k in pairs if p.lattice is None or not _is_multiple(p.lattice, coarse))
+        rounded = sum(k for p, k in pairs if p.lattice is None or not is_multiple(p.lattice, coarse))
         tilts.append(tilts_of(step_grids(pairs, coarse, tail), rounded))
         merged.append(pairs)
     # ε(δ): at each tail level, from the directions whose ε is within 20 % of the larger; up to
