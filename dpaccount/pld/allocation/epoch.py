@@ -41,7 +41,7 @@ built from one law carrying both sides was not below the exact one, issue 44), s
 direction has its own. The call side: points (a_j, c(a_j) − d_j), lowered so that every
 chord lies below c (the triangle between a cell's chord and its end tangents has height
 ℓr/(hB), ℓ = A − a_jB, r = a_{j+1}B − A; the lowering split between the ends as in
-``discretise_optimistic.least_over``), their lower convex hull cut at its floor
+``grids.lowering.least_over``), their lower convex hull cut at its floor
 (``minorant.py``) are the call function of a measure on the lattice; the mass at 0 at
 most Q(Y = 0) (the optimistic grid's tangent at x = 0). The put side: the call side of
 Z = a_n − Y on the same lattice, reflected, its total at most Q(Y ≤ a_n). Masses are

@@ -15,14 +15,14 @@ at F matters where H has a minimum inside the lattice (its last segments rising)
 taken as slope jumps, a rise after the minimum is mass that no call function below c
 carries (randomized response at ratio 4, an atom on a lattice point that the float edge
 log a_j puts in the cell above: a lower law of mean 1.75). Where H falls below 0 (a
-point lowered beyond its room, ``discretise_optimistic.least_over``) its crossing with 0
+point lowered beyond its room, ``grids.lowering.least_over``) its crossing with 0
 lies off the lattice: its mass goes down to the lattice point below (c'' only falls).
 """
 import math
 
 import numpy as np
 
-from ..grids.discretise_optimistic import least_over
+from ..grids.lowering import least_over
 
 _U = np.finfo(float).eps
 _SLIVER = 1e-12  # relative mass dropped from the lower law against the hull's rounding
