@@ -1,7 +1,7 @@
 """f-DP of a mechanism: its certified trade-off curve, μ-GDP, and the CLT.
 
 The curve. For each neighbouring direction the mechanism carries a
-dominating pair (P_d, Q_d) (``pld/accountant.PairComposition``), valid for
+dominating pair (P_d, Q_d) (``pld/pairs/composition.PairComposition``), valid for
 every ε ∈ ℝ. Its hockey-stick curve δ_d bounds H_{e^ε}(M(D)‖M(D')) for the
 ordered pairs (D, D') of that direction, so f_d = T(Q_d, P_d) bounds the
 trade-off T(M(D'), M(D)) from below (``converters/fdp.py``):
@@ -48,7 +48,7 @@ import numpy as np
 from .converters.clt import clt_mu_parts
 from .converters.fdp import gdp_mu_from_profile, gdp_tradeoff, max_profile_to_tradeoff_upper, profile_to_tradeoff
 from .errors import RepresentationUnavailable
-from .pld.grids.accountant import DIRECTIONS
+from .pld.pairs.composition import DIRECTIONS
 from .pld.pairs.discrete_pair import DiscretePair
 from .pld.pairs.base import GaussianPair
 from .pld.pairs.poisson_sampling import PoissonRemovePair

@@ -31,7 +31,7 @@ from .queries import QueryDispatch
 from .relations import ADD_REMOVE, check_relation
 
 if TYPE_CHECKING:
-    from .pld.grids.accountant import PairComposition
+    from .pld.pairs.composition import PairComposition
     from .rdp.curve import RDPCurve
     from .relations import AnyRelation, RelationLike
 

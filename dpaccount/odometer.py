@@ -23,7 +23,7 @@ from . import validation as v
 from .errors import AccuracyWarning
 from .mechanism import Mechanism
 from .mechanisms.standard import GaussianMechanism
-from .pld.grids.accountant import DIRECTIONS, PairComposition, no_finite_mass
+from .pld.pairs.composition import DIRECTIONS, PairComposition, no_finite_mass
 from .pld.grids.odometer import online_step, plan_directions
 from .transformers.poisson_sampling import PoissonSampling
 

@@ -1,6 +1,6 @@
 """How finely pairs that carry a lattice of their own are built (one context).
 
-A random-allocation epoch's pair (``pld/pairs/random_allocation.py``) is the law
+A random-allocation epoch's pair (``pld/allocation/epoch.py``) is the law
 of a sum S = Y_1 + … + Y_t on a lattice of Y of step h, chosen so that the
 spread adds at most a relative ρ to S's variance (``lattice_step``). Both its
 upper and its lower pair are certified at every ρ; ρ sets only how far apart

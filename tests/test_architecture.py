@@ -7,7 +7,10 @@ representation, and so on (``ALLOWED``: the layer table of
 docs/architecture.md).
 Imports inside functions count too. The table is read from the doc itself,
 so the picture and the check cannot drift apart. The top-level namespace
-shows the public API only.
+shows the public API only. Inside ``pld/`` the sub-folders follow the order
+data flows (pairs → grids → allocation → profiles: the doc's second table),
+no import cycle is left among pld's modules, and no module anywhere imports
+another module's private (``_x``) names.
 """
 import ast
 import pathlib
@@ -22,11 +25,11 @@ PACKAGE = pathlib.Path(dpaccount.__file__).parent
 DOC = PACKAGE.parent / "docs" / "architecture.md"
 
 
-def allowed_from_doc():
-    """unit -> the units it may import, read from the layer table of the doc
-    (rows ``| `unit` | what lives there | `a`, `b` |``)."""
+def allowed_from_doc(heading="## Layers"):
+    """unit -> the units it may import, read from the table under ``heading`` in
+    the doc (rows ``| `unit` | what lives there | `a`, `b` |``)."""
     text = DOC.read_text()
-    table = text[text.index("## Layers"):]
+    table = text[text.index(heading):]
     out = {}
     for line in table.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -38,6 +41,7 @@ def allowed_from_doc():
 
 
 ALLOWED = allowed_from_doc()
+PLD_ALLOWED = allowed_from_doc("## Inside pld/")
 
 
 def unit_of(dotted):
@@ -56,14 +60,20 @@ def modules():
         yield dotted, path
 
 
-def imports_of(dotted, path):
+def imports_of(dotted, path, source=None):
     """The dpaccount modules that ``path`` imports (absolute dotted names)."""
+    return {target for target, _ in imported_names(dotted, path, source)}
+
+
+def imported_names(dotted, path, source=None):
+    """(module, name) for each ``from module import name`` of a dpaccount module in
+    ``path`` (name None for ``import module`` and for ``from package import module``)."""
     is_package = path.name == "__init__.py"
     package = dotted if is_package else dotted.rsplit(".", 1)[0]
     out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text() if source is None else source)):
         if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name.split(".")[0] == "dpaccount")
+            out.update((a.name, None) for a in node.names if a.name.split(".")[0] == "dpaccount")
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -73,9 +83,9 @@ def imports_of(dotted, path):
             if target.split(".")[0] != "dpaccount":
                 continue
             if node.module is None:  # from . import validation: each name is a module
-                out.update(f"{target}.{a.name}" for a in node.names)
+                out.update((f"{target}.{a.name}", None) for a in node.names)
             else:
-                out.add(target)
+                out.update((target, a.name) for a in node.names)
     return out
 
 
@@ -131,3 +141,107 @@ def test_top_level_namespace_is_the_public_api():
     assert shown == public
     for name in public:
         assert getattr(dpaccount, name) is not None
+
+
+def pld_unit_of(dotted):
+    """'dpaccount.pld.grids.grid' -> 'grids'; None outside pld's sub-folders."""
+    parts = dotted.split(".")
+    return parts[2] if len(parts) > 3 and parts[1] == "pld" else None
+
+
+def pld_order_violations(dotted, imports, allowed=None):
+    """The imports of a pld module that go against the sub-folder order."""
+    allowed = PLD_ALLOWED if allowed is None else allowed
+    unit = pld_unit_of(dotted)
+    if unit is None:
+        return []
+    return sorted(m for m in imports
+                  if pld_unit_of(m) not in (None, unit) and pld_unit_of(m) not in allowed[unit])
+
+
+def private_imports(dotted, pairs):
+    """``from module import _x`` of another module (dunder names aside)."""
+    return sorted(f"{module}.{name}" for module, name in pairs
+                  if name and name.startswith("_") and not name.startswith("__") and module != dotted)
+
+
+def cycles(graph):
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_pld_table_names_every_sub_folder_and_is_layered():
+    folders = {p.name for p in (PACKAGE / "pld").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders == set(PLD_ALLOWED)
+    assert PLD_ALLOWED["pairs"] == set()
+    assert "profiles" not in PLD_ALLOWED["allocation"] | PLD_ALLOWED["grids"]
+    assert "allocation" not in PLD_ALLOWED["grids"]
+
+
+@pytest.mark.parametrize("dotted,path", [(d, p) for d, p in MODULES if pld_unit_of(d)],
+                         ids=[d for d, _ in MODULES if pld_unit_of(d)])
+def test_pld_sub_folders_import_in_the_order_data_flows(dotted, path):
+    wrong = pld_order_violations(dotted, imports_of(dotted, path))
+    assert not wrong, f"{dotted} imports {wrong}; allowed: {sorted(PLD_ALLOWED[pld_unit_of(dotted)])}"
+
+
+def test_no_import_cycle_among_pld_modules():
+    names = {d for d, _ in MODULES}
+    graph = {d: {m for m in imports_of(d, p) if m in names and m.startswith("dpaccount.pld.")}
+             for d, p in MODULES if d.startswith("dpaccount.pld.")}
+    assert cycles(graph) == []
+
+
+@pytest.mark.parametrize("dotted,path", MODULES, ids=[d for d, _ in MODULES])
+def test_no_module_imports_another_modules_private_names(dotted, path):
+    wrong = private_imports(dotted, imported_names(dotted, path))
+    assert not wrong, f"{dotted} imports private names {wrong}: make them public where they are defined"
+
+
+def test_the_checkers_catch_planted_violations(tmp_path):
+    """Each rule, on a synthetic module that breaks it: a pair importing a grid and a
+    profile, a grid importing random allocation, a private name, a cycle."""
+    src = ("from ..grids.grid import PLDGrid\n"
+           "def f():\n    from ..profiles.plan import _private_step\n"
+           "from dpaccount.pld.allocation.epoch import allocation_pair\n"
+           "from .base import __doc__, _U\n")
+    path = tmp_path / "bad.py"
+    found = imported_names("dpaccount.pld.pairs.bad", path, src)
+    modules_ = {m for m, _ in found}
+    assert pld_order_violations("dpaccount.pld.pairs.bad", modules_) == [
+        "dpaccount.pld.allocation.epoch", "dpaccount.pld.grids.grid", "dpaccount.pld.profiles.plan"]
+    assert pld_order_violations("dpaccount.pld.grids.bad", {"dpaccount.pld.allocation.sum_law"}) == [
+        "dpaccount.pld.allocation.sum_law"]
+    assert pld_order_violations("dpaccount.pld.profiles.ok", {"dpaccount.pld.allocation.sum_law",
+                                                              "dpaccount.lazy"}) == []
+    assert private_imports("dpaccount.pld.pairs.bad", found) == [
+        "dpaccount.pld.pairs.base._U", "dpaccount.pld.profiles.plan._private_step"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []

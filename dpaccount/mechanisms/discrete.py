@@ -35,7 +35,7 @@ from typing import Optional
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.zoo import LogisticPair, discrete_gaussian_pair, discrete_laplace_pair, leaky_rr_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp
 from ..rdp.zoo import bounded_range_rdp, max_rdp

@@ -33,7 +33,7 @@ from ..mechanism import Mechanism
 from ..relations import Relation, with_relation
 from ..strategies import Strategy, dense, strategy_from_spec
 from .matrix_sensitivity import Sensitivity, matrix_sensitivity
-from .training import _TreeGaussian
+from .training import TreeGaussian
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def _sensitivity(strategy: Strategy, k: int, b: int, fixed: bool) -> Sensitivity
     return matrix_sensitivity(strategy, k, b, fixed)
 
 
-class MatrixMechanism(_TreeGaussian):
+class MatrixMechanism(TreeGaussian):
     """The matrix mechanism of ``strategy`` with noise ``noise_multiplier`` under
     ``participation``: the Gaussian of noise z and the certified sensitivity Δ
     (``sensitivity``; ``sensitivity_exact`` and ``sensitivity_method`` say which case

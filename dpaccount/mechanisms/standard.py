@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.discrete_pair import DiscretePair, binomial_pair, randomized_response_pair
 from ..pld.pairs.base import GaussianPair, LaplacePair
 from ..pld.pairs.symmetric_hull import symmetric_hull_pair

@@ -41,7 +41,7 @@ import numpy as np
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.discrete_pair import identical_pair
 from ..pld.pairs.mixture_gaussian import MixtureOfGaussiansPair
 from ..pld.pairs.base import GaussianPair
@@ -143,7 +143,7 @@ def tree_depth(steps):
     return int(steps).bit_length()
 
 
-class _TreeGaussian(GaussianMechanism):
+class TreeGaussian(GaussianMechanism):
     """A tree's release as the Gaussian of noise z and sensitivity √nodes² (exact)."""
 
     def _set_gaussian(self, z, sensitivity):
@@ -155,7 +155,7 @@ class _TreeGaussian(GaussianMechanism):
         return RDPCurve(((gaussian_rdp(self.mu), 1),))
 
 
-class TreeAggregation(_TreeGaussian):
+class TreeAggregation(TreeGaussian):
     """DP-FTRL's tree aggregation: ``steps`` per epoch, ``epochs`` restarted trees,
     each record used once per epoch (module docstring): the Gaussian mechanism of
     noise ``noise_multiplier`` and sensitivity √(epochs·⌈log₂(steps + 1)⌉)."""
@@ -171,7 +171,7 @@ class TreeAggregation(_TreeGaussian):
         self._set_gaussian(z, sqrt_up(nodes))
 
 
-class SingleTreeAggregation(_TreeGaussian):
+class SingleTreeAggregation(TreeGaussian):
     """One tree over all ``steps`` (never restarted), a record in at most
     ``participations`` steps any two of which are ``min_separation`` or more apart
     ((k, b)-participation, e.g. k epochs of b steps each with one pass per epoch in

@@ -15,7 +15,7 @@ from typing import Optional
 import numpy as np
 
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.discrete_pair import DiscretePair, identical_pair
 from ..rdp.curve import RDPCurve, RDPFunction
 from ..relations import RelationLike, with_relation

@@ -5,7 +5,7 @@ pair (law with the record, law without), the add direction its reverse.
 
 * ``DiscreteMechanism(p_probs, q_probs)`` — a user-given finite pair; exact RDP.
 * ``ContinuousMechanism(p_dist, q_dist)`` — two continuous laws with a
-  strictly increasing privacy loss (``pld/pairs_zoo.MonotoneLossPair``);
+  strictly increasing privacy loss (``pld/pairs/monotone_loss.MonotoneLossPair``);
   pairs only. Its spec (``to_spec``) covers the location–scale laws of
   ``SPEC_LAWS`` (normal, logistic, Gumbel) with numeric parameters only: an
   arbitrary law would have to be pickled or imported by name, which
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from ..pld.pairs.discrete_pair import DiscretePair
-from ..pld.pairs.zoo import MonotoneLossPair
+from ..pld.pairs.monotone_loss import MonotoneLossPair
 from .discrete import PairMechanism
 
 if TYPE_CHECKING:

@@ -55,7 +55,7 @@ from ..converters.gdp import delta_gdp, epsilon_gdp
 from ..converters.hockey_stick import hockey_stick_to_epsilon
 from ..converters.rdp_to_dp import rdp_to_delta, rdp_to_epsilon
 from ..errors import AccuracyWarning, ApproximationWarning, GridTooLarge, RDPFallbackWarning, RepresentationUnavailable
-from ..pld.grids.accountant import DIRECTIONS
+from ..pld.pairs.composition import DIRECTIONS
 from ..pld.grids.apriori import apriori_plan
 from ..pld.grids.cost import warn_if_costly
 from ..pld.profiles.exact_sum import delta_bounds as exact_delta_bounds

@@ -29,7 +29,7 @@ from ..pld.profiles.exact_sum import epsilon_bounds as exact_epsilon_bounds
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
-    from ..pld.grids.accountant import PairComposition
+    from ..pld.pairs.composition import PairComposition
     from ..progress import ProgressArg
     from ..rdp.curve import RDPCurve
     FloatArray = NDArray[np.float64]

@@ -79,13 +79,13 @@ def _log_expm1(x):
         return x + np.log(-np.expm1(-x))
 
 
-def _log_binomial(n, k):
+def log_binomial(n, k):
     """(log C(n,k), sum of |gammaln| magnitudes) elementwise."""
     a, b, c = special.gammaln(n + 1.0), special.gammaln(k + 1.0), special.gammaln(n - k + 1.0)
     return a - b - c, np.abs(a) + np.abs(b) + np.abs(c)
 
 
-def _ragged(ns, start):
+def ragged(ns, start):
     """Row index and k for k = start..n of each n (flattened), and row starts."""
     lengths = ns - start + 1
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
@@ -94,7 +94,7 @@ def _ragged(ns, start):
     return rows, k.astype(float), starts
 
 
-def _segment_lse(v, mag, rows, starts):
+def segment_lse(v, mag, rows, starts):
     """Per-row log Σ exp(v) and the weighted rounding bound 4·eps·Σ w·mag."""
     m = np.maximum.reduceat(v, starts)
     m = np.where(np.isfinite(m), m, 0.0)
@@ -107,7 +107,7 @@ def _segment_lse(v, mag, rows, starts):
     return lse, np.where(s > 0, err, 0.0)
 
 
-def _eps_from_log_excess(log_excess, err, alpha):
+def eps_from_log_excess(log_excess, err, alpha):
     """ε = log1p(exp(log_excess))/(α−1), pushed up by the error bound."""
     return np.logaddexp(0.0, log_excess + err) / (alpha - 1.0) * (1 + 8 * _EPS)
 
@@ -115,14 +115,14 @@ def _eps_from_log_excess(log_excess, err, alpha):
 # ------------------------------------------------- Gaussian, integer orders
 def _gauss_integer(alphas, q, sigma):
     """log(A_α − 1) and its rounding bound for integer α ≥ 2 (binomial sum)."""
-    rows, k, starts = _ragged(alphas.astype(np.int64), 2)
+    rows, k, starts = ragged(alphas.astype(np.int64), 2)
     n = alphas[rows]
-    lc, mc = _log_binomial(n, k)
+    lc, mc = log_binomial(n, k)
     e = k * (k - 1) / (2 * sigma * sigma)
     lq, l1q = math.log(q), math.log1p(-q)
     v = lc + (n - k) * l1q + k * lq + _log_expm1(e)
     mag = mc + np.abs((n - k) * l1q) + np.abs(k * lq) + e + 2
-    return _segment_lse(v, mag, rows, starts)
+    return segment_lse(v, mag, rows, starts)
 
 
 # ---------------------------------------------- Gaussian, fractional orders
@@ -145,7 +145,7 @@ def _log_phi(u, alpha, q, lq, l1q):
 def log_phi_of_t(t, labs_t, L, alpha):
     """log φ(t), φ(t) = (1+t)^α − 1 − αt ≥ 0 for t ≥ −1 and real α > 1, from t,
     log|t| and L = log1p(t) (all elementwise; t = +inf allowed where log|t| and
-    L are finite), and an error magnitude (``_segment_lse``'s units)."""
+    L are finite), and an error magnitude (``segment_lse``'s units)."""
     beta = alpha - 1.0
     lb = np.log(beta)
     out = np.empty_like(t)
@@ -294,7 +294,7 @@ def _fraction_rdp(a, q, sigma):
         batch = order[start:stop]
         le, err = _gauss_fraction(a[batch], q, sigma)
         with np.errstate(over="ignore", invalid="ignore"):
-            out[batch] = _eps_from_log_excess(le, err, a[batch])
+            out[batch] = eps_from_log_excess(le, err, a[batch])
         start = stop
     rest = np.flatnonzero(~np.isfinite(out))
     if len(rest):
@@ -303,7 +303,7 @@ def _fraction_rdp(a, q, sigma):
         small = up <= _MAX_BINOMIAL_ALPHA
         if small.any():
             le, err = _gauss_integer(up[small], q, sigma)
-            fallback[small] = np.minimum(fallback[small], _eps_from_log_excess(le, err, up[small]))
+            fallback[small] = np.minimum(fallback[small], eps_from_log_excess(le, err, up[small]))
         out[rest] = fallback
     return out
 
@@ -330,7 +330,7 @@ def subsampled_gaussian_rdp(q, sigma, alpha):
     integer = (a == np.floor(a)) & (a <= _MAX_BINOMIAL_ALPHA)
     if integer.any():
         le, err = _gauss_integer(a[integer], q, sigma)
-        out[integer] = _eps_from_log_excess(le, err, a[integer])
+        out[integer] = eps_from_log_excess(le, err, a[integer])
     if (~integer).any():
         out[~integer] = _fraction_rdp(a[~integer], q, sigma)
     return _shaped(out, shape, scalar)
@@ -362,16 +362,16 @@ def subsampled_rdp_bound(q, base_rdp, alpha):
         first_inf = inf_from[0] + 2 if len(inf_from) else top + 1
         fin = need[need < first_inf]
         if len(fin):
-            rows, k, starts = _ragged(fin, 2)
+            rows, k, starts = ragged(fin, 2)
             n = fin[rows].astype(float)
-            lc, mc = _log_binomial(n, k)
+            lc, mc = log_binomial(n, k)
             y = (k - 1) * base[k.astype(np.int64) - 2]
             with np.errstate(divide="ignore"):
                 lt = np.where(k == 2, _log_expm1(y), _LOG3 + y + np.log1p(-np.exp(-y) / 3))
             lq, l1q = math.log(q), math.log1p(-q)
             v = lc + (n - k) * l1q + k * lq + lt
             mag = mc + np.abs((n - k) * l1q) + np.abs(k * lq) + y + 4
-            le, err = _segment_lse(v, mag, rows, starts)
+            le, err = segment_lse(v, mag, rows, starts)
             vals = np.logaddexp(0.0, le + err) * (1 + 8 * _EPS)
             lam.update(zip(fin.tolist(), vals.tolist()))
         lam.update({int(n): math.inf for n in need[need >= first_inf]})

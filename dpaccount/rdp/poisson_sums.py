@@ -17,10 +17,10 @@ and ε = log1p(A_α − 1)/(α−1): no cancellation at α → 1 or q → 0. Any
 α > 1 is a finite sum the same way.
 
 Rounding (upward throughout): each term's log errs by its weight's log error,
-~4 ulp of the magnitudes in log φ (``_segment_lse``'s model), and the error τ
+~4 ulp of the magnitudes in log φ (``segment_lse``'s model), and the error τ
 of its loss (the logs' ``log_err`` and the difference's rounding) through the
 slope |d log φ/dL| = κ: κτ(1 + κτ). The sum's error is the terms' errors
-weighted by their shares, plus 4u(log₂ n + 2); then ``_eps_from_log_excess``.
+weighted by their shares, plus 4u(log₂ n + 2); then ``eps_from_log_excess``.
 Where t ≈ 0 (a loss near 0: φ ≈ α(α−1)t²/2, κ unbounded) the first-order
 term is completed by the second-order one, added to the sum absolutely:
 w·½ sup φ″·Δt², φ″(s) = α(α−1)(1+s)^{α−2}, Δt ≤ sup|dt/dL|·τ, and log(1+s)
@@ -41,7 +41,7 @@ import math
 import numpy as np
 
 from ..lazy import lazy
-from .poisson_sampling import _eps_from_log_excess, log_phi_of_t, subsampled_gaussian_rdp
+from .poisson_sampling import eps_from_log_excess, log_phi_of_t, subsampled_gaussian_rdp
 
 special = lazy("scipy.special")
 
@@ -120,7 +120,7 @@ def _log_excess(direction, log_p, log_q, tau, w_err, q, alphas):
 
 def _eps(log_excess, err, alphas):
     """ε from log(A − 1) and its error; NaN where the error bound is not small (κτ ≳ 1)."""
-    out = _eps_from_log_excess(log_excess, err, alphas)
+    out = eps_from_log_excess(log_excess, err, alphas)
     return np.where(err < 0.1, out, np.nan)
 
 

@@ -12,7 +12,7 @@ neighbours, then drawing the batch without replacement from n records,
 ε(∞) the base's pure-DP level (∞ if it has none, then each min{2, ·} is 2).
 Every term is positive, so the sum is taken in log space (log-binomials by
 gammaln) and ε' = log1p(Σ)/(α−1), rounded up (the rounding bound of
-``rdp/poisson_sampling._segment_lse`` plus 8 ulp).
+``rdp/poisson_sampling.segment_lse`` plus 8 ulp).
 
 Also ε'(α) ≤ ε(α): the batches of D and D' can be coupled so that each pair
 is equal or replace-one neighbours, and e^{(α−1)D_α} is jointly convex; and
@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from .poisson_sampling import _log_binomial, _ragged, _segment_lse
+from .poisson_sampling import log_binomial, ragged, segment_lse
 
 _EPS = np.finfo(float).eps
 _LOG2 = math.log(2.0)
@@ -63,9 +63,9 @@ def _integer_lambdas(gamma, base_rdp, orders, eps_inf):
     if not finite.any():
         return lam
     fin = orders[finite]
-    rows, j, starts = _ragged(fin, 2)
+    rows, j, starts = ragged(fin, 2)
     n = fin[rows].astype(float)
-    lc, mc = _log_binomial(n, j)
+    lc, mc = log_binomial(n, j)
     e = base[j.astype(np.int64) - 2]
     y = (j - 1) * e
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -74,7 +74,7 @@ def _integer_lambdas(gamma, base_rdp, orders, eps_inf):
         lt = np.where(j == 2, two, y + _log_min_term(j, eps_inf))
     v = lc + j * math.log(gamma) + lt
     mag = mc + np.abs(j * math.log(gamma)) + y + 4
-    le, err = _segment_lse(v, mag, rows, starts)
+    le, err = segment_lse(v, mag, rows, starts)
     lam[finite] = np.logaddexp(0.0, le + err) * (1 + 8 * _EPS)
     return lam
 

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..rdp.curve import RDPCurve
 from ..relations import common_relation
 from .base import Transformer, check_mechanism

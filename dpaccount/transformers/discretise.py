@@ -32,7 +32,7 @@ import numpy as np
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..queries import DEFAULT_ACCURACY
-from ..pld.grids.accountant import DIRECTIONS, PairComposition
+from ..pld.pairs.composition import DIRECTIONS, PairComposition
 from ..pld.pairs.discrete_pair import DiscretePair
 from .base import Transformer, check_mechanism
 

@@ -66,7 +66,7 @@ from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMech
 from ..mechanisms.trivial import NonPrivateMechanism
 from ..mechanisms.standard import (BinomialMechanism, GaussianMechanism, GDPMechanism, LaplaceMechanism,
                                    RandomizedResponse)
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.discrete_pair import DiscretePair, binomial_pair
 from ..pld.pairs.base import check_atoms
 from ..pld.pairs.mixture import MixturePair

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.discrete_pair import identical_pair
 from ..pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from ..rdp.curve import RDPCurve, RDPFunction

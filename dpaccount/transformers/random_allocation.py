@@ -4,7 +4,7 @@ one epoch of balls-in-bins batching). Compose epochs with ``Composition``.
 
 Add/remove mechanisms whose pairs are one pair per direction. The remove
 direction is the allocation of the base's remove pair, the add direction the
-reversed allocation of the base's add pair reversed (``pld/pairs/random_allocation.py``:
+reversed allocation of the base's add pair reversed (``pld/allocation/epoch.py``:
 Feldman & Shenfeld 2025; its upper pair for upper bounds, its lower pair for
 certified lower bounds of the mechanism).
 
@@ -17,8 +17,8 @@ itself (so the pairs' interval is the grids' error alone, which refining
 narrows; with the identical pair there, as before, ``*_bounds`` could never meet
 its accuracy and raised ``AccuracyNotReached``). The lower end of
 ``*_bounds`` comes from an attained witness of the whole epoch: the laws of a
-coarser statistic of its output (``pld/pairs/allocation_lower.py``, data
-processing), carried by one of the epoch's k pairs (``pld/pairs/witnessed.py``);
+coarser statistic of its output (``pld/allocation/lower.py``, data
+processing), carried by one of the epoch's k pairs (``pld/allocation/witnessed.py``);
 none beyond ``allocation_lower.SUPPORT``/4 steps (the lower end is then absent).
 RDP (``rdp/random_allocation.py``) from the base's RDP curve: the remove
 direction by the multinomial sum over the steps' moments (exact at integer
@@ -31,9 +31,9 @@ from __future__ import annotations
 from .. import validation as v
 from ..errors import AccuracyNotReached
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
-from ..pld.pairs.random_allocation import AllocationPair, allocation_pair, pure_bounds
-from ..pld.pairs.witnessed import witnessed_epoch
+from ..pld.pairs.composition import PairComposition
+from ..pld.allocation.epoch import AllocationPair, allocation_pair, pure_bounds
+from ..pld.allocation.witnessed import witnessed_epoch
 from ..precision import lattice_rho
 from ..rdp.curve import RDPCurve
 from ..rdp.random_allocation import allocation_rdp

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import validation as v
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.subset_sampling import replace_one_pair, subset_sampled_pair
 from ..rdp.curve import RDPCurve, RDPFunction
 from ..rdp.subset_sampling import pure_epsilon, subset_rdp_bound

@@ -22,7 +22,7 @@ from __future__ import annotations
 from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.subset_sampling import replace_one_pair
 from ..pld.pairs.truncated_poisson import truncated_pairs, truncation_weights
 from ..rdp.curve import RDPCurve, RDPFunction

@@ -23,7 +23,7 @@ import functools
 from .. import validation as v
 from ..errors import RepresentationUnavailable
 from ..mechanism import Mechanism
-from ..pld.grids.accountant import PairComposition
+from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.subset_sampling import replace_one_pair
 from ..mechanisms.discrete import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
 from ..mechanisms.standard import GaussianMechanism, GDPMechanism, LaplaceMechanism

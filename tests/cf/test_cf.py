@@ -26,7 +26,7 @@ from dpaccount.cf.characteristic import log_mgf, log_phi
 from dpaccount.cf.inversion import cf_to_delta, cf_to_epsilon, composed_log_phi
 from dpaccount.mechanisms.discrete import ExponentialMechanism
 from dpaccount.mechanisms.user_defined import ContinuousMechanism
-from dpaccount.pld.grids.accountant import PairComposition
+from dpaccount.pld.pairs.composition import PairComposition
 from dpaccount.pld.pairs.discrete_pair import binomial_pair, randomized_response_pair
 from dpaccount.pld.pairs.base import GaussianPair, LaplacePair
 from dpaccount.pld.pairs.zoo import LogisticPair

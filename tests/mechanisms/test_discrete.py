@@ -20,7 +20,8 @@ from dpaccount.mechanisms.discrete import (ApproxDPMechanism, DiscreteGaussianMe
 from dpaccount.mechanisms.standard import BinomialMechanism
 from dpaccount.mechanisms.user_defined import ContinuousMechanism, DiscreteMechanism
 from dpaccount.pld.pairs.base import GaussianPair
-from dpaccount.pld.pairs.zoo import LogisticPair, MonotoneLossPair, discrete_gaussian_pair
+from dpaccount.pld.pairs.zoo import LogisticPair, discrete_gaussian_pair
+from dpaccount.pld.pairs.monotone_loss import MonotoneLossPair
 from dpaccount.transformers.composition import Composition
 
 EPS = [0.0, 0.3, 1.0, 2.0]

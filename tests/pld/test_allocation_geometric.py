@@ -1,4 +1,4 @@
-"""Random allocation on geometric lattices (``pld/pairs/allocation_geometric.py``)
+"""Random allocation on geometric lattices (``pld/allocation/geometric.py``)
 against independent exact values.
 
 Oracles (nothing here calls dpaccount's numerics): for a Gaussian base and two steps,
@@ -15,10 +15,10 @@ import mpmath as mp
 import pytest
 
 from dpaccount import Composition, GaussianMechanism, PoissonSampling, RandomAllocation
-from dpaccount.pld.pairs.allocation_geometric import geometric_epoch_pairs
+from dpaccount.pld.allocation.geometric import geometric_epoch_pairs
 from dpaccount.pld.pairs.base import GaussianPair
 from dpaccount.pld.pairs.discrete_pair import DiscretePair
-from dpaccount.pld.pairs.random_allocation import allocation_pair
+from dpaccount.pld.allocation.epoch import allocation_pair
 
 
 def _two_step_delta(mu, eps, add):

@@ -14,9 +14,10 @@ from scipy import stats
 
 from dpaccount import Composition, GaussianMechanism, RandomAllocation
 from dpaccount.pld.grids.discretise import loss_range
-from dpaccount.pld.pairs import random_allocation as ra
-from dpaccount.pld.pairs.allocation_jump import cut_index
-from dpaccount.pld.pairs.allocation_sum import sum_law
+from dpaccount.pld.allocation import epoch as ra
+from dpaccount.pld.allocation.jump import cut_index
+from dpaccount.pld.allocation.spread import ratio_cells
+from dpaccount.pld.allocation.sum_law import sum_law
 from dpaccount.pld.grids.transform import fft as ra_fft
 
 
@@ -75,7 +76,7 @@ def _linear_epoch(sigma, t):
     g = GaussianMechanism(sigma=sigma).pairs.remove[0][0]
     h = ra.lattice_step(g, 1e-4)
     n = int(math.ceil(math.exp(loss_range(g, ra.TAIL)[1]) / h)) + 1
-    cells = ra._cells(g, h, n)
+    cells = ratio_cells(g, h, n)
     return ra.epoch_pair(g, t, h, n, cells, True), ra.epoch_pair(g, t, h, n, cells, False)
 
 
@@ -118,7 +119,7 @@ def test_skipped_tilts_leave_at_most_the_negligible_mass(monkeypatch):
     (``allocation_tilt._settled``): fewer transforms than with every tilt, both laws still
     bracket the exact convolution (the upper one below 2c), and they differ from the every-tilt laws by ≤ 1e-30 of
     P-mass (Q-mass × max(1, S/t)) altogether (4e-86 measured)."""
-    from dpaccount.pld.pairs import allocation_tilt as at
+    from dpaccount.pld.allocation import tilt as at
     w, t, h = _lognormal_law(1 / 2.0, 1 / 16, 300), 30, 1 / 16
     calls = []
     monkeypatch.setattr(at, "fft", lambda *a: calls.append(a) or ra_fft(*a))

@@ -20,7 +20,8 @@ from dpaccount.pld.grids.discretise import loss_range
 from dpaccount.pld.pairs.discrete_pair import binomial_pair
 from dpaccount.pld.pairs.base import GaussianPair, LaplacePair
 from dpaccount.pld.pairs import zoo as pairs_zoo
-from dpaccount.pld.pairs.zoo import LogisticPair, MonotoneLossPair
+from dpaccount.pld.pairs.zoo import LogisticPair
+from dpaccount.pld.pairs.monotone_loss import MonotoneLossPair
 from dpaccount.pld.pairs.poisson_sampling import PoissonRemovePair
 
 PREC = 200
@@ -207,7 +208,7 @@ MONOTONE = {
 @pytest.mark.parametrize("reverse", [False, True])
 def test_monotone_loss_cells_within_their_bounds(name, reverse):
     """Cells of e^{logcdf} (e^{logsf}) differences, like the Gaussian's: each end errs by ulps
-    of |log F|, not of the cell (``pairs_zoo.LOG_CDF_ULPS``). The exact cells are those
+    of |log F|, not of the cell (``monotone_loss.LOG_CDF_ULPS``). The exact cells are those
     between the pair's own cut points x (its roots: where they fall is the pair's choice).
     (The default 8u of the cell fell short by 22 to 1e4 times, unperturbed.)"""
     laws, exact, step = MONOTONE[name]
@@ -219,7 +220,7 @@ def test_monotone_loss_cells_within_their_bounds(name, reverse):
     xs = pair._roots(edges)
     with mp.workprec(PREC):
         p_law, q_law = exact()
-        if reverse:  # (Q, P) of −x: the law of −X has F(y) = 1 − F_X(−y) (``pairs_zoo._Reflected``)
+        if reverse:  # (Q, P) of −x: the law of −X has F(y) = 1 − F_X(−y) (``monotone_loss._Reflected``)
             p_law, q_law = _reflect(q_law), _reflect(p_law)
         assert _within(a, err_a, _cells(*p_law, xs)) <= 1.0
         assert _within(b, err_b, _cells(*q_law, xs)) <= 1.0

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import dpaccount as dpa
-from dpaccount.pld.grids.accountant import DIRECTIONS, step_grids
+from dpaccount.pld.grids.accountant import step_grids
+from dpaccount.pld.pairs.composition import DIRECTIONS
 from dpaccount.pld.grids.cache import GRIDS
 from dpaccount.pld.grids.chernoff import delta_bound
 from zoo_exact_oracles import Loss, leaky_rr_outcomes, rr_outcomes

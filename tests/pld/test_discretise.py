@@ -88,7 +88,7 @@ def test_gaussian_grids_survive_log_ndtr_erring_its_documented_worst(monkeypatch
 class _Erring:
     """A law whose ``logcdf`` and ``logsf`` err by ``ulps``·u·(|log| + 1) (down for
     ulps < 0, never above 0), the error ``MonotoneLossPair`` assumes of a scipy law
-    (``pairs_zoo.LOG_CDF_ULPS``); its other methods are the law's own."""
+    (``monotone_loss.LOG_CDF_ULPS``); its other methods are the law's own."""
 
     def __init__(self, law, ulps, loc):
         self.law, self.ulps, self.loc = law, ulps, loc
@@ -118,12 +118,12 @@ def test_monotone_loss_grids_survive_logcdf_erring_its_assumed_worst(monkeypatch
     the pessimistic grid fell 1.35e-11 below it, relative, at ε = 6.26.)"""
     from scipy import stats
 
-    from dpaccount.pld.pairs import zoo as pairs_zoo
-    from dpaccount.pld.pairs.zoo import LOG_CDF_ULPS, MonotoneLossPair
+    from dpaccount.pld.pairs import monotone_loss
+    from dpaccount.pld.pairs.monotone_loss import LOG_CDF_ULPS, MonotoneLossPair
     mu, step = 0.7, 0.0123
     sign = -1 if pessimistic else 1
     # the wrapped laws' locations, as the pair reads a scipy law's (else it assumes the support's)
-    monkeypatch.setattr(pairs_zoo, "_location", lambda dist, fallback: abs(dist.loc))
+    monkeypatch.setattr(monotone_loss, "_location", lambda dist, fallback: abs(dist.loc))
     pair = MonotoneLossPair(_Erring(stats.norm(mu), sign * LOG_CDF_ULPS, mu),
                             _Erring(stats.norm(), -sign * LOG_CDF_ULPS, 0.0))
     lo, hi = loss_range(GaussianPair(mu), 1e-30)

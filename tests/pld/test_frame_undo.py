@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 import dpaccount as dpa
-from dpaccount.pld.grids.accountant import (_merge_gaussians, composed_grid, frame_total, optimistic_frame,
-                                            whole_frame_step)
+from dpaccount.pld.grids.accountant import composed_grid, frame_total, optimistic_frame, whole_frame_step
+from dpaccount.pld.pairs.composition import merge_gaussians
 from dpaccount.pld.pairs.base import GaussianPair
 from dpaccount.pld.pairs.discrete_pair import randomized_response_pair
 from dpaccount.pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
@@ -45,7 +45,7 @@ _DIRECTIONS = [
 
 @pytest.mark.parametrize("parts,kind,step", _DIRECTIONS)
 def test_the_frame_step_divides_the_total_shift(parts, kind, step):
-    pairs = _merge_gaussians(_direction(parts, kind))
+    pairs = merge_gaussians(_direction(parts, kind))
     for level in step * (1 - 1e-3 * np.arange(40)):  # h rounded to nearest falls short half the time
         level, shifts = optimistic_frame(pairs, float(level))
         h = whole_frame_step(pairs, level, shifts)

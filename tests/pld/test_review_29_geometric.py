@@ -1,5 +1,5 @@
 """Review 29: certified intervals of random allocation of a small-σ Gaussian (the geometric
-lattices of ``pld/pairs/allocation_geometric.py``) against an independent oracle.
+lattices of ``pld/allocation/geometric.py``) against an independent oracle.
 
 The epoch's pair from its definition (Feldman & Shenfeld 2025): without the record the t
 steps' outputs are N(0, I_t), with it N(μe_j, I_t) for a uniform step j (μ = 1/σ), so

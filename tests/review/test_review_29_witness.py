@@ -27,8 +27,8 @@ from dpaccount import (AccuracyNotReached, Composition, GaussianMechanism, Poiss
                        RandomizedResponse, ToReplaceOne, specs)
 from dpaccount.mechanisms.discrete import ApproxDPMechanism
 from dpaccount.mechanisms.user_defined import DiscreteMechanism
-from dpaccount.pld.grids.accountant import PairComposition
-from dpaccount.pld.pairs.allocation_lower import SUPPORT
+from dpaccount.pld.pairs.composition import PairComposition
+from dpaccount.pld.allocation.lower import SUPPORT
 from dpaccount.pld.pairs.subset_sampling import SubsetSampledPair
 from dpaccount.pld.profiles.attained import attained_compositions
 from dpaccount.queries import intervals

@@ -5,7 +5,7 @@ on {1, 0}) through the count J of ones, exactly (rationals): the likelihood rati
 e_k(Y)/C(t, k) depends on the outcomes through J only (Y takes two values), so J's
 laws — Q: Bin(t, 1 − p); P: Bin(k, p) + Bin(t − k, 1 − p), whatever the k steps —
 have the mechanism's exact δ(ε) (both directions, products for several epochs, in
-mpmath). The lower end (``pld/pairs/allocation_lower.py``) must lie below it, and
+mpmath). The lower end (``pld/allocation/lower.py``) must lie below it, and
 here it is exact up to the grids (its statistic determines J).
 """
 import itertools
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from dpaccount import Composition, GaussianMechanism, RandomAllocation, RandomizedResponse
-from dpaccount.pld.pairs.random_allocation import _cells
+from dpaccount.pld.allocation.spread import ratio_cells
 from dpaccount.pld.pairs.zoo import leaky_rr_pair
 
 EPS = (0.0, 0.2, 0.6, 1.2)
@@ -83,7 +83,7 @@ def test_gaussian_lower_end_brackets_with_the_upper_one():
 
 def test_beyond_the_support_the_lower_end_is_absent_with_its_reason(monkeypatch):
     """More than SUPPORT/4 steps: no witness (here SUPPORT lowered to 16, so 5 steps are too many)."""
-    monkeypatch.setattr("dpaccount.pld.pairs.allocation_lower.SUPPORT", 16)
+    monkeypatch.setattr("dpaccount.pld.allocation.lower.SUPPORT", 16)
     m = RandomAllocation()(RandomizedResponse(p=0.75), 5, selected=2)
     b = m.get_approx_delta_bounds(0.5, accuracy=1e-2)
     assert b.lower is None and "not attained" in b.reason
@@ -126,7 +126,7 @@ def test_an_atom_at_the_top_loss_stays_below_the_top_edge(eps):
     with its exact masses, and the top cell is empty."""
     n, pair = 1024, leaky_rr_pair(eps, 0.1)
     top = float(np.max(pair.atoms[0]))
-    a, b, _, _ = _cells(pair, math.exp(top) / n, n, top)
+    a, b, _, _ = ratio_cells(pair, math.exp(top) / n, n, top)
     e = math.exp(eps)
     assert a[-1] == 0.0 and b[-1] == 0.0
     assert a[-2] == pytest.approx(0.9 * e / (1 + e), rel=1e-12)

@@ -5,7 +5,7 @@ over count vectors (``oracles.allocation_law``, mpmath at 50 digits), Gaussian b
 mpmath quadrature (``test_random_allocation._gaussian_delta``). The lower law of an epoch
 on a linear lattice is a call-side minorant (the remove direction) and a separate
 put-side one (the add direction, the reversed pair), each cut where its hull reaches its
-floor (``pld/pairs/allocation_minorant.py``).
+floor (``pld/allocation/minorant.py``).
 """
 import math
 

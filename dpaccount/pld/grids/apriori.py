@@ -34,7 +34,8 @@ import math
 from typing import NamedTuple
 
 from ...errors import GridTooLarge
-from .accountant import _merge_gaussians, plan_step
+from .accountant import plan_step
+from ..pairs.composition import merge_gaussians
 from .chernoff import log_mgf, minimise_over_lambda, quantile
 from .discretise import loss_range, pair_to_grid
 
@@ -55,7 +56,7 @@ def apriori_plan(pairs, eps, eta, pilot_rho=0.1):
     """The grid of Koskela & Honkela (Remark 10 and 12) for one direction
     (a tuple of (pair, count)) such that the pessimistic δ(ε) on it exceeds
     the exact value by at most 2η (η from the window, η from the step)."""
-    pairs = _merge_gaussians(pairs)
+    pairs = merge_gaussians(pairs)
     total_k = sum(k for _, k in pairs)
     lattices = {p.lattice for p, _ in pairs if p.lattice is not None}
     # pairs on the one common lattice stay exact; with several lattices all are rounded

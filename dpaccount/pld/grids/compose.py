@@ -22,8 +22,7 @@ import math
 import numpy as np
 
 from ...errors import GridTooLarge
-from .chernoff import composed_p_inf, descend, exponent, quantile, tail_level
-from .chernoff import log_mgf as _MGF
+from .chernoff import composed_p_inf, descend, exponent, log_mgf, quantile, tail_level
 from .grid import PLDGrid, frozen
 from .transform import direct, fft, untilt
 
@@ -45,7 +44,7 @@ _DIRECT_LIMIT = 4096
 def chernoff_lambdas(items, tail):
     """The λ of the upper and lower window quantiles (``chernoff_window``): hints
     for the windows of the same pairs on finer grids, which move little."""
-    mgf, log_t = _MGF(items), math.log(tail)
+    mgf, log_t = log_mgf(items), math.log(tail)
     return quantile(mgf, log_t, 1.0)[1], quantile(mgf, log_t, -1.0)[1]
 
 
@@ -59,9 +58,9 @@ def chernoff_window(items, tail, hints=(None, None), proxy=None):
     step = items[0][0].step
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
-    mgf, log_t = _MGF(items), math.log(tail)
+    mgf, log_t = log_mgf(items), math.log(tail)
     if proxy is not None and None in hints:
-        rough = _MGF(proxy)
+        rough = log_mgf(proxy)
         hints = tuple(quantile(rough, log_t, sign)[1] if h is None else h for h, sign in zip(hints, (1.0, -1.0)))
     b = quantile(mgf, log_t, 1.0, hints[0], tol=step)[0]
     a = -quantile(mgf, log_t, -1.0, hints[1], tol=step)[0]
@@ -82,7 +81,7 @@ def saddle_tilt(items, level, proxy=None, start=1.0):
     exponentially tilted composition is centred near ``level`` (searched from
     ``start``, on ``proxy`` first: ``_near``)."""
     # gain ≤ 1e-5: the tilted mean K'(λ) within √(2·1e-5) ≈ 0.005 standard deviations of the level
-    return _near(lambda m: exponent(m, level), _MGF(items), proxy and _MGF(proxy), start, tol=1e-5)[1]
+    return _near(lambda m: exponent(m, level), log_mgf(items), proxy and log_mgf(proxy), start, tol=1e-5)[1]
 
 
 def _near(search, mgf, rough, start=1.0, tol=0.0):
@@ -143,7 +142,7 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
             probs[0] += below
     else:
         bottom, top = ja, jb
-        mgf, rough = _MGF(items), proxy and _MGF(proxy)
+        mgf, rough = log_mgf(items), proxy and log_mgf(proxy)
         ja, probs, noise_bins = _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base)
         if ja + len(probs) - 1 > top:  # the tilted window reaches higher: bound the mass above its top
             above = min(above, _mass_beyond(mgf, rough, (ja + len(probs) - 1) * step, start=tilt))

@@ -14,7 +14,7 @@ estimate and what would be cheaper.
 import warnings
 
 from ...errors import CostWarning
-from .accountant import DIRECTIONS, _merge_gaussians
+from ..pairs.composition import DIRECTIONS, merge_gaussians
 
 DISTINCT_WARN = 2_000   # distinct pairs in one direction: ~5 s of work and more
 SECONDS_PER_PAIR = 2.5e-3
@@ -23,7 +23,7 @@ SECONDS_PER_PAIR = 2.5e-3
 def distinct_pairs(composition):
     """The number of distinct pairs the grids of a ``PairComposition`` are built from
     (the larger direction; Gaussians merged)."""
-    return max(len(_merge_gaussians(composition.direction(d))) for d in DIRECTIONS)
+    return max(len(merge_gaussians(composition.direction(d))) for d in DIRECTIONS)
 
 
 def warn_if_costly(composition, stacklevel=3):

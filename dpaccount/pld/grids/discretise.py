@@ -118,7 +118,7 @@ def _connect_the_dots(pairs, step, ranges):
 def _one_grid(pair, step, lo, hi, pessimistic, shift=0.0):
     """A pair with atoms, or an optimistic grid: one pair at a time (``shift``:
     ``pairs_to_grids``; pairs with ``atoms`` are never shifted)."""
-    on_grid = hasattr(pair, "atoms") and pair.lattice is not None and _is_multiple(pair.lattice, step)
+    on_grid = hasattr(pair, "atoms") and pair.lattice is not None and is_multiple(pair.lattice, step)
     if not pessimistic and not on_grid:
         grids = []
         # valid lowerings (``pair_to_lower_grid``): a pair whose edges the frame holds on grid
@@ -148,7 +148,7 @@ def _one_grid(pair, step, lo, hi, pessimistic, shift=0.0):
     return PLDGrid(step=step, offset=int(lo), probs=probs, p_inf=float(pair.end_bounds()[0][0]), pessimistic=False)
 
 
-def _is_multiple(lattice, step):
+def is_multiple(lattice, step):
     ratio = lattice / step
     return abs(ratio - round(ratio)) <= 1e-9 * max(ratio, 1.0)
 

@@ -29,7 +29,8 @@ import numpy as np
 
 from ...errors import GridTooLarge
 from ...lazy import lazy
-from .accountant import DIRECTIONS, _merge_gaussians, plan_step, step_target
+from .accountant import plan_step, step_target
+from ..pairs.composition import DIRECTIONS, merge_gaussians
 from .compose import MAX_GRID, chernoff_lambdas, chernoff_window
 from .discretise import loss_moments, loss_range, pair_to_grid
 from .grid import PLDGrid
@@ -263,7 +264,7 @@ def plan_directions(pairs, accuracy, tail, step=None):
     for _ in range(8):
         windows = {}
         for d in DIRECTIONS:
-            merged = _merge_gaussians(pairs.direction(d)) if len(pairs.direction(d)) > 1 else pairs.direction(d)
+            merged = merge_gaussians(pairs.direction(d)) if len(pairs.direction(d)) > 1 else pairs.direction(d)
             total_k = sum(k for _, k in merged)
             items = []
             for p, k in merged:

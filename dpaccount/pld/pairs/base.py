@@ -183,7 +183,7 @@ class DominatingPair(ABC):
         return f"{type(self).__name__}{self.key()[1:]}"
 
 
-def _at(points, where, p_mass, q_mass):
+def atoms_at(points, where, p_mass, q_mass):
     """Atom masses at ``where`` (arrays) picked out at ``points`` (within 1e-12): each
     atom's candidate points found by bisection in the sorted points (a bracket one ulp
     wider than the test, which then decides), not by a pass over all points per atom
@@ -277,7 +277,7 @@ class LaplacePair(DominatingPair):
 
     def atom_masses(self, points):
         e0, half = self._e0, 0.5
-        return _at(points, (-e0, e0), (half * math.exp(-e0), half), (half, half * math.exp(-e0)))
+        return atoms_at(points, (-e0, e0), (half * math.exp(-e0), half), (half, half * math.exp(-e0)))
 
     def masses(self, edges):
         return self._masses(edges, False)

@@ -47,9 +47,11 @@ import math
 import numpy as np
 
 from ...lazy import lazy
-from .base import _U, check_atoms
+from .base import check_atoms
 from .discrete_pair import DiscretePair
 from .mixture_gaussian import MixtureOfGaussiansPair
+
+_U = np.finfo(float).eps  # unit roundoff
 
 special = lazy("scipy.special")
 

@@ -10,7 +10,9 @@ import math
 import numpy as np
 
 from ...lazy import lazy
-from .base import _U, DominatingPair, _at, check_atoms, underflow_slack
+from .base import DominatingPair, atoms_at, check_atoms, underflow_slack
+
+_U = np.finfo(float).eps  # unit roundoff
 
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")
@@ -146,7 +148,7 @@ class DiscretePair(DominatingPair):
         return self._atom_err_p, self._atom_err_q
 
     def atom_masses(self, points):
-        return _at(points, self._sorted_loss, self._sorted_p, self._sorted_q)
+        return atoms_at(points, self._sorted_loss, self._sorted_p, self._sorted_q)
 
     def pure_epsilon(self):
         """The largest finite loss plus its error bound τ, rounded up; +∞ where P(L = +∞) > 0."""

@@ -6,7 +6,7 @@ both ends as e^{l_{i+1}}·(1 − e^{l_i − l_{i+1}}) (``expm1``), above it the
 same from log(1 − F), mirrored: never a difference of two numbers close to
 1. That does not make a cell accurate to a few ulps of itself, though: each
 l is a special function's result (``log_ndtr``; a scipy law's ``logcdf`` for
-``pairs_zoo.MonotoneLossPair``) and errs by some η_i *absolute*, a few ulps
+``monotone_loss.MonotoneLossPair``) and errs by some η_i *absolute*, a few ulps
 of |l| (up to 745), so each end's value e^l errs by η_i·F(x_i), and a narrow
 cell inherits both ends' errors in full:
 

@@ -12,7 +12,7 @@ With cᵢ ≥ 0 the privacy loss
 
 is a log-sum-exp of increasing affine functions, so it increases strictly in
 x (some cᵢ > 0), and the pair is a monotone-loss pair
-(``pairs_zoo.MonotoneLossPair``): {L > e} = {x > x_e}, every cell a
+(``monotone_loss.MonotoneLossPair``): {L > e} = {x > x_e}, every cell a
 difference of the mixture's distribution functions
 
     log F(x) = logsumexp_i(log pᵢ + log Φ((x − cᵢ)/σ)),
@@ -27,7 +27,7 @@ The add direction is the reverse pair (Q, P) (``MonotoneLossPair.reverse``).
 import numpy as np
 
 from ...lazy import lazy
-from .zoo import MonotoneLossPair
+from .monotone_loss import MonotoneLossPair
 
 special = lazy("scipy.special")
 

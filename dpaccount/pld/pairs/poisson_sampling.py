@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .base import DominatingPair, _at, stacked_masses
+from .base import DominatingPair, atoms_at, stacked_masses
 
 _U = np.finfo(float).eps
 
@@ -213,7 +213,7 @@ class PoissonRemovePair(_PoissonPair):
         a, b = self._base.atom_masses(_remove_base_edges(points, self._q))
         a = (1.0 - self._q) * b + self._q * a
         if self._base.q_ninf > 0 and self._q < 1:
-            ea, eb = _at(points, (math.log1p(-self._q),), ((1.0 - self._q) * self._base.q_ninf,),
+            ea, eb = atoms_at(points, (math.log1p(-self._q),), ((1.0 - self._q) * self._base.q_ninf,),
                          (self._base.q_ninf,))
             a, b = a + ea, b + eb
         return a, b
@@ -284,7 +284,7 @@ class PoissonAddPair(_PoissonPair):
         a, b = self._base.atom_masses(_add_base_edges(points, self._q))
         b = (1.0 - self._q) * a + self._q * b
         if self._base.p_inf > 0 and self._q < 1:
-            ea, eb = _at(points, (-math.log1p(-self._q),), (self._base.p_inf,),
+            ea, eb = atoms_at(points, (-math.log1p(-self._q),), (self._base.p_inf,),
                          ((1.0 - self._q) * self._base.p_inf,))
             a, b = a + ea, b + eb
         return a, b

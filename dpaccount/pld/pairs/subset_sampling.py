@@ -61,7 +61,7 @@ from .poisson_sampling import PoissonRemovePair
 from .symmetric_hull import symmetric_hull_pair
 
 _U = np.finfo(float).eps
-_ZERO = 1e-12  # |ℓ| this small is the atom at L = 0 (the tolerance of pairs._at)
+_ZERO = 1e-12  # |ℓ| this small is the atom at L = 0 (the tolerance of base.atoms_at)
 
 
 class SubsetSampledPair(DominatingPair):

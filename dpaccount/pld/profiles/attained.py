@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from ...errors import GridTooLarge
-from ..grids.accountant import PairComposition
+from ..pairs.composition import PairComposition
 from .exact_sum import delta_bounds, epsilon_bounds, exact_profile, largest_loss_lower
 from .profile import PrivacyProfile
 

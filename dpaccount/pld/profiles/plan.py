@@ -48,10 +48,11 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ...errors import GridTooLarge
-from ..grids.accountant import DIRECTIONS, _merge_gaussians, snap_to_lattice, step_grids
+from ..grids.accountant import snap_to_lattice, step_grids
+from ..pairs.composition import DIRECTIONS, merge_gaussians
 from ..grids.chernoff import log_mgf
 from ..grids.compose import BYTES_PER_POINT, chernoff_lambdas, chernoff_window
-from ..grids.discretise import _is_multiple, loss_ranges
+from ..grids.discretise import is_multiple, loss_ranges
 
 SHARE = 0.5                       # c: the share of the accuracy the step may spend
 _POINTS = 4096                    # points of the coarsest composed window
@@ -156,7 +157,7 @@ def _spread(tilts, eps):
 
 def snap(composition, target):
     """``target`` moved onto the pairs' common lattice (the finer direction's)."""
-    return min(snap_to_lattice(_merge_gaussians(composition.direction(d)), target) for d in DIRECTIONS)
+    return min(snap_to_lattice(merge_gaussians(composition.direction(d)), target) for d in DIRECTIONS)
 
 
 def levels_for(coarse, need):
@@ -213,9 +214,9 @@ def plan(composition, accuracy, tail):
     coarse, points, hints = _coarse(composition, tail)
     tilts, merged = [], []
     for d in DIRECTIONS:
-        pairs = _merge_gaussians(composition.direction(d))
+        pairs = merge_gaussians(composition.direction(d))
         # a lattice the coarse step is not on is rounded too (until a finer level snaps to it)
-        rounded = sum(k for p, k in pairs if p.lattice is None or not _is_multiple(p.lattice, coarse))
+        rounded = sum(k for p, k in pairs if p.lattice is None or not is_multiple(p.lattice, coarse))
         tilts.append(tilts_of(step_grids(pairs, coarse, tail), rounded))
         merged.append(pairs)
     # ε(δ): at each tail level, from the directions whose ε is within 20 % of the larger; up to
@@ -307,7 +308,7 @@ def bulk_split(plan, composition, grid_of, accuracy):
     every level is certified."""
     looks = []
     for d, t in zip(DIRECTIONS, plan.tilts):
-        pairs = _merge_gaussians(composition.direction(d))
+        pairs = merge_gaussians(composition.direction(d))
         if t.rounded and all(p.atomless for p, _ in pairs if p.lattice is None):
             looks.append(rounding_excess(grid_of(d), t.rounded, _CHECKED))
     if not looks:
@@ -329,7 +330,7 @@ def _coarse(composition, tail):
     the windows of every level search near them)."""
     steps, hints = [], {}
     for d in DIRECTIONS:
-        pairs = _merge_gaussians(composition.direction(d))
+        pairs = merge_gaussians(composition.direction(d))
         total = sum(k for _, k in pairs)
         ranges = loss_ranges([p for p, _ in pairs], tail / total)
         provisional = max(hi - lo for lo, hi in ranges) / 1024 or 1.0
@@ -338,7 +339,7 @@ def _coarse(composition, tail):
         ja, jb, _, _ = chernoff_window(items, tail, hints[d])
         steps.append(max(jb - ja, 1) * provisional / _POINTS)
     width = max(s * _POINTS for s in steps)
-    pairs = [pk for d in DIRECTIONS for pk in _merge_gaussians(composition.direction(d))]
+    pairs = [pk for d in DIRECTIONS for pk in merge_gaussians(composition.direction(d))]
     lattices = {p.lattice for p, _ in pairs}
     if len(lattices) == 1 and None not in lattices:  # every loss on one lattice: the exact grid
         coarse = lattices.pop()

@@ -47,7 +47,7 @@ from .step_profile import TIERS, StepProfile, leads
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
-    from ..grids.accountant import PairComposition
+    from ..pairs.composition import PairComposition
     from ..grids.grid import PLDGrid
     from .step_profile import GridCertificate
 

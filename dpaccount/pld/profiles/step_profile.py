@@ -43,10 +43,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ...errors import AccuracyNotReached
-from ..grids.accountant import DIRECTIONS, composed_grid, step_grids
+from ..grids.accountant import composed_grid, step_grids
+from ..pairs.composition import DIRECTIONS
 from ..grids.cache import GRIDS
 from ..grids.chernoff import delta_bound
-from ..grids.compose import _MGF, saddle_tilt
+from ..grids.chernoff import log_mgf
+from ..grids.compose import saddle_tilt
 from ..grids.grid import PLDGrid
 
 TIERS = (1e-30, 1e-100, 1e-200, 1e-306)
@@ -147,7 +149,7 @@ class StepProfile:
             levels.append(float(g.probs @ g.losses) / mass if mass > 0 else 0.0)
         if upto > levels[-1] and direction not in self._mgf:
             items = step_grids(self._pairs.direction(direction), self.step, TIERS[0])
-            self._mgf[direction] = [items, _MGF(items), 1.0]  # and the last saddle λ, the next search's start
+            self._mgf[direction] = [items, log_mgf(items), 1.0]  # and the last saddle λ, the next search's start
         while upto > levels[-1] and len(levels) < 4096:
             items, mgf, start = self._mgf[direction]
             lam = self._mgf[direction][2] = saddle_tilt(items, levels[-1], start=start)

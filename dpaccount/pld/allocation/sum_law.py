@@ -1,11 +1,11 @@
 """The law of an allocation epoch's sum S = Y_1 + … + Y_t on the lattice of Y
-(``random_allocation.py``: the epoch's pair is that of S alone).
+(``epoch.py``: the epoch's pair is that of S alone).
 
 S's law is the t-fold convolution of Y's lattice law w (FFT, with its per-bin noise
 bound, ``transform.fft``) on a window [0, W·h], W set by a Chernoff quantile
 (``chernoff.quantile``); the far tails, where that noise bound would set both ends,
-by tilted transforms (``allocation_tilt.py``), the heavy top of a log-normal ratio by
-one large term (``allocation_jump.py``), each bin the better of its bounds. Beyond the
+by tilted transforms (``tilt.py``), the heavy top of a log-normal ratio by
+one large term (``jump.py``), each bin the better of its bounds. Beyond the
 window: Q(S > W·h) and E_Q[S/t; S > W·h] by Chernoff bounds (``_chernoff_tail``,
 ``size_biased_tail``), cut where one large term carries a heavy tail.
 """
@@ -16,8 +16,8 @@ import numpy as np
 from ..grids.chernoff import descend, exponent, log_mgf, quantile
 from ..grids.grid import PLDGrid
 from ..grids.transform import fft
-from .allocation_jump import cut_index, one_jump
-from .allocation_tilt import refine
+from .jump import cut_index, one_jump
+from .tilt import refine
 
 _U = np.finfo(float).eps
 TAIL = 1e-14     # tail of the base's loss beyond the lattice where the caps are chosen
@@ -31,7 +31,7 @@ def sum_law(w, t, h, pessimistic):
     """(Q-masses of S = Σ_t Y on [0, W·h] indices 0..W, bound on Q(S > W h), W, the upper
     law's atom of two large terms or None) of the lattice law w (t-fold, FFT with its noise
     bound, its far tails by tilted transforms and its heavy top by one large term,
-    ``allocation_jump.py``): rounded up (pessimistic) or down."""
+    ``jump.py``): rounded up (pessimistic) or down."""
     total = float(w.sum()) * (1 + (len(w) + 2) * _U)
     scale = max(total, 1.0)
     ws = w / scale
@@ -49,7 +49,7 @@ def sum_law(w, t, h, pessimistic):
     split = cut is not None and cut[0] <= big_w
     # (with the split, S's law below c is a^{*t}'s, whose tilts the split runs: none here)
     q = _bins(ws, t, h, big_w + 1, pessimistic, tail, tilted=not split)
-    if split:  # the heavy top: one large term (allocation_jump.py)
+    if split:  # the heavy top: one large term (jump.py)
         c, pairs, p_mass = cut
         both = _bins(np.where(np.arange(len(ws)) < c, ws, 0.0), t, h, big_w + 1, pessimistic, tail) \
             + one_jump(ws, t, h, c, big_w + 1, pessimistic, _chernoff_tail)
@@ -65,7 +65,7 @@ def sum_law(w, t, h, pessimistic):
 def _bins(ws, t, h, n, pessimistic, tail, tilted=True):
     """The t-fold law of ``ws`` (total ≤ 1) on bins 0 … n − 1, rounded up or down (less
     ``tail``, a bound on its mass above them, which aliasing may add to any bin); the far
-    tails refined by tilted transforms (``allocation_tilt.py``) where ``tilted``."""
+    tails refined by tilted transforms (``tilt.py``) where ``tilted``."""
     values, err, _, _ = fft([(PLDGrid(step=h, offset=0, probs=ws, p_inf=0.0), t)], 0, n)
     q = np.maximum(values + err, 0.0) if pessimistic else np.maximum(values - err - tail, 0.0)
     return refine(q, ws, t, h, 1.0, pessimistic, _chernoff_tail) if tilted else q

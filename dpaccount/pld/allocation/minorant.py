@@ -1,5 +1,5 @@
 """The lower (minorant) laws of an allocation epoch's Y on its linear lattice
-(``random_allocation.py``: the call side for the remove direction, the put side for the
+(``epoch.py``: the call side for the remove direction, the put side for the
 add direction).
 
 ``_call_minorant`` lowers the points (a_j, c(a_j)) of a call function
@@ -15,14 +15,14 @@ at F matters where H has a minimum inside the lattice (its last segments rising)
 taken as slope jumps, a rise after the minimum is mass that no call function below c
 carries (randomized response at ratio 4, an atom on a lattice point that the float edge
 log a_j puts in the cell above: a lower law of mean 1.75). Where H falls below 0 (a
-point lowered beyond its room, ``discretise_optimistic._least_over``) its crossing with 0
+point lowered beyond its room, ``grids.lowering.least_over``) its crossing with 0
 lies off the lattice: its mass goes down to the lattice point below (c'' only falls).
 """
 import math
 
 import numpy as np
 
-from ..grids.discretise_optimistic import _least_over
+from ..grids.lowering import least_over
 
 _U = np.finfo(float).eps
 _SLIVER = 1e-12  # relative mass dropped from the lower law against the hull's rounding
@@ -32,7 +32,7 @@ def minorant_law(pair, h, n, cells, side="call"):
     """(Q-masses of Y'' at a_0 … a_n, P(L = ∞) rounded down): the call-side minorant
     (``side="call"``: c'' ≤ c) or the put-side one (``"put"``: p'' ≤ p, the call-side
     minorant of Z = a_n − Y, reflected) of the module docstring, each mass rounded down
-    (``cells``: ``_cells(pair, h, n)``)."""
+    (``cells``: ``spread.ratio_cells(pair, h, n)``)."""
     (p_inf_low, _), (q_ninf_low, _) = pair.end_bounds()
     if side == "call":
         return _call_minorant(cells, h, n, q_ninf_low), p_inf_low
@@ -85,7 +85,7 @@ def _call_minorant(cells, h, n, at_zero, most=1.0, reach=None):
     # (an atom on a lattice point whose log edge puts it in the cell above: ℓ ≈ 0, and
     # lowering the left end by ℓ costs nothing, where pinning it at its room 0 lowered the
     # right end by the whole r = h·B, far below 0)
-    c_left, c_right = _least_over(ell_up, r_up, tau, 0.0, room[:n], room[1:])
+    c_left, c_right = least_over(ell_up, r_up, tau, 0.0, room[:n], room[1:])
     d = np.zeros(n + 1)
     d[:n] = c_left
     d[1:] = np.maximum(d[1:], c_right)

@@ -1,6 +1,6 @@
 """One epoch of random allocation on geometric lattices of the likelihood ratio.
 
-The law of S = Y_1 + … + Y_t (``random_allocation.py``: Y = dP/dQ of one step under Q,
+The law of S = Y_1 + … + Y_t (``epoch.py``: Y = dP/dQ of one step under Q,
 the epoch's pair is that of S/t) for a heavy-tailed Y or few steps, where a linear
 lattice of Y fails: a Gaussian with σ = 0.5 has Y up to e^{17} (the 1 − 10⁻¹⁴ P-quantile)
 and most of its Q-mass below e^{−2}, so a linear step fine enough for the bulk cannot
@@ -11,7 +11,7 @@ that one law serves both directions) resolves the loss log Y to η everywhere at
 ~ range/η points.
 
 **Upper law (a mean-preserving spread).** Each cell (e_j, e_{j+1}] of Y sends its
-Q-mass B to e_j and e_{j+1} keeping its mean A/B (``random_allocation.spread_law`` on
+Q-mass B to e_j and e_{j+1} keeping its mean A/B (``spread.spread_law`` on
 these edges; (0, e_1] to 0 and e_1, the cell above the top to 0 and +∞). A sum of two
 laws is spread the same way: each pair sum s = x + y of atoms falls in a cell
 [E_k, E_{k+1}) of the next lattice and goes to its ends keeping its mean, weights
@@ -41,8 +41,9 @@ import math
 import numpy as np
 
 from ..grids.discretise import loss_range
-from .base import stacked_masses
-from .random_allocation import TAIL, ratio_pair, spread_law
+from ..pairs.base import stacked_masses
+from .spread import ratio_pair, spread_law
+from .sum_law import TAIL
 
 _U = np.finfo(float).eps
 _CHUNK = 1 << 20          # pair sums per numpy pass
@@ -271,7 +272,7 @@ def geometric_epoch_pairs(pair, t, resolution=_RESOLUTION):
 
 
 def _epoch(law, t, p_inf, rel, side):
-    """The finite pair of S/t: atoms s with Q-mass q and P-mass q·s/t (``random_allocation``)."""
+    """The finite pair of S/t: atoms s with Q-mass q and P-mass q·s/t (``epoch.py``)."""
     x, q = law
     with np.errstate(divide="ignore"):
         log_q = np.log(q)

@@ -2,7 +2,7 @@
 
 **The mechanism's pair.** With (P, Q) the base's remove pair, attained, one epoch
 in which a record takes part in a uniformly random k-subset I of the t steps
-outputs, on the worst neighbours (``random_allocation.py``: every step meets the
+outputs, on the worst neighbours (``epoch.py``: every step meets the
 base's worst pair),
 
     P_t^(k) = E_I ⊗_i (P if i ∈ I else Q)   against   Q^t,
@@ -41,15 +41,15 @@ steps at σ = 1.1: [0.5653, 0.5749] (with 2^13 labels: 0.5146: the statistic's
 resolution matters); 2 of 1000 at σ = 0.8: [0.5536, 0.6031]; 4 of 100
 at σ = 1: [1.976, 2.402]. Cells geometric above Y = 2 (finer in the bulk, coarser
 in the tail, same support) did worse: 0.4921 for 2 of 235. Exact for randomized
-response (tests/transformers/test_allocation_lower.py).
+response (tests/transformers/test_lower.py).
 """
 import math
 
 import numpy as np
 
-from .discrete_pair import DiscretePair
-from .random_allocation import _cells
 from ..grids.discretise import loss_range
+from ..pairs.discrete_pair import DiscretePair
+from .spread import ratio_cells
 
 _U = np.finfo(float).eps
 SUPPORT = 1 << 15   # labels of T (direct convolutions of ≤ 2^15 points: ~0.5 s a witness)
@@ -82,7 +82,7 @@ def label_cells(pair, cells):
     docstring)."""
     hi = min(loss_range(pair, _TOP_TAIL)[1], 700.0)
     top = hi if hi > 0 else 1.0
-    a, b, err_a, err_b = _cells(pair, math.exp(top) / cells, cells, top)  # (any h gives a valid statistic)
+    a, b, err_a, err_b = ratio_cells(pair, math.exp(top) / cells, cells, top)  # (any h gives a valid statistic)
     (p_low, p_high), (q_low, q_high) = pair.end_bounds()
     out = []
     for mass, err, end, label in ((a, err_a, (p_low, p_high), -1), (b, err_b, (q_low, q_high), 0)):

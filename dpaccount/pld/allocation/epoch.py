@@ -41,13 +41,13 @@ built from one law carrying both sides was not below the exact one, issue 44), s
 direction has its own. The call side: points (a_j, c(a_j) − d_j), lowered so that every
 chord lies below c (the triangle between a cell's chord and its end tangents has height
 ℓr/(hB), ℓ = A − a_jB, r = a_{j+1}B − A; the lowering split between the ends as in
-``discretise_optimistic._least_over``), their lower convex hull cut at its floor
-(``allocation_minorant.py``) are the call function of a measure on the lattice; the mass at 0 at
+``grids.lowering.least_over``), their lower convex hull cut at its floor
+(``minorant.py``) are the call function of a measure on the lattice; the mass at 0 at
 most Q(Y = 0) (the optimistic grid's tangent at x = 0). The put side: the call side of
 Z = a_n − Y on the same lattice, reflected, its total at most Q(Y ≤ a_n). Masses are
 rounded down; each is second order in h, as the spread.
 
-**The law of S** (``allocation_sum.py``). S' = Σ Y'_i is the t-fold convolution on the lattice (FFT,
+**The law of S** (``sum_law.py``). S' = Σ Y'_i is the t-fold convolution on the lattice (FFT,
 with its per-bin noise bound, ``transform.fft``) on a window [0, W·h], W set
 by a Chernoff quantile (``chernoff.quantile``): the Q-mass above it goes to
 the top atom (upper; lowers the add loss, raises nothing) or is dropped
@@ -55,8 +55,8 @@ the top atom (upper; lowers the add loss, raises nothing) or is dropped
 size-biased law (Y'_1 under P, the others under Q) — to +∞ (upper). The
 upper bins take the noise bound up, the lower ones down (and the aliased
 tail off). The far tails, where that noise bound (~1e-16 of the peak in every bin) would
-set both ends, come from tilted transforms (``allocation_tilt.py``), and the heavy top of a
-log-normal ratio from one large term (``allocation_jump.py``), each bin the better of its
+set both ends, come from tilted transforms (``tilt.py``), and the heavy top of a
+log-normal ratio from one large term (``jump.py``), each bin the better of its
 bounds. An epoch is then a finite pair (``DiscretePair``): atoms s with
 Q-mass q(s) and P-mass q(s)·s/t; it composes with everything else.
 
@@ -66,7 +66,7 @@ above the 1 − ``_LOOSE_TAIL`` quantile to +∞) or coarsens h until the bulk o
 0; and with few steps the spread's mass at Y' = 0 is an add-direction atom at +∞,
 Q(Y' = 0)^t (~1e-6 for σ = 0.8, t = 2). Where h would have to coarsen, or that atom
 exceeds ``TAIL``, the epoch is built on geometric lattices instead
-(``allocation_geometric.py``: the same spread and contraction, cells of width η in log Y).
+(``geometric.py``: the same spread and contraction, cells of width η in log Y).
 
 **Pure ε.** The remove pair's ratio S/t = (Y_1 + … + Y_t)/t lies in [min Y, max Y]
 (a mean), and Y_i = max Y for every i at once (a set of Q^t-mass ∏ Q(Y_i near max Y) > 0)
@@ -86,11 +86,11 @@ import math
 import numpy as np
 
 from ...precision import DEFAULT_RHO
-from .allocation_sum import DEEP, TAIL, size_biased_tail, sum_law
-from .allocation_minorant import minorant_law
-from .discrete_pair import DiscretePair
 from ..grids.discretise import loss_range
-from .base import DominatingPair, stacked_masses
+from ..pairs.base import DominatingPair, stacked_masses
+from .minorant import minorant_law
+from .spread import ratio_cells, ratio_pair, spread_law
+from .sum_law import DEEP, TAIL, size_biased_tail, sum_law
 
 _U = np.finfo(float).eps
 _GROUP = 3e-4        # width in log s of the groups an epoch's atoms are merged into (``coarsen``)
@@ -104,52 +104,12 @@ def lattice_step(pair, rho):
     """h = 2^m with h²/4 ≤ ρ·Var_Q(Y): the spread adds at most h²/4 to each Y's
     variance (a relative ρ of S's spread); Var_Q(Y) = E_P[Y] − 1 from coarse cells."""
     top = min(loss_range(pair, TAIL)[1], 700.0)
-    cells = _cells(pair, math.exp(top) / 2048, 2048, top)
+    cells = ratio_cells(pair, math.exp(top) / 2048, 2048, top)
     a, b = cells[0][:-1], cells[1][:-1]
     with np.errstate(divide="ignore", invalid="ignore"):
         second = float(np.sum(np.where(b > 0, a * a / b, 0.0)))  # Σ A·(A/B) ≤ E_P[Y] (Jensen)
     var = max(second - 1.0, 1e-12)
     return 2.0 ** math.floor(math.log2(2.0 * math.sqrt(rho * var)))
-
-
-def _cells(pair, h, n, top=-math.inf):
-    """(A, B, err_A, err_B) of Y = e^L in (0, a_1], (a_1, a_2], …, (a_n, ∞), a_j = j·h
-    (the edges log a_j as floats: their rounding is paid in ``spread_law``); the last edge
-    at least ``top`` (a_n = fl(e^top): np.log's rounding differs between numpy builds, and
-    an atom at L = top belongs below a_n, not in the top cell)."""
-    edges = np.log(np.arange(1, n + 1) * h)
-    edges[-1] = max(edges[-1], top)
-    return stacked_masses([pair], edges, [n], errors=True)
-
-
-def spread_law(pair, a, cells):
-    """(Q-masses of Y' at the points a_0 = 0 < a_1 < … < a_n, P(L = ∞) of the allocation): the
-    spread, rounded up (``cells``: the pair's cells on the edges log a_1, …, log a_n)."""
-    a_cell, b_cell, err_a, err_b = cells
-    n = len(a) - 1
-    span = np.diff(a)
-    big_a, big_b, e_a, e_b = a_cell[:n], b_cell[:n], err_a[:n], err_b[:n]
-    lo, hi = a[:n], a[1:]
-    up = (big_a + e_a) - lo * np.maximum(big_b - e_b, 0.0) + 4 * _U * (big_a + lo * big_b)
-    down = hi * (big_b + e_b) - np.maximum(big_a - e_a, 0.0) + 4 * _U * (big_a + hi * big_b)
-    w = np.zeros(n + 1)
-    w[:n] += np.maximum(down, 0.0) / span
-    w[1:] += np.maximum(up, 0.0) / span
-    # the edges fl(log a_j) err by ≤ 8u(1 + |log a_j|) (libm ≤ 4 ulp): a cell's values may lie
-    # that far (relative) beyond [a_j, a_{j+1}], whose exact spread reaches a_{j−1} and a_{j+2}
-    # with at most B·κ·a/span' more than the formula (span' the least of the three cells'):
-    # padded on the four points around each cell
-    kappa = 8 * _U * (1.0 + np.abs(np.log(np.maximum(a, a[1]))))
-    span3 = np.minimum(span, np.minimum(np.append(span[1:], np.inf), np.append(np.inf, span[:-1])))
-    fuzz = big_b * (kappa[:n] * lo + kappa[1:] * hi) / span3
-    for shift in (-1, 0, 1, 2):
-        idx = np.arange(n) + shift
-        ok = (idx >= 0) & (idx <= n)
-        np.add.at(w, idx[ok], fuzz[ok])
-    (_, p_inf), (_, q_ninf) = pair.end_bounds()
-    w[0] += q_ninf + b_cell[n] + err_b[n]   # Y = 0, and the top cell's Q-mass (extreme spread)
-    w *= 1 + 8 * _U
-    return w, (p_inf + a_cell[n] + err_a[n]) * (1 + 4 * _U)
 
 
 def epoch_pair(pair, t, h, n, cells, pessimistic, side="call"):
@@ -160,7 +120,7 @@ def epoch_pair(pair, t, h, n, cells, pessimistic, side="call"):
     q, tail, big_w, jump = sum_law(w, t, h, pessimistic)
     if pessimistic and tail:  # the P-mass above the window to +∞
         p_inf = min(1.0, (p_inf + size_biased_tail(w, t, h, big_w * h)) * (1 + 4 * _U))
-    if jump:  # two large terms or more (allocation_jump.py): their P-mass beyond ratio 2c·h/t to +∞
+    if jump:  # two large terms or more (jump.py): their P-mass beyond ratio 2c·h/t to +∞
         p_inf = min(1.0, (p_inf + jump[2]) * (1 + 4 * _U))
     # groups narrow against the spread of the loss (sd of S/S̄: the loss's, to first order),
     # whose second-order error they otherwise set
@@ -184,18 +144,6 @@ def epoch_pair(pair, t, h, n, cells, pessimistic, side="call"):
         log_ratio = np.log(index * (h / t))  # i·h exact (an integer i, or a group's mean); /t ½ ulp
     return ratio_pair(log_q, log_ratio, rel, p_inf,
                       f"allocation(t={t},h={h!r},{'up' if pessimistic else 'low-' + side})")
-
-
-def ratio_pair(log_q, log_ratio, rel, p_inf, name):
-    """The ``DiscretePair`` of atoms with Q-masses e^{log q} and ratios e^{log ratio} = s/t (P-mass
-    q·s/t), plus P(L = ∞): log p = log q + log(s/t), both logs ≤ 4 ulp, s/t ½ ulp (and a
-    position's own relative error ``rel``), the sum ½ ulp."""
-    finite = np.isfinite(log_ratio)
-    err_q = 4 * _U * np.abs(log_q)
-    err_p = err_q + 4 * _U * np.abs(np.where(finite, log_ratio, 0.0)) + 2 * _U + rel \
-        + _U * np.abs(np.where(finite, log_q + log_ratio, 0.0))
-    return DiscretePair(log_q + log_ratio, log_q, name=name, p_inf=p_inf if p_inf > 0 else None,
-                        log_err=(err_p, err_q))
 
 
 def coarsen(q, pessimistic, eta=_GROUP):
@@ -307,7 +255,7 @@ def allocation_pair(pair, steps, rho=DEFAULT_RHO):
     # goes to +∞: δ rises by at most that) where the steps are many (the FFT's cost does not grow
     # with them); where h would then have to coarsen, where the steps are fewer than _MANY, or
     # where the spread's atom Q(Y' = 0)^t exceeds TAIL, the geometric lattices
-    # (``allocation_geometric``; σ = 0.8, δ = 1e-5: 10 steps within 6e-5 in 1.5 s, against
+    # (``geometric.py``; σ = 0.8, δ = 1e-5: 10 steps within 6e-5 in 1.5 s, against
     # 1.9e-3 on the cut linear lattice; 1000 steps within 2e-4 in 7 s, against 3e-4 in 0.6 s)
     if steps == 1 or pair.end_bounds()[0][0] >= 1.0:
         return pair  # one step; or P(L = ∞) = 1, which the allocation keeps (its pair is the base's)
@@ -323,10 +271,10 @@ def allocation_pair(pair, steps, rho=DEFAULT_RHO):
         top = max(top, min(deep, _CELLS * h, _POINTS * h - steps))
     pure = pure_bounds(pair)  # the allocation's (module docstring)
     if not h or _zero_floor(pair, h, steps) > TAIL:
-        from .allocation_geometric import geometric_epoch_pairs
+        from .geometric import geometric_epoch_pairs
         return AllocationPair(*geometric_epoch_pairs(pair, steps), key, pair.tight, pure)
     n = int(math.ceil(top / h)) + 1
-    cells = _cells(pair, h, n)
+    cells = ratio_cells(pair, h, n)
     return AllocationPair(epoch_pair(pair, steps, h, n, cells, True), epoch_pair(pair, steps, h, n, cells, False),
                           key, pair.tight, pure, refinable=True,
                           lower_reverse=lambda: epoch_pair(pair, steps, h, n, cells, False, "put"))

@@ -1,6 +1,6 @@
 """The deep tails of an allocation epoch's sum S = Y_1 + … + Y_t, by tilted transforms.
 
-``random_allocation.sum_law`` gets the law of S on its window [0, W·h] from one FFT,
+``sum_law.sum_law`` gets the law of S on its window [0, W·h] from one FFT,
 whose per-bin noise bound B ≈ 1e-16 × the peak is added (upper) or taken off (lower)
 in every bin. The hockey sticks of the epoch read the far tails of S: the remove
 direction E_Q[(S/t − e^ε)_+] its top, the add direction E_Q[(1 − e^ε S/t)_+] its
@@ -23,7 +23,7 @@ Windows: the upper bounds stand on any window (circular aliasing only adds mass)
 a lower bound subtracts from every bin the tilted mass outside its window, untilted:
 the window is extended to the tilted law's own 1 − 10^{-20} quantile
 (``chernoff.tail_level`` at λ; capped at ``_REACH``·(W + 1), beyond which the
-tilted tail above the cap is bounded by ``random_allocation._chernoff_tail`` of the
+tilted tail above the cap is bounded by ``sum_law._chernoff_tail`` of the
 tilted lattice law) and 10^{-20} taken off, so that a tilt towards the top does not
 lose its lower end to the aliased tilted mass above W.
 """

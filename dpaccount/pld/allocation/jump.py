@@ -1,7 +1,7 @@
 """The heavy top of an allocation epoch's sum S = Y_1 + … + Y_t: one large term.
 
 A Gaussian's likelihood ratio Y = e^L is log-normal: its density is log-convex far
-out, so exponential tilting (``allocation_tilt.py``) cannot centre the law of S
+out, so exponential tilting (``tilt.py``) cannot centre the law of S
 there (the tilted law of Y piles up at the lattice's top), and the FFT's noise
 bound (~1e-16 of the peak in every bin) sets both ends of the remove direction's
 far tail: σ = 0.9, 1000 steps, δ_remove(1) ≈ 6e-11 was bracketed [0, 5.3e-10].
@@ -16,7 +16,7 @@ Each of the first two is a transform of laws of total ≤ 1 (b/p normalised), so
 noise is ~1e-16 of *its* peak: the second's far top is the one large term's own law.
 Lower bounds drop R (a smaller measure at the same ratios lowers both δ's) and take
 the larger of the two bounds of each bin. Upper bounds take the smaller, and R is
-split (as the mass above S's window, ``random_allocation.epoch_pair``): its Q-mass
+split (as the mass above S's window, ``epoch.epoch_pair``): its Q-mass
 at ratio 2c·h/t (every outcome of R lies at or above it), ≤ P(K ≥ 2) ≤ C(t,2)p², and
 its P-mass beyond that ratio to +∞, at most E_Q[S/t; K ≥ 2] = E[Y_1; K ≥ 2]
 ≤ m_b·(t−1)p + m_a·C(t−1,2)p² (m_a, m_b the first moments of a and b; Y_1 is
