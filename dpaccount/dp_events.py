@@ -61,8 +61,8 @@ from fractions import Fraction
 from .errors import DPAccountError
 from .relations import ADD_REMOVE, REPLACE_ONE, check_relation
 from .validation import count
+from .numerics import ULP_OF_ONE as _U
 
-_U = 2.0 ** -52
 MAX_DENOMINATOR = 10 ** 12  # a sampling rate written as sample_size / dataset_size
 
 

@@ -15,11 +15,11 @@ import math
 import numpy as np
 
 from ..lazy import lazy
+from ..numerics import ULP_OF_ONE as _U
 
 optimize = lazy("scipy.optimize")
 
 _ALPHAS = 1.0 + np.geomspace(1e-3, 1e5, 161)
-_U = np.finfo(float).eps
 _SMALLEST_NORMAL = np.finfo(float).tiny
 
 

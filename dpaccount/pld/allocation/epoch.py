@@ -91,8 +91,8 @@ from ..pairs.base import DominatingPair, stacked_masses
 from .minorant import minorant_law
 from .spread import ratio_cells, ratio_pair, spread_law
 from .sum_law import DEEP, TAIL, size_biased_tail, sum_law
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 _GROUP = 3e-4        # width in log s of the groups an epoch's atoms are merged into (``coarsen``)
 _POINTS = 2 ** 21    # lattice points of S's window planned for (an FFT of 2^21 reals: ~0.2 s)
 _CELLS = 2 ** 19     # lattice points of Y (each cell's masses with error bounds: ~3 µs)

@@ -44,8 +44,8 @@ from ..grids.discretise import loss_range
 from ..pairs.base import stacked_masses
 from .spread import ratio_pair, spread_law
 from .sum_law import TAIL
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 _CHUNK = 1 << 20          # pair sums per numpy pass
 _NEGLIGIBLE = 1e-22       # mass (P- and Q-) of a group of atoms merged into one cell
 _RESOLUTION = 0.01        # η_k / sd(log S_k)

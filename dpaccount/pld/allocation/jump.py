@@ -27,8 +27,8 @@ import numpy as np
 
 from ..grids.grid import PLDGrid
 from ..grids.transform import fft
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 JUMP = 1e-17  # the terms K ≥ 2 of an epoch: their bound on δ_remove (P-mass to +∞, Q-mass at 2c)
 
 

@@ -23,8 +23,8 @@ import math
 import numpy as np
 
 from ..grids.lowering import least_over
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 _SLIVER = 1e-12  # relative mass dropped from the lower law against the hull's rounding
 
 

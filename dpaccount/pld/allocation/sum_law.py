@@ -18,8 +18,8 @@ from ..grids.grid import PLDGrid
 from ..grids.transform import fft
 from .jump import cut_index, one_jump
 from .tilt import refine
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 TAIL = 1e-14     # tail of the base's loss beyond the lattice where the caps are chosen
 # tail of S beyond its window, and of the loss beyond the linear lattice where that fits:
 # at 1e-14 each epoch sent ~6e-14 to +∞, ten epochs 6e-13, 0.5 % of δ = 1e-10 (σ = 1.1, 234 steps)

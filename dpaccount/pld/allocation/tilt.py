@@ -34,8 +34,8 @@ import numpy as np
 from ..grids.chernoff import descend, exponent, log_mgf, quantile, tail_level
 from ..grids.grid import PLDGrid
 from ..grids.transform import fft, untilt
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 _FIRST = 1e-5    # the Chernoff quantile of S the first tilt of each sign centres its law at
 _SPACING = 8.0   # standard deviations of a tilted law between its centre and the next tilt's
 _MOST = 6        # tilts of each sign at most

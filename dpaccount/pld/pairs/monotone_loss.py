@@ -9,8 +9,8 @@ import numpy as np
 
 from .base import DominatingPair
 from .log_cells import log_cells
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 # A law's logcdf and logsf (scipy.stats; scipy documents no bound) are taken to err by
 # LOG_CDF_ULPS·u·(|log| + 1), besides their argument's rounding (``MonotoneLossPair._log_errors``).
 # Measured here (scipy 1.17.1, 5,000 points over each law's 1e-300 quantiles, against
