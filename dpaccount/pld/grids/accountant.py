@@ -34,7 +34,7 @@ from ...lazy import lazy
 from .compose import MAX_GRID, compose, saddle_tilt
 from .cache import GRIDS
 from .discretise import loss_moments, loss_ranges, pairs_to_grids
-from ..pairs.composition import DIRECTIONS, merge_gaussians
+from ..pairs.composition import merge_gaussians
 
 fractions = lazy("fractions")  # the frame's exact sums (``frame_total``): first use, not import
 
@@ -76,20 +76,10 @@ def snap_to_lattice(pairs, target):
     return target
 
 
-def plan_joint_step(composition, rho, tail):
-    """One grid step for both directions: the coarser of their own plans.
-
-    A direction whose loss barely varies (the add direction of a subsampled
-    mechanism with tiny σ, say) would otherwise ask for an absurdly fine grid
-    to resolve a δ that the other direction dominates anyway; on the coarser
-    grid its answer is still a rigorous upper bound."""
-    return max(plan_step(merge_gaussians(composition.direction(d)), rho, tail) for d in DIRECTIONS)
-
-
 @progress.stage("composing a grid")
-def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt_at=None, base=None,
+def composed_grid(pairs, step, tail=1e-30, pessimistic=True, tilt_at=None, base=None,
                   hints=(None, None), proxy_step=None):
-    """The certified grid of one direction (a tuple of (pair, count)).
+    """The certified grid of one direction (a tuple of (pair, count)) at grid step ``step``.
 
     With ``tilt_at`` (a loss level) the composition is also run exponentially
     tilted towards that level and combined with ``base`` (the untilted grid)
@@ -100,8 +90,6 @@ def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt
     ``proxy_step``: a coarser step whose grids the searches for the tilt's λ
     run on (``chernoff.log_mgf``)."""
     pairs = merge_gaussians(pairs)
-    if step is None:
-        step = plan_step(pairs, rho, tail)
     args = (pairs, tail, tilt_at, base, hints, proxy_step)
     if pessimistic:
         return _composed(*args, step, True, False)
