@@ -63,7 +63,7 @@ _BEND = 30.0                    # half-width (in u) of the full-resolution windo
 _MAX_NODES = 1 << 21            # trapezoid nodes evaluated at once (~200 B each with temporaries)
 
 
-# ----------------------------------------------------------------- helpers
+# ------------------------------------- array shapes and log-space sums shared by the bounds
 def _alpha_array(alpha):
     arr = np.asarray(alpha, dtype=float)
     return arr.ravel(), arr.shape, arr.ndim == 0

@@ -4,7 +4,7 @@ A Gaussian's likelihood ratio Y = e^L is log-normal: its density is log-convex f
 out, so exponential tilting (``tilt.py``) cannot centre the law of S
 there (the tilted law of Y piles up at the lattice's top), and the FFT's noise
 bound (~1e-16 of the peak in every bin) sets both ends of the remove direction's
-far tail: σ = 0.9, 1000 steps, δ_remove(1) ≈ 6e-11 was bracketed [0, 5.3e-10].
+far tail: σ = 0.9, 1000 steps, the FFT alone brackets δ_remove(1) ≈ 6e-11 by [0, 5.3e-10].
 Out there S is large because *one* Y_i is ("one big jump").
 
 Split the lattice law w of Y at an index c: w = a + b, a on [0, c), b on [c, ∞),

@@ -5,7 +5,7 @@ whose per-bin noise bound B ≈ 1e-16 × the peak is added (upper) or taken off 
 in every bin. The hockey sticks of the epoch read the far tails of S: the remove
 direction E_Q[(S/t − e^ε)_+] its top, the add direction E_Q[(1 − e^ε S/t)_+] its
 bottom, where the bins hold 1e-20 and less: there B sets both ends (σ = 0.9, 1000
-steps, δ_add(0.3) ≈ 2.5e-13 was bracketed by [1e-13, 7.4e-11]), and through the
+steps: the FFT alone brackets δ_add(0.3) ≈ 2.5e-13 by [1e-13, 7.4e-11]), and through the
 composed epochs the interval of δ(ε) at δ ≲ 1e-8.
 
 Exponential tilting commutes with convolution: the transform of the tilted masses
@@ -17,7 +17,7 @@ Chernoff quantile 10^{-5} outwards, each centred some standard deviations beyond
 last; a sign's chain stops once the bins beyond it carry ≤ ``_NEGLIGIBLE`` of Q- and
 P-mass by their upper bounds, ``_settled``), and keeps bin by bin the smaller upper
 bound or the larger lower bound (each is certified: the better of two bounds of the
-same mass is one; a skipped tilt leaves a bin's bound as it was).
+same mass is one; a skipped tilt leaves a bin's bound unchanged).
 
 Windows: the upper bounds stand on any window (circular aliasing only adds mass);
 a lower bound subtracts from every bin the tilted mass outside its window, untilted:

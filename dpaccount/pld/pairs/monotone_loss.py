@@ -141,7 +141,7 @@ class MonotoneLossPair(DominatingPair):
         (answered without a root) and those already down to adjacent floats are left out."""
         e = np.asarray(edges, dtype=float)
         lo, hi = np.full(e.shape, self._lo), np.full(e.shape, self._hi)
-        inside = ~((e < self._lmin) | (e >= self._lmax))  # (a NaN edge bisected, as it always was)
+        inside = ~((e < self._lmin) | (e >= self._lmax))  # (a NaN edge is bisected too)
         lo[~inside] = hi[~inside]  # no root sought: the answer below does not read it
         guess = self._root_guess(e[inside]) if inside.any() else None
         if guess is not None:
