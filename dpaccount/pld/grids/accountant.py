@@ -81,9 +81,9 @@ def composed_grid(pairs, step, tail=1e-30, pessimistic=True, tilt_at=None, base=
                   hints=(None, None), proxy_step=None):
     """The certified grid of one direction (a tuple of (pair, count)) at grid step ``step``.
 
-    With ``tilt_at`` (a loss level) the composition is also run exponentially
-    tilted towards that level and combined with ``base`` (the untilted grid)
-    bin by bin (``compose.compose``): small δ near that level become
+    With ``tilt_at`` (a loss) the composition is also run exponentially
+    tilted towards that loss and combined with ``base`` (the untilted grid)
+    bin by bin (``compose.compose``): small δ near that loss become
     accurate to ~1e-15 of themselves (plus the tilting's rounding pad, ~1e-8)
     instead of ~1e-15 of the peak. ``hints``:
     the window's Chernoff λ on coarser grids (``compose.chernoff_lambdas``);
@@ -93,7 +93,7 @@ def composed_grid(pairs, step, tail=1e-30, pessimistic=True, tilt_at=None, base=
     args = (pairs, tail, tilt_at, base, hints, proxy_step)
     if pessimistic:
         return _composed(*args, step, True, False)
-    try:  # optimistic: on the finer frame where it fits (``optimistic_frame``), else on the level's
+    try:  # optimistic: on the finer frame where it fits (``optimistic_frame``), else at ``step``
         return _composed(*args, step, False, True)
     except GridTooLarge:
         return _composed(*args, step, False, False)
@@ -117,7 +117,7 @@ def _composed(pairs, tail, tilt_at, base, hints, proxy_step, step, pessimistic, 
     return replace(out, offset=out.offset + whole) if whole else out
 
 
-_FINER = 128  # how much finer than the level's step an optimistic grid may go to hold its edges apart
+_FINER = 128  # how much finer than the planned step an optimistic grid may go to hold its edges apart
 
 
 def optimistic_frame(pairs, step, finer=True):
