@@ -52,7 +52,7 @@ def cut_index(w, t, h):
 def one_jump(ws, t, h, c, n, pessimistic, tail_bound):
     """t·p·(a^{*(t−1)} ∗ b/p) on bins 0 … n − 1 (``ws`` the law of Y, total ≤ 1; a, b its
     parts below and from ``c``): rounded up (pessimistic) or down, in which case the mass
-    of the normalised convolution above the window (``tail_bound(items, level)``), which
+    of the normalised convolution above the window (``tail_bound(items, threshold)``), which
     circular aliasing may have added to any bin, is taken off."""
     a = np.where(np.arange(len(ws)) < c, ws, 0.0)
     b = np.where(np.arange(len(ws)) >= c, ws, 0.0)

@@ -112,9 +112,9 @@ def hull_masses(a, g):
     keep = lower_hull(a, g)
     x, y = a[keep], g[keep]
     s = np.diff(y) / np.diff(x)
-    level = max(float(y.min()), 0.0)
-    under = np.flatnonzero(y < level)
-    k = int(under[0]) if len(under) else int(np.flatnonzero(y <= level)[0])
+    floor = max(float(y.min()), 0.0)
+    under = np.flatnonzero(y < floor)
+    k = int(under[0]) if len(under) else int(np.flatnonzero(y <= floor)[0])
     mass = np.zeros(len(a))
     if k == 0:  # H at its minimum at 0: no mass above 0
         return mass
