@@ -29,7 +29,7 @@ from .transformers.base import Transformer
 from .transformers.composition import Composition
 from .transformers.poisson_sampling import PoissonSampling
 
-# Imported on first use (PEP 562), so that ``import dpaccount`` loads only the common core (issue 32):
+# Imported on first use (PEP 562), so that ``import dpaccount`` loads only the common core:
 # module -> its public names. Not calibrate or sweep: importing their modules would rebind the names to them.
 _ON_FIRST_USE = {
     "mechanisms.training": ("MixtureOfGaussiansMechanism", "SingleTreeAggregation", "TreeAggregation",
