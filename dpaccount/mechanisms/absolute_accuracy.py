@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 class AbsoluteAccuracy(Mechanism):
     """``base`` whose ε queries are planned to an absolute error ``epsilon_error`` (module docstring)."""
 
+    base: Mechanism
+    epsilon_error: float
+
     def __init__(self, base: Mechanism, epsilon_error: float) -> None:
         if not isinstance(base, Mechanism):
             raise TypeError(f"base must be a Mechanism, got {base!r}")

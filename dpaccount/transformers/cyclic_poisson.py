@@ -21,11 +21,12 @@ is at most ``largest_group_size``; the same row-disjointness reduces the banded
 mechanism to these rounds (the truncation of a round depends only on the
 records of its own group).
 
-Not provided: balls-in-bins sampling (jax_privacy's ``BallsInBinsSampling``: each
-record in every round of one random residue mod b). Its bins are fixed across
-cycles, so its cycles do not compose as independent random allocations; for C with
-more than one band the shifts of different bins overlap in rows (they are not
-orthogonal), which the random-allocation analyses (arXiv 2410.06266) assume.
+The recipes ``amplified_bandmf`` and ``truncated_amplified_bandmf`` plan their ε
+queries to an absolute error (``mechanisms/absolute_accuracy.py``: dp_accounting's
+PLD answer on jax_privacy's event has an absolute error, the default plan a relative one).
+
+Balls-in-bins batching: ``transformers/balls_in_bins.py`` (diagonal strategies only,
+and why).
 """
 from __future__ import annotations
 
