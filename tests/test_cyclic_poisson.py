@@ -109,6 +109,15 @@ def test_absolute_accuracy_refuses_bad_input():
         m.get_approxDP(1.5)
 
 
+def test_absolute_accuracy_beyond_the_grid_cap_answers_at_the_accuracy_asked():
+    """An absolute error no grid can reach: the certified answer at the accuracy asked, not an error."""
+    base = Composition()([PoissonSampling()(GaussianMechanism(1.0), 0.02)], [100])
+    m = AbsoluteAccuracy(base, 1e-14)
+    assert m.get_approxDP(1e-6) == base.get_approxDP(1e-6)
+    got, want = m.get_approxDP_bounds(1e-6), base.get_approxDP_bounds(1e-6)
+    assert (got.lower, got.upper) == (want.lower, want.upper)
+
+
 def _dp_accounting_epsilon(event, delta):
     from dp_accounting.pld import pld_privacy_accountant
     acc = pld_privacy_accountant.PLDAccountant()
