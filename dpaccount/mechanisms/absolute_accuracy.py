@@ -35,8 +35,7 @@ from ..queries import DEFAULT_ACCURACY
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
-    from ..progress import ProgressArg
-    from ..queries.intervals import Bounds, FloatArray, Method
+    from ..queries.intervals import Bounds, FloatArray, Method, ProgressArg
 
 
 class AbsoluteAccuracy(Mechanism):
