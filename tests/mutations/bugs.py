@@ -305,6 +305,11 @@ BUGS = (
         "m = float(stats.binom.sf(batch, n, q)) * batch / n", "m = float(stats.binom.sf(batch, n - 1, q)) * batch / n",
         ("tests/transformers/test_truncated_gaussian_exact.py::test_one_release_never_below_the_exact_worst_case",),
         "E[qB/(N+1); N ≥ B] as a tail of the n − 1 others, not of all n records: the full batch's rate too small"),
+    Bug("allocation-cap-as-lower", "dpaccount/pld/allocation/epoch.py",
+        "return AllocationPair(pair, self.lower,", "return AllocationPair(pair, pair,",
+        ("tests/transformers/test_allocation_one_step_cap.py::test_a_capped_finite_epoch_lies_between_its_ends_and_the_exact_value",),
+        "the one step that caps an epoch's upper pair taken as its lower pair too: a certified lower end "
+        "at the step's curve, far above the epoch's"),
     Bug("with-replacement-copies-as-one", "dpaccount/transformers/with_replacement.py",
         "base = self.base if k == 1 else GroupPrivacy()(self.base, k)", "base = self.base",
         ("tests/transformers/test_with_replacement.py::test_the_zero_gradient_instance_lies_below",
