@@ -14,7 +14,7 @@ import pytest
 from oracles import float_sum_slack
 from truncated_gaussian_exact import composed_lower, finite_pair, hockey, neighbour_laws, worst_hockey
 
-from dpaccount import Composition, GaussianMechanism, TruncatedPoissonSampling
+from dpaccount import Composition, GaussianMechanism, TruncatedPoissonSampling, from_dp_event
 
 EPS = [0.0, 0.1, 0.3, 0.7, 1.5]
 SLACK = float_sum_slack(4096)
@@ -81,16 +81,18 @@ def exact_instance_epsilon(n, q, cap, sigma, delta):
 
 
 def test_dp_accountings_gap_is_its_own_slack():
-    """n = 10, q = 0.2, B = 1, σ = 5, δ = 1e-2: the exact instance's ε ≤ ours ≤ 1.05 × it, and
+    """n = 10, q = 0.2, B = 1, σ = 5, δ = 1e-2, the event read by ``from_dp_event``: the exact
+    instance's ε ≤ ours ≤ 1.05 × it, and
     dp_accounting 0.6's PLD answer more than 5 × it (its full-batch pair is the symmetric
     replace-one one at σ/2, where the full batch's law without x is Q_B itself: measured
     0.0051 exact, 0.0052 ours, 0.0306 dp_accounting)."""
     dpa = pytest.importorskip("dp_accounting")
     n, q, cap, sigma, delta = 10, 0.2, 1, 5.0, 1e-2
+    event = dpa.TruncatedSubsampledGaussianDpEvent(n, q, cap, sigma)
     exact = exact_instance_epsilon(n, q, cap, sigma, delta)
-    ours = truncated(n, q, cap, sigma).get_approxDP(delta)
+    ours = from_dp_event(event).get_approxDP(delta)  # the event's reading (n counts x's dataset)
     acc = dpa.pld.PLDAccountant()
-    acc.compose(dpa.TruncatedSubsampledGaussianDpEvent(n, q, cap, sigma))
+    acc.compose(event)
     theirs = acc.get_epsilon(delta)
     assert exact * (1 - 1e-9) <= ours <= 1.05 * exact
     assert theirs > 5 * exact
