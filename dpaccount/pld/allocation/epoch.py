@@ -80,6 +80,11 @@ would say +∞).
 ``AllocationPair`` carries both: the upper pair for every pessimistic use
 (grids, δ upper bounds) and the lower one for optimistic grids and lower
 bounds (``bound(pessimistic)``).
+
+**One step caps it** (``cap.py``): the base pair itself dominates the epoch in both
+orders (joint convexity), so where its curve is the lower one at every checked ε (a
+tiny loss, where the lattice's error exceeds the allocation's gain) it replaces the
+upper pair (``AllocationPair.capped``); the lower pair stays.
 """
 import math
 
@@ -88,6 +93,7 @@ import numpy as np
 from ...precision import DEFAULT_RHO
 from ..grids.discretise import loss_range
 from ..pairs.base import DominatingPair, stacked_masses
+from .cap import one_step_is_lower
 from .minorant import minorant_law
 from .spread import ratio_cells, ratio_pair, spread_law
 from .sum_law import DEEP, TAIL, size_biased_tail, sum_law
@@ -243,6 +249,14 @@ class AllocationPair(DominatingPair):
     def key(self):
         return self._key
 
+    def capped(self, pair):
+        """This epoch with ``pair`` (the one step it allocates) as its upper pair where that is
+        lower at every checked ε in both orders (``cap.py``: it dominates the epoch too); else itself."""
+        if not one_step_is_lower(pair, self.upper):
+            return self
+        return AllocationPair(pair, self.lower, ("one-step-cap",) + self._key, self._tight, self.pure,
+                              self.refinable, self._lower_reverse)
+
 
 def allocation_pair(pair, steps, rho=DEFAULT_RHO):
     """The remove-direction ``AllocationPair`` of one epoch of ``steps`` steps of ``pair``, its
@@ -272,12 +286,12 @@ def allocation_pair(pair, steps, rho=DEFAULT_RHO):
     pure = pure_bounds(pair)  # the allocation's (module docstring)
     if not h or _zero_floor(pair, h, steps) > TAIL:
         from .geometric import geometric_epoch_pairs
-        return AllocationPair(*geometric_epoch_pairs(pair, steps), key, pair.tight, pure)
+        return AllocationPair(*geometric_epoch_pairs(pair, steps), key, pair.tight, pure).capped(pair)
     n = int(math.ceil(top / h)) + 1
     cells = ratio_cells(pair, h, n)
     return AllocationPair(epoch_pair(pair, steps, h, n, cells, True), epoch_pair(pair, steps, h, n, cells, False),
                           key, pair.tight, pure, refinable=True,
-                          lower_reverse=lambda: epoch_pair(pair, steps, h, n, cells, False, "put"))
+                          lower_reverse=lambda: epoch_pair(pair, steps, h, n, cells, False, "put")).capped(pair)
 
 
 def pure_bounds(pair):
