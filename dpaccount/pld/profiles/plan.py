@@ -24,14 +24,22 @@ of magnitude where the answer sits far out in the tail of the composition
 Steps form a lattice: ``coarse`` (the composed window at the first tail
 tier in ``_POINTS`` points), halved ``level`` times; a pair on a lattice g
 keeps its atoms on the grid (h = g/m, ``accountant.snap_to_lattice``).
-ε(δ) queries use one level per mechanism, the finest any ε needs from the
-Chernoff tail 1e-30 down to where the saddle-point δ (``Tilts.log_delta``)
-is 1e-1 (a 10× margin over the largest δ planned, 1e-2: at few steps ε(δ)
-sits in the bulk, where the Chernoff tail is far above δ), at the rate
-max(λ, 0.8/σ_λ) (so ε(δ) stays one non-increasing curve);
-δ(ε) queries take the ε(δ) level where it suffices and the finer level
-their ε needs elsewhere (non-decreasing in ε), at most ``DELTA_LEVELS``
-finer (the proxy grows without bound where ε nears the top of a bounded
+ε(δ) queries are planned for every ε from the Chernoff tail 1e-30 down to
+where the saddle-point δ (``Tilts.log_delta``) is 1e-1 (a 10× margin over
+the largest δ planned, 1e-2: at few steps ε(δ) sits in the bulk, where the
+Chernoff tail is far above δ), at the rate max(λ, 0.8/σ_λ). One level per
+mechanism serves the tails up to 1e-4 (``eps_level``: the finest they need,
+so ε(δ) stays one non-increasing curve); the tails beyond, where they need
+finer, set a cut δ* (the saddle-point δ where the first of them starts, over
+10) above which ε(δ) is also answered ``extra`` levels finer (``Plan.cut``,
+``profile.py``: the smaller answer), where every rounded direction's tilt
+table reaches the tails up to 1e-4 (else one level serves them all: the
+saddle point has nothing to read). Without the cut one level served all
+of them: the bulk of a rare-event mixture (the Connect-the-Dots blog, σ =
+0.5, q = 2e-5) sized the step of its far-tail ε(1e-8) 16× finer than it needs;
+δ(ε) queries take the finest ε(δ) level (``eps_level + extra``) where it
+suffices and the finer level their ε needs elsewhere (non-decreasing in ε),
+at most ``DELTA_LEVELS`` finer (the proxy grows without bound where ε nears the top of a bounded
 support). Beyond the planned tails the tilt tables see the edges of the
 single-step windows rather than the loss (λ(ε) shoots up): the proxy takes λ
 where the Chernoff tail is 1e-30 there, as measured errors level off.
@@ -60,6 +68,8 @@ _LAMBDAS = np.geomspace(1e-2, 1e3, 41)
 _REFINE = 16                      # rounds of λ refinement
 _MARGIN = math.log(10.0)            # the saddle-point δ may be ~10× too small in the bulk (mixtures)
 _TAILS = (math.log(1e-30), math.log(1e-2))  # where ε(δ) queries are planned for
+# the tails the ε(δ) level serves; those beyond, finer where they need it, above a δ cut
+_BASE_TAIL = math.log(1e-4)
 # ε below this at a tail level is rounding, not loss (a composition of identical pairs, P = Q:
 # its loss is 0 exactly, its tilts' ε ~1e-17, which asked for a step of 4e-16): no relative
 # accuracy is planned for it (the coarse level's absolute error stands, still an upper bound),
@@ -118,6 +128,8 @@ class Plan(NamedTuple):
     eps_level: int         # the level of every ε(δ) query
     tilts: tuple           # Tilts per direction
     hints: Optional[dict] = None  # direction → the window's Chernoff λ (up, down) at the first tail
+    cut: float = math.inf  # ε(δ) queries with δ above it are answered ``extra`` levels finer too
+    extra: int = 0
 
     def step(self, composition, level):
         return snap(composition, self.coarse / 2.0 ** level)
@@ -125,7 +137,7 @@ class Plan(NamedTuple):
     def delta_levels(self, eps, accuracy):
         """The level δ(ε) queries need at each ε of a sorted lattice (non-decreasing):
         only directions whose Chernoff tail at ε is within 10× of the larger count.
-        A query is answered at every level from ``eps_level`` up to its own."""
+        A query is answered at every level from ``eps_level + extra`` up to its own."""
         looks = [(t.at_eps(eps)[1], delta_ratio(t, eps), t.rounded) for t in self.tilts]
         top = np.max([tail for tail, _, _ in looks], axis=0)
         need = np.full(np.shape(eps), np.inf)
@@ -133,8 +145,8 @@ class Plan(NamedTuple):
             if rounded:
                 step = np.sqrt(8 * SHARE * accuracy / (ratio * rounded))
                 need = np.where(tail >= top - math.log(10.0), np.minimum(need, step), need)
-        return np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), self.eps_level,
-                       self.eps_level + DELTA_LEVELS)
+        first = self.eps_level + self.extra  # (``profile.py``: δ(ε) queries start there)
+        return np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), first, first + DELTA_LEVELS)
 
 
 def delta_ratio(tilts, eps):
@@ -227,7 +239,7 @@ def plan(composition, accuracy, tail):
     levels = np.linspace(_TAILS[0], top_tail, 64)
     looks = [t.at_tail(levels) + (t.rounded,) for t in tilts]
     top = np.max([eps for eps, _, _ in looks], axis=0)
-    need = math.inf
+    need = np.full(len(levels), np.inf)
     for t, (eps, lam, rounded), pairs in zip(tilts, looks, merged):
         use = (eps >= 0.8 * top) & (eps > 0)
         if rounded and np.any(use & (eps <= _EPS_FLOOR)):  # (the pairs' δ(0) only where it matters)
@@ -238,8 +250,33 @@ def plan(composition, accuracy, tail):
             # last λ, whose tilted variance may be 0 (the rate 0.8/σ infinite: RR(0.51)x5 +
             # RR(0.999999)x6 + 2 Poisson-Gaussians asked for a step of 4e-14): there λ alone
             rate = np.where(levels >= t.tail[-1], np.maximum(lam, 0.8 / _spread(t, eps)), lam)
-            need = min(need, float(np.min(np.sqrt(8 * SHARE * accuracy * eps[use] / (rate[use] * rounded)))))
-    return Plan(coarse, points, int(levels_for(coarse, need)), tuple(tilts), hints)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                here = np.sqrt(8 * SHARE * accuracy * eps / (rate * rounded))
+            need = np.where(use, np.minimum(need, here), need)
+    level = levels_for(coarse, need)
+    # the base tails within every rounded direction's table (else its λ there is clamped and
+    # the saddle point reads nothing: one level serves every tail, as when none needs more)
+    reached = all(t.tail[-1] <= _BASE_TAIL for t in tilts if t.rounded)
+    base = levels <= _BASE_TAIL if reached else np.ones(len(levels), dtype=bool)
+    eps_level = int(level[base].max(initial=0))
+    cut, extra = _tail_split(tilts, top, level, base, eps_level)
+    if not cut < 1.0:  # no δ query would be refined: the split would only coarsen
+        eps_level, cut, extra = eps_level + extra, math.inf, 0
+    return Plan(coarse, points, eps_level, tuple(tilts), hints, cut, extra)
+
+
+def _tail_split(tilts, top, level, base, eps_level):
+    """(δ*, E): the tail levels beyond ``_BASE_TAIL`` that need E levels more than the
+    ε(δ) level, from the first of them (its ε, ``top``) on: δ* is the saddle-point δ there,
+    the largest of the directions', over 10 (``_MARGIN``: the saddle point may put δ ~10×
+    too high or too low). ε(δ) queries with δ > δ* are answered E levels finer too
+    (``profile.py``); (∞, 0) where none needs more."""
+    beyond = np.flatnonzero(~base & (level > eps_level))
+    if not len(beyond):
+        return math.inf, 0
+    at = float(top[beyond[0]])
+    log_delta = max(float(np.interp(at, t.mean, t.log_delta())) for t in tilts)
+    return math.exp(log_delta - _MARGIN), int(level[beyond].max()) - eps_level
 
 
 def _floor(pairs):
@@ -256,10 +293,13 @@ def _floor(pairs):
 
 _CHECKED = np.geomspace(1e-2, 1e-10, 9)  # δ (descending) at which the ε(δ) level's grids check their excess
 _SLACK = 0.75  # of the accuracy: the excess the bound (κ = 1 below) may predict at the ε(δ) level
+_RESOLVED = 0.5  # of δ: the most a grid's noise bound may raise δ where its excess is read
 
 
 def rounding_excess(grid, rounded, deltas):
-    """(ε(δ), the relative excess of ε(δ) its rounding predicts) of a composed grid.
+    """(ε(δ), the relative excess of ε(δ) its rounding predicts, whether the grid resolves δ)
+    of a composed grid: resolved where its transform-noise bound raises δ at that ε by at most
+    ``_RESOLVED`` of δ (else ε is read off the noise floor: far too large, its excess nil).
 
     K rounded steps add to the loss an independent-like noise of variance
     s² ≤ K h²/4 (``accountant.py``), which moves δ(ε) = E_P[(1 − e^{ε−L})₊] by
@@ -278,7 +318,7 @@ def rounding_excess(grid, rounded, deltas):
     h, out = grid.step, np.zeros(eps.shape)
     live = np.flatnonzero((eps > 0.0) & np.isfinite(eps))
     if not len(live):
-        return eps, out
+        return eps, out, np.ones(eps.shape, bool)
     e = eps[live]
     j = np.floor(e / h).astype(np.int64) - grid.offset  # the points j − 1 … j + 2 lie within 2 steps of ε
     near = j[:, None] + np.arange(-1, 3)
@@ -290,37 +330,74 @@ def rounding_excess(grid, rounded, deltas):
     with np.errstate(divide="ignore", invalid="ignore"):
         got = rounded * h * h * np.maximum(density / slope - 1.0, 0.0) / (8.0 * e)
     out[live] = np.where(slope > 0.0, got, 0.0)
-    return eps, out
+    resolved = np.ones(eps.shape, bool)
+    resolved[live] = np.asarray(grid.noise_effect(e), dtype=float) <= _RESOLVED * np.asarray(deltas)[live]
+    return eps, out, resolved
 
 
-def bulk_split(plan, composition, grid_of, accuracy):
+def bulk_split(plan, composition, at, accuracy):
     """(δ*, E): ε(δ) queries with δ > δ* need E levels more than ``plan.eps_level``,
-    by that level's own grids (``grid_of(direction)``): each direction whose
+    by that level's own grids (``at``, its ``StepProfile``): each direction whose
     rounded pairs are atomless (an atom makes p(ε) a spike) and whose ε(δ) is
     within 20 % of the larger, at the δ of ``_CHECKED``, until the predicted
     excess (``rounding_excess``, ∝ h²) is at most ``_SLACK`` of the accuracy;
     δ* is the lattice point below the smallest δ that needs any (δ* = 0 where
     the smallest does; E = 0, δ* = ∞ where none does). The tilts' plan misses
-    ε(δ) in the bulk of a mixture: the default was 0.27 % above the exact
-    ε(1e-3) at σ = 0.8, q = 1e-3, T = 10, 1.05 % above ε(1e-2) at σ = 1.1,
-    q = 1e-3, T = 500, 6 % above ε(1e-3) at the Connect-the-Dots blog's
-    σ = 0.5, q = 2e-5, T = 1000 (whose ε(1e-8) needs no more). Only tightness:
-    every level is certified."""
-    looks = []
+    ε(δ) in the bulk of a mixture (few steps, or tiny q: a near-Gaussian bulk
+    of many small losses beside rare large ones, whose tilts see the rare ones
+    only), where the bulk's density, not the saddle point's, sets how rounding
+    moves ε. Where a direction's base grid does not resolve a δ (its noise
+    floor, ``rounding_excess``), the grid tilted at its band does
+    (``StepProfile.resolving``); where that does not either, the δ takes the
+    excess of the last δ resolved (in a Gaussian bulk of variance V the
+    relative excess (ε/V)·Kh²/(8ε) = Kh²/(8V) does not depend on δ) and is not
+    compared with the other direction's ε. Only tightness: every level is
+    certified."""
+    looks = {}
     for d, t in zip(DIRECTIONS, plan.tilts):
         pairs = merge_gaussians(composition.direction(d))
         if t.rounded and all(p.atomless for p, _ in pairs if p.lattice is None):
-            looks.append(rounding_excess(grid_of(d), t.rounded, _CHECKED))
+            looks[d] = t.rounded
     if not looks:
         return math.inf, 0
-    top = np.max([eps for eps, _ in looks], axis=0)
-    worst = np.max([np.where(eps >= 0.8 * top, excess, 0.0) for eps, excess in looks], axis=0)
+    looks = [_carried(*look) for look in _resolved_excess(at, looks)]
+    top = np.max([np.where(np.isnan(eps), 0.0, eps) for eps, _ in looks], axis=0)
+    worst = np.max([np.where(~(eps < 0.8 * top), excess, 0.0) for eps, excess in looks], axis=0)
     over = np.flatnonzero(worst > _SLACK * accuracy)
     if not len(over):
         return math.inf, 0
     extra = int(math.ceil(math.log(float(np.max(worst)) / (_SLACK * accuracy)) / math.log(4.0)))  # ∝ h²
     last = int(over[-1]) + 1  # the lattice point below the smallest δ that needs more
     return (float(_CHECKED[last]) if last < len(_CHECKED) else 0.0), extra
+
+
+def _resolved_excess(at, looks):
+    """[(ε, excess, resolved) of ``rounding_excess`` at ``_CHECKED``] of the directions
+    ``looks`` ({direction: rounded steps}): from the base grids, and at each δ a base grid
+    does not resolve, from the band's tilted grid (``StepProfile.resolving``), unless its
+    base grid's ε (an upper bound, the noise included) is below 0.8 of another direction's."""
+    out = {d: rounding_excess(at.grid(d), rounded, _CHECKED) for d, rounded in looks.items()}
+    for i, delta in enumerate(_CHECKED):
+        known = max([float(eps[i]) for eps, _, ok in out.values() if ok[i]], default=0.0)
+        for d, (eps, excess, resolved) in sorted(out.items(), key=lambda item: -item[1][0][i]):
+            if eps[i] < 0.8 * known:  # (its upper bound: below the top filter of ``bulk_split``)
+                resolved[i] = True
+            if resolved[i]:
+                continue
+            answer, grid = at.resolving(d, delta, _RESOLVED)
+            if grid is not None:
+                _, got, _ = rounding_excess(grid, looks[d], _CHECKED[i:i + 1])
+                eps[i], excess[i], resolved[i] = answer, got[0], True
+                known = max(known, answer)
+    return list(out.values())
+
+
+def _carried(eps, excess, resolved):
+    """(ε, excess) along the descending δ of ``_CHECKED``: where not ``resolved``, ε is NaN
+    and the excess that of the last resolved δ before it (0 where there is none)."""
+    seen = np.maximum.accumulate(np.where(resolved, np.arange(len(eps)), -1))
+    carried = np.where(seen >= 0, excess[np.maximum(seen, 0)], 0.0)
+    return np.where(resolved, eps, np.nan), np.where(resolved, excess, carried)
 
 
 def _coarse(composition, tail):

@@ -214,6 +214,21 @@ class StepProfile:
         ``ceiling`` (an array) refined only until it is at most the ceiling."""
         return self._delta_one(direction, np.asarray(eps, dtype=float), True, ceiling)
 
+    def resolving(self, direction, delta, share):
+        """(ε(δ) of one direction at one δ of the first tier, the band's tilted grid that
+        reads it with its noise bound raising δ by at most ``share`` of δ), the bands tried
+        as ε(δ) does (``_epsilon_at``: from the base grid's answer, then each reading's;
+        at most 3 grids); (NaN, None) where none does."""
+        eps = float(self.grid(direction).epsilon(delta))
+        for _ in range(3):
+            if not np.isfinite(eps):
+                break
+            grid = self.grid(direction, TIERS[0], True, int(self._band_tilt(direction, [eps])[0]))
+            eps = float(grid.epsilon(delta))
+            if np.isfinite(eps) and float(grid.noise_effect(eps)) <= share * delta:
+                return eps, grid
+        return math.nan, None
+
     def _delta_one(self, direction, eps, pessimistic, ceiling=None):
         upper, tiers = self._delta_at(direction, eps, True, ceiling)
         if pessimistic:
