@@ -512,7 +512,7 @@ BUGS = (
         "out[fine] = np.minimum(out[fine], finer)", "out[fine] = np.maximum(out[fine], finer)",
         ("tests/pld/test_plan_small_eps.py::test_tiny_eps_in_the_bulk_of_a_mixture_is_within_a_tenth_of_a_percent",),
         "ε(δ) above the bulk's cut takes the larger of the two levels' answers: the coarse one, 0.27 % above"),
-    Bug("bulk-excess-slope-sign-swapped", PLD + "profiles/plan.py",
+    Bug("bulk-excess-slope-sign-swapped", PLD + "profiles/bulk.py",
         "slope = (ends[:len(e)] - ends[len(e):]) / (b - a)", "slope = (ends[len(e):] - ends[:len(e)]) / (b - a)",
         ("tests/pld/test_plan_small_eps.py::test_tiny_eps_in_the_bulk_of_a_mixture_is_within_a_tenth_of_a_percent",
          "tests/pld/test_plan_small_eps.py::test_the_bulk_cut_leaves_small_deltas_at_the_planned_level"),

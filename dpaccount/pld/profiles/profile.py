@@ -9,9 +9,9 @@ built once and shared by every query that asks for that step.
 
 * ε(δ) queries use one step per mechanism (``Plan.eps_level``), so that
   ε(δ) is one non-increasing curve; above a cut δ* (``Plan.cut``: the tails
-  beyond 1e-4 that need finer; ``plan.bulk_split``: where that level's own
+  beyond 1e-4 that need finer; ``bulk.bulk_split``: where that level's own
   grids predict an excess beyond the accuracy, ε(δ) in the bulk of a
-  few-step mixture) the smaller of it and the answer E levels finer.
+  mixture: few steps, or tiny q) the smaller of it and the answer E levels finer.
 * A δ(ε) query takes the finest ε(δ) level L (``Plan.extra`` above theirs)
   where its tilt λ(ε) says that suffices (small ε), else the level ℓ(ε) > L
   it needs (``Plan.delta_levels``, non-decreasing in ε, at most 2³× finer); its answer is the smaller of
@@ -42,7 +42,8 @@ import numpy as np
 from ... import progress
 from ...errors import AccuracyWarning, GridTooLarge
 from ..grids.cache import GridCache
-from .plan import affordable, bulk_split, plan
+from .bulk import bulk_split
+from .plan import affordable, plan
 from .step_profile import TIERS, StepProfile, leads
 
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ class PrivacyProfile:
 
     def _bulk_split(self):
         """(δ*, E): the lower cut and the larger E of the plan's tails beyond the ε(δ) level's
-        (``Plan.cut``, ``Plan.extra``) and of ``plan.bulk_split`` from that level's grids, E
+        (``Plan.cut``, ``Plan.extra``) and of ``bulk.bulk_split`` from that level's grids, E
         clipped to the cap (``(∞, 0)`` where that level's windows do not fit: answered coarser,
         ``_finest``)."""
         if self._bulk is None:
