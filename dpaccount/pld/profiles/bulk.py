@@ -21,6 +21,7 @@ from ..pairs.composition import DIRECTIONS, merge_gaussians
 _CHECKED = np.geomspace(1e-2, 1e-10, 9)  # δ (descending) at which the ε(δ) level's grids check their excess
 _SLACK = 0.75  # of the accuracy: the excess the bound (κ = 1 below) may predict at the ε(δ) level
 _RESOLVED = 0.5  # of δ: the most a grid's noise bound may raise δ where its excess is read
+_AGREE = math.log(100.0)  # the saddle point's δ within 100× of the grid's: the tilts describe the law
 
 
 def rounding_excess(grid, rounded, deltas):
@@ -84,7 +85,7 @@ def bulk_split(plan, composition, at, accuracy):
     for d, t in zip(DIRECTIONS, plan.tilts):
         pairs = merge_gaussians(composition.direction(d))
         if t.rounded and all(p.atomless for p, _ in pairs if p.lattice is None):
-            looks[d] = t.rounded
+            looks[d] = t
     if not looks:
         return math.inf, 0
     looks = [_carried(*look) for look in _resolved_excess(at, looks)]
@@ -100,22 +101,35 @@ def bulk_split(plan, composition, at, accuracy):
 
 def _resolved_excess(at, looks):
     """[(ε, excess, resolved) of ``rounding_excess`` at ``_CHECKED``] of the directions
-    ``looks`` ({direction: rounded steps}): from the base grids, and at each δ a base grid
-    does not resolve, from the band's tilted grid (``StepProfile.resolving``), unless its
-    base grid's ε (an upper bound, the noise included) is below 0.8 of another direction's."""
-    out = {d: rounding_excess(at.grid(d), rounded, _CHECKED) for d, rounded in looks.items()}
+    ``looks`` ({direction: its ``Tilts``}): from the base grids, and at each δ a base grid
+    does not resolve, from the band's tilted grid (``StepProfile.resolving``), unless
+    - its base grid's ε (an upper bound, the noise included) is below 0.8 of another
+      direction's (below the top filter of ``bulk_split``), or
+    - at the last δ it resolved the saddle point of its tilts (``Tilts.log_delta``) reads
+      that δ within ``_AGREE``: the tilts describe its law there, and the plan's tails
+      (``plan.py``) size the step for the smaller δ (excess 0, ε the saddle point's)."""
+    out = {d: rounding_excess(at.grid(d), t.rounded, _CHECKED) for d, t in looks.items()}
+    last = dict.fromkeys(out)  # direction → the last index resolved
     for i, delta in enumerate(_CHECKED):
-        known = max([float(eps[i]) for eps, _, ok in out.values() if ok[i]], default=0.0)
+        known = max([float(eps[i]) for eps, _, ok in out.values() if ok[i] and np.isfinite(eps[i])], default=0.0)
         for d, (eps, excess, resolved) in sorted(out.items(), key=lambda item: -item[1][0][i]):
-            if eps[i] < 0.8 * known:  # (its upper bound: below the top filter of ``bulk_split``)
-                resolved[i] = True
-            if resolved[i]:
-                continue
-            answer, grid = at.resolving(d, delta, _RESOLVED)
-            if grid is not None:
-                _, got, _ = rounding_excess(grid, looks[d], _CHECKED[i:i + 1])
-                eps[i], excess[i], resolved[i] = answer, got[0], True
-                known = max(known, answer)
+            if not resolved[i]:
+                r = last[d]
+                if eps[i] < 0.8 * known:
+                    resolved[i] = True
+                elif r is not None and eps[r] > 0 and abs(
+                        float(np.interp(eps[r], looks[d].mean, looks[d].log_delta())) - math.log(_CHECKED[r])) <= _AGREE:
+                    t = looks[d]
+                    eps[i], excess[i], resolved[i] = float(t.at_tail(t.tail_at_delta(math.log(delta)))[0]), 0.0, True
+                else:
+                    answer, grid = at.resolving(d, delta, _RESOLVED)
+                    if grid is not None:
+                        _, got, _ = rounding_excess(grid, looks[d].rounded, _CHECKED[i:i + 1])
+                        eps[i], excess[i], resolved[i] = answer, got[0], True
+                if resolved[i] and np.isfinite(eps[i]):
+                    known = max(known, float(eps[i]))
+            if resolved[i] and np.isfinite(eps[i]):
+                last[d] = i
     return list(out.values())
 
 
