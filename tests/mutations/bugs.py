@@ -517,6 +517,16 @@ BUGS = (
         ("tests/pld/test_plan_small_eps.py::test_tiny_eps_in_the_bulk_of_a_mixture_is_within_a_tenth_of_a_percent",
          "tests/pld/test_plan_small_eps.py::test_the_bulk_cut_leaves_small_deltas_at_the_planned_level"),
         "−dδ/dε taken as δ(b) − δ(a): negative, so no excess is ever predicted and no level added"),
+    Bug("bulk-noise-floor-read-as-resolved", PLD + "profiles/bulk.py",
+        "<= _RESOLVED * np.asarray(deltas)[live]", "<= np.inf * np.asarray(deltas)[live]",
+        ("tests/pld/test_plan_small_eps.py::test_a_delta_its_base_grid_does_not_resolve_is_checked_on_a_tilted_grid",),
+        "every δ read off the base grid, its noise floor too: q = 5e-5, σ = 1.1, T = 1e4 reads ε(1e-10) "
+        "as 1.12 with no excess, so its cut stays above it and ε(1e-10) comes 1.2 % high from the coarse level"),
+    Bug("bulk-unresolved-delta-not-read-tilted", PLD + "profiles/bulk.py",
+        "answer, grid = at.resolving(d, delta, _RESOLVED)", "answer, grid = math.nan, None",
+        ("tests/pld/test_plan_small_eps.py::test_the_bulk_cut_leaves_small_deltas_at_the_planned_level",),
+        "a δ the base grid does not resolve takes the excess of the last δ it does: the blog's bulk "
+        "excess at 1e-7 carried to its far tail, ε(1e-8) refined for nothing (cut 0)"),
     Bug("pure-lower-from-the-pessimistic-grid", PLD + "profiles/attained.py",
         "else PrivacyProfile(pairs, accuracy).epsilon_lower(np.zeros(1)))",
         "else PrivacyProfile(pairs, accuracy).epsilon(np.zeros(1)))",
