@@ -12,11 +12,20 @@ level's grids read it (``rounding_excess``) at a fixed lattice of δ
 non-increasing curve). The check only trades tightness for time: every
 level's answers are certified upper bounds.
 """
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
 
 from ..pairs.composition import DIRECTIONS, merge_gaussians
+
+if TYPE_CHECKING:
+    from ..grids.grid import PLDGrid
+    from ..pairs.composition import PairComposition
+    from .plan import Plan
+    from .step_profile import StepProfile
 
 _CHECKED = np.geomspace(1e-2, 1e-10, 9)  # δ (descending) at which the ε(δ) level's grids check their excess
 _SLACK = 0.75  # of the accuracy: the excess the bound (κ = 1 below) may predict at the ε(δ) level
@@ -24,7 +33,7 @@ _RESOLVED = 0.5  # of δ: the most a grid's noise bound may raise δ where its e
 _AGREE = math.log(100.0)  # the saddle point's δ within 100× of the grid's: the tilts describe the law
 
 
-def rounding_excess(grid, rounded, deltas):
+def rounding_excess(grid: PLDGrid, rounded: int, deltas: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ε(δ), the relative excess of ε(δ) its rounding predicts, whether the grid resolves δ)
     of a composed grid: resolved where its transform-noise bound raises δ at that ε by at most
     ``_RESOLVED`` of δ (else ε is read off the noise floor: far too large, its excess nil).
@@ -63,7 +72,7 @@ def rounding_excess(grid, rounded, deltas):
     return eps, out, resolved
 
 
-def bulk_split(plan, composition, at, accuracy):
+def bulk_split(plan: Plan, composition: PairComposition, at: StepProfile, accuracy: float) -> Tuple[float, int]:
     """(δ*, E): ε(δ) queries with δ > δ* need E levels more than ``plan.eps_level``,
     by that level's own grids (``at``, its ``StepProfile``): each direction whose
     rounded pairs are atomless (an atom makes p(ε) a spike) and whose ε(δ) is
@@ -117,8 +126,7 @@ def _resolved_excess(at, looks):
                 r = last[d]
                 if eps[i] < 0.8 * known:
                     resolved[i] = True
-                elif r is not None and eps[r] > 0 and abs(
-                        float(np.interp(eps[r], looks[d].mean, looks[d].log_delta())) - math.log(_CHECKED[r])) <= _AGREE:
+                elif r is not None and eps[r] > 0 and _agrees(looks[d], eps[r], _CHECKED[r]):
                     t = looks[d]
                     eps[i], excess[i], resolved[i] = float(t.at_tail(t.tail_at_delta(math.log(delta)))[0]), 0.0, True
                 else:
@@ -131,6 +139,11 @@ def _resolved_excess(at, looks):
             if resolved[i] and np.isfinite(eps[i]):
                 last[d] = i
     return list(out.values())
+
+
+def _agrees(tilts, eps, delta):
+    """Whether the saddle-point δ of ``tilts`` at ``eps`` is within ``_AGREE`` of ``delta``."""
+    return abs(float(np.interp(eps, tilts.mean, tilts.log_delta())) - math.log(delta)) <= _AGREE
 
 
 def _carried(eps, excess, resolved):

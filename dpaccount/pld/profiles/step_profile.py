@@ -38,7 +38,7 @@ the smallest upper bound (largest lower bound) over the grids consulted is
 certified whatever the tilts: the tilts choose tightness, never soundness.
 """
 import math
-from typing import NamedTuple
+from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -214,7 +214,7 @@ class StepProfile:
         ``ceiling`` (an array) refined only until it is at most the ceiling."""
         return self._delta_one(direction, np.asarray(eps, dtype=float), True, ceiling)
 
-    def resolving(self, direction, delta, share):
+    def resolving(self, direction: str, delta: float, share: float) -> Tuple[float, Optional[PLDGrid]]:
         """(ε(δ) of one direction at one δ of the first tier, the band's tilted grid that
         reads it with its noise bound raising δ by at most ``share`` of δ), the bands tried
         as ε(δ) does (``_epsilon_at``: from the base grid's answer, then each reading's;
