@@ -90,14 +90,14 @@ def bulk_split(plan: Plan, composition: PairComposition, at: StepProfile, accura
     relative excess (ε/V)·Kh²/(8ε) = Kh²/(8V) does not depend on δ) and is not
     compared with the other direction's ε. Only tightness: every level is
     certified."""
-    looks = {}
+    checked = {}
     for d, t in zip(DIRECTIONS, plan.tilts):
         pairs = merge_gaussians(composition.direction(d))
         if t.rounded and all(p.atomless for p, _ in pairs if p.lattice is None):
-            looks[d] = t
-    if not looks:
+            checked[d] = t
+    if not checked:
         return math.inf, 0
-    looks = [_carried(*look) for look in _resolved_excess(at, looks)]
+    looks = [_carried(*look) for look in _resolved_excess(at, checked)]
     top = np.max([np.where(np.isnan(eps), 0.0, eps) for eps, _ in looks], axis=0)
     worst = np.max([np.where(~(eps < 0.8 * top), excess, 0.0) for eps, excess in looks], axis=0)
     over = np.flatnonzero(worst > _SLACK * accuracy)
