@@ -24,21 +24,29 @@ of magnitude where the answer sits far out in the tail of the composition
 Steps form a lattice: ``coarse`` (the composed window at the first tail
 tier in ``_POINTS`` points), halved ``level`` times; a pair on a lattice g
 keeps its atoms on the grid (h = g/m, ``accountant.snap_to_lattice``).
-ε(δ) queries use one level per mechanism, the finest any ε needs from the
-Chernoff tail 1e-30 down to where the saddle-point δ (``Tilts.log_delta``)
-is 1e-1 (a 10× margin over the largest δ planned, 1e-2: at few steps ε(δ)
-sits in the bulk, where the Chernoff tail is far above δ), at the rate
-max(λ, 0.8/σ_λ) (so ε(δ) stays one non-increasing curve);
-δ(ε) queries take the ε(δ) level where it suffices and the finer level
-their ε needs elsewhere (non-decreasing in ε), at most ``DELTA_LEVELS``
-finer (the proxy grows without bound where ε nears the top of a bounded
+ε(δ) queries are planned for every ε from the Chernoff tail 1e-30 down to
+where the saddle-point δ (``Tilts.log_delta``) is 1e-1 (a 10× margin over
+the largest δ planned, 1e-2: at few steps ε(δ) sits in the bulk, where the
+Chernoff tail is far above δ), at the rate max(λ, 0.8/σ_λ). One level per
+mechanism serves the tails up to 1e-4 (``eps_level``: the finest they need,
+so ε(δ) stays one non-increasing curve); the tails beyond, where they need
+finer, set a cut δ* (the saddle-point δ where the first of them starts, over
+10) above which ε(δ) is also answered ``extra`` levels finer (``Plan.cut``,
+``profile.py``: the smaller answer), where every rounded direction's tilt
+table reaches the tails up to 1e-4 (else one level serves them all: the
+saddle point has nothing to read). So the bulk of a rare-event mixture
+(the Connect-the-Dots blog, σ = 0.5, q = 2e-5) does not size the step of
+its far-tail ε(1e-8);
+δ(ε) queries take the finest ε(δ) level (``eps_level + extra``) where it
+suffices and the finer level their ε needs elsewhere (non-decreasing in ε),
+at most ``DELTA_LEVELS`` finer (the proxy grows without bound where ε nears the top of a bounded
 support). Beyond the planned tails the tilt tables see the edges of the
 single-step windows rather than the loss (λ(ε) shoots up): the proxy takes λ
 where the Chernoff tail is 1e-30 there, as measured errors level off.
-The saddle point misses where ε(δ) sits in the bulk of a mixture (few steps
-of a rare large loss: the bulk's density, not the whole law's, sets how
-rounding moves ε); there the ε(δ) level's own grids are read once
-(``bulk_split``) and ε(δ) above a cut is answered finer too (``profile.py``).
+The saddle point misses where ε(δ) sits in the bulk of a mixture (few
+steps of a rare large loss, or tiny q); there the ε(δ) level's own grids are
+read once (``bulk.py``) and ε(δ) above a cut is answered finer too
+(``profile.py``).
 The plan only trades tightness for time: every level's answers are
 certified upper bounds.
 """
@@ -60,6 +68,8 @@ _LAMBDAS = np.geomspace(1e-2, 1e3, 41)
 _REFINE = 16                      # rounds of λ refinement
 _MARGIN = math.log(10.0)            # the saddle-point δ may be ~10× too small in the bulk (mixtures)
 _TAILS = (math.log(1e-30), math.log(1e-2))  # where ε(δ) queries are planned for
+# the tails the ε(δ) level serves; those beyond, finer where they need it, above a δ cut
+_BASE_TAIL = math.log(1e-4)
 # ε below this at a tail level is rounding, not loss (a composition of identical pairs, P = Q:
 # its loss is 0 exactly, its tilts' ε ~1e-17, which asked for a step of 4e-16): no relative
 # accuracy is planned for it (the coarse level's absolute error stands, still an upper bound),
@@ -118,6 +128,8 @@ class Plan(NamedTuple):
     eps_level: int         # the level of every ε(δ) query
     tilts: tuple           # Tilts per direction
     hints: Optional[dict] = None  # direction → the window's Chernoff λ (up, down) at the first tail
+    cut: float = math.inf  # ε(δ) queries with δ above it are answered ``extra`` levels finer too
+    extra: int = 0
 
     def step(self, composition, level):
         return snap(composition, self.coarse / 2.0 ** level)
@@ -125,7 +137,7 @@ class Plan(NamedTuple):
     def delta_levels(self, eps, accuracy):
         """The level δ(ε) queries need at each ε of a sorted lattice (non-decreasing):
         only directions whose Chernoff tail at ε is within 10× of the larger count.
-        A query is answered at every level from ``eps_level`` up to its own."""
+        A query is answered at every level from ``eps_level + extra`` up to its own."""
         looks = [(t.at_eps(eps)[1], delta_ratio(t, eps), t.rounded) for t in self.tilts]
         top = np.max([tail for tail, _, _ in looks], axis=0)
         need = np.full(np.shape(eps), np.inf)
@@ -133,8 +145,8 @@ class Plan(NamedTuple):
             if rounded:
                 step = np.sqrt(8 * SHARE * accuracy / (ratio * rounded))
                 need = np.where(tail >= top - math.log(10.0), np.minimum(need, step), need)
-        return np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), self.eps_level,
-                       self.eps_level + DELTA_LEVELS)
+        first = self.eps_level + self.extra  # (``profile.py``: δ(ε) queries start there)
+        return np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), first, first + DELTA_LEVELS)
 
 
 def delta_ratio(tilts, eps):
@@ -227,7 +239,7 @@ def plan(composition, accuracy, tail):
     levels = np.linspace(_TAILS[0], top_tail, 64)
     looks = [t.at_tail(levels) + (t.rounded,) for t in tilts]
     top = np.max([eps for eps, _, _ in looks], axis=0)
-    need = math.inf
+    need = np.full(len(levels), np.inf)
     for t, (eps, lam, rounded), pairs in zip(tilts, looks, merged):
         use = (eps >= 0.8 * top) & (eps > 0)
         if rounded and np.any(use & (eps <= _EPS_FLOOR)):  # (the pairs' δ(0) only where it matters)
@@ -238,8 +250,33 @@ def plan(composition, accuracy, tail):
             # last λ, whose tilted variance may be 0 (the rate 0.8/σ infinite: RR(0.51)x5 +
             # RR(0.999999)x6 + 2 Poisson-Gaussians asked for a step of 4e-14): there λ alone
             rate = np.where(levels >= t.tail[-1], np.maximum(lam, 0.8 / _spread(t, eps)), lam)
-            need = min(need, float(np.min(np.sqrt(8 * SHARE * accuracy * eps[use] / (rate[use] * rounded)))))
-    return Plan(coarse, points, int(levels_for(coarse, need)), tuple(tilts), hints)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                here = np.sqrt(8 * SHARE * accuracy * eps / (rate * rounded))
+            need = np.where(use, np.minimum(need, here), need)
+    level = levels_for(coarse, need)
+    # the base tails within every rounded direction's table (else its λ there is clamped and
+    # the saddle point reads nothing: one level serves every tail, as when none needs more)
+    reached = all(t.tail[-1] <= _BASE_TAIL for t in tilts if t.rounded)
+    base = levels <= _BASE_TAIL if reached else np.ones(len(levels), dtype=bool)
+    eps_level = int(level[base].max(initial=0))
+    cut, extra = _tail_split(tilts, top, level, base, eps_level)
+    if not cut < 1.0:  # no δ query would be refined: the split would only coarsen
+        eps_level, cut, extra = eps_level + extra, math.inf, 0
+    return Plan(coarse, points, eps_level, tuple(tilts), hints, cut, extra)
+
+
+def _tail_split(tilts, top, level, base, eps_level):
+    """(δ*, E): the tail levels beyond ``_BASE_TAIL`` that need E levels more than the
+    ε(δ) level, from the first of them (its ε, ``top``) on: δ* is the saddle-point δ there,
+    the largest of the directions', over 10 (``_MARGIN``: the saddle point may put δ ~10×
+    too high or too low). ε(δ) queries with δ > δ* are answered E levels finer too
+    (``profile.py``); (∞, 0) where none needs more."""
+    beyond = np.flatnonzero(~base & (level > eps_level))
+    if not len(beyond):
+        return math.inf, 0
+    at = float(top[beyond[0]])
+    log_delta = max(float(np.interp(at, t.mean, t.log_delta())) for t in tilts)
+    return math.exp(log_delta - _MARGIN), int(level[beyond].max()) - eps_level
 
 
 def _floor(pairs):
@@ -252,75 +289,6 @@ def _floor(pairs):
     coarse level, 0.67 % above the exact ε(1e-20). The pairs' loss ranges resolve ~3e-9 only.)"""
     reach = sum(k * float(np.max(p.delta(0.0))) for p, k in pairs)
     return _EPS_FLOOR if reach <= _EPS_FLOOR / 30 else 0.0
-
-
-_CHECKED = np.geomspace(1e-2, 1e-10, 9)  # δ (descending) at which the ε(δ) level's grids check their excess
-_SLACK = 0.75  # of the accuracy: the excess the bound (κ = 1 below) may predict at the ε(δ) level
-
-
-def rounding_excess(grid, rounded, deltas):
-    """(ε(δ), the relative excess of ε(δ) its rounding predicts) of a composed grid.
-
-    K rounded steps add to the loss an independent-like noise of variance
-    s² ≤ K h²/4 (``accountant.py``), which moves δ(ε) = E_P[(1 − e^{ε−L})₊] by
-    ≈ (s²/2)·E_P[f″(L)] = (s²/2)(p(ε) − e^ε Q(L > ε)) (the kink at L = ε has
-    slope jump 1, and f″ = −e^{ε−L} above it), and ε by that over
-    −dδ/dε = e^ε Q(L > ε): Δε ≈ (K h²/8)(p(ε)/(e^ε Q(L > ε)) − 1). In an
-    exponential tail of rate λ the ratio is λ + 1 (the plan's λKh²/8); where
-    ε(δ) sits in the bulk of a mixture (few steps of a rare large loss) it
-    is the bulk's density, far above what the saddle point of the whole law
-    says (σ = 0.8, q = 1e-3, T = 10: 200 against 7.5 at ε(1e-3) ≈ 0.004).
-    p(ε) is read from the grid's masses within 2 steps of ε, e^ε Q(L > ε) from
-    its δ a quarter step either side (O(1) each, on the sums ε(δ) has built).
-    Measured on few-step subsampled Gaussians, the true excess is 0.55–0.86
-    of this (a smooth cell widens by h²/6, not h²/4)."""
-    eps = np.atleast_1d(np.asarray(grid.epsilon(deltas), dtype=float))
-    h, out = grid.step, np.zeros(eps.shape)
-    live = np.flatnonzero((eps > 0.0) & np.isfinite(eps))
-    if not len(live):
-        return eps, out
-    e = eps[live]
-    j = np.floor(e / h).astype(np.int64) - grid.offset  # the points j − 1 … j + 2 lie within 2 steps of ε
-    near = j[:, None] + np.arange(-1, 3)
-    inside = (near >= 0) & (near < len(grid.probs))
-    density = np.where(inside, grid.probs[np.clip(near, 0, len(grid.probs) - 1)], 0.0).sum(axis=1) / (4 * h)
-    a, b = np.maximum(e - h / 4, 0.0), e + h / 4
-    ends = np.asarray(grid.delta(np.concatenate((a, b))), dtype=float)
-    slope = (ends[:len(e)] - ends[len(e):]) / (b - a)  # e^ε Q(L > ε): −dδ/dε
-    with np.errstate(divide="ignore", invalid="ignore"):
-        got = rounded * h * h * np.maximum(density / slope - 1.0, 0.0) / (8.0 * e)
-    out[live] = np.where(slope > 0.0, got, 0.0)
-    return eps, out
-
-
-def bulk_split(plan, composition, grid_of, accuracy):
-    """(δ*, E): ε(δ) queries with δ > δ* need E levels more than ``plan.eps_level``,
-    by that level's own grids (``grid_of(direction)``): each direction whose
-    rounded pairs are atomless (an atom makes p(ε) a spike) and whose ε(δ) is
-    within 20 % of the larger, at the δ of ``_CHECKED``, until the predicted
-    excess (``rounding_excess``, ∝ h²) is at most ``_SLACK`` of the accuracy;
-    δ* is the lattice point below the smallest δ that needs any (δ* = 0 where
-    the smallest does; E = 0, δ* = ∞ where none does). The tilts' plan misses
-    ε(δ) in the bulk of a mixture: the default was 0.27 % above the exact
-    ε(1e-3) at σ = 0.8, q = 1e-3, T = 10, 1.05 % above ε(1e-2) at σ = 1.1,
-    q = 1e-3, T = 500, 6 % above ε(1e-3) at the Connect-the-Dots blog's
-    σ = 0.5, q = 2e-5, T = 1000 (whose ε(1e-8) needs no more). Only tightness:
-    every level is certified."""
-    looks = []
-    for d, t in zip(DIRECTIONS, plan.tilts):
-        pairs = merge_gaussians(composition.direction(d))
-        if t.rounded and all(p.atomless for p, _ in pairs if p.lattice is None):
-            looks.append(rounding_excess(grid_of(d), t.rounded, _CHECKED))
-    if not looks:
-        return math.inf, 0
-    top = np.max([eps for eps, _ in looks], axis=0)
-    worst = np.max([np.where(eps >= 0.8 * top, excess, 0.0) for eps, excess in looks], axis=0)
-    over = np.flatnonzero(worst > _SLACK * accuracy)
-    if not len(over):
-        return math.inf, 0
-    extra = int(math.ceil(math.log(float(np.max(worst)) / (_SLACK * accuracy)) / math.log(4.0)))  # ∝ h²
-    last = int(over[-1]) + 1  # the lattice point below the smallest δ that needs more
-    return (float(_CHECKED[last]) if last < len(_CHECKED) else 0.0), extra
 
 
 def _coarse(composition, tail):

@@ -8,13 +8,13 @@ step's grids and answers are a ``StepProfile`` (``step_profile.py``),
 built once and shared by every query that asks for that step.
 
 * ε(δ) queries use one step per mechanism (``Plan.eps_level``), so that
-  ε(δ) is one non-increasing curve; above a cut δ* (``plan.bulk_split``:
-  where that level's own grids predict an excess beyond the accuracy, ε(δ)
-  in the bulk of a few-step mixture) the smaller of it and the answer E
-  levels finer.
-* A δ(ε) query takes the ε(δ) level L where its tilt λ(ε) says that
-  suffices (small ε), else the level ℓ(ε) > L it needs (``Plan.delta_levels``,
-  non-decreasing in ε, at most 2³× finer); its answer is the smaller of
+  ε(δ) is one non-increasing curve; above a cut δ* (``Plan.cut``: the tails
+  beyond 1e-4 that need finer; ``bulk.bulk_split``: where that level's own
+  grids predict an excess beyond the accuracy, ε(δ) in the bulk of a
+  mixture: few steps, or tiny q) the smaller of it and the answer E levels finer.
+* A δ(ε) query takes the finest ε(δ) level L (``Plan.extra`` above theirs)
+  where its tilt λ(ε) says that suffices (small ε), else the level ℓ(ε) > L
+  it needs (``Plan.delta_levels``, non-decreasing in ε, at most 2³× finer); its answer is the smaller of
   δ_ℓ(ε) and the anchors of the levels from L to ℓ − 1 (``_anchor``: each
   level's answer at the last ε it serves, which bounds δ at every larger
   ε). Each level's δ being non-increasing in ε, so is the answer, at the
@@ -42,7 +42,8 @@ import numpy as np
 from ... import progress
 from ...errors import AccuracyWarning, GridTooLarge
 from ..grids.cache import GridCache
-from .plan import affordable, bulk_split, plan
+from .bulk import bulk_split
+from .plan import affordable, plan
 from .step_profile import TIERS, StepProfile, leads
 
 if TYPE_CHECKING:
@@ -81,6 +82,13 @@ class PrivacyProfile:
     def _eps_level(self):
         """The ε(δ) queries' level (``GridTooLarge`` up front where it exceeds the cap)."""
         return int(affordable(self.plan, self.plan.eps_level, refuse=True, accuracy=self.accuracy))
+
+    @property
+    def _delta_first(self) -> int:
+        """The δ(ε) queries' first level: the finest the ε(δ) queries plan (``Plan.extra``
+        above theirs: the small ε of few steps and of rare-event mixtures sit in the tails
+        beyond 1e-4, where δ(ε)'s own plan, at their saddle point, says less than they need)."""
+        return int(affordable(self.plan, self.plan.eps_level + self.plan.extra, refuse=True, accuracy=self.accuracy))
 
     def at_level(self, level: int) -> StepProfile:
         """The ``StepProfile`` of one level of the plan's step lattice."""
@@ -132,14 +140,18 @@ class PrivacyProfile:
         return float(out) if out.ndim == 0 else out
 
     def _bulk_split(self):
-        """(δ*, E) of ``plan.bulk_split`` from the ε(δ) level's grids, E clipped to the cap
-        (``(∞, 0)`` where that level's windows do not fit: answered coarser, ``_finest``)."""
+        """(δ*, E): the lower cut and the larger E of the plan's tails beyond the ε(δ) level's
+        (``Plan.cut``, ``Plan.extra``) and of ``bulk.bulk_split`` from that level's grids, E
+        clipped to the cap (``(∞, 0)`` where that level's windows do not fit: answered coarser,
+        ``_finest``)."""
         if self._bulk is None:
             first = self._eps_level
             try:
-                cut, extra = bulk_split(self.plan, self._pairs, self.at_level(first).grid, self.accuracy)
+                cut, extra = bulk_split(self.plan, self._pairs, self.at_level(first), self.accuracy)
             except GridTooLarge:
                 cut, extra = np.inf, 0
+            if self.plan.extra:
+                cut, extra = min(cut, self.plan.cut), max(extra, self.plan.extra)
             self._bulk = (cut, int(affordable(self.plan, first + extra)) - first)
         return self._bulk
 
@@ -178,9 +190,9 @@ class PrivacyProfile:
         flat = eps.ravel()
         wanted = self._delta_levels(np.where(np.isfinite(flat), flat, 0.0))
         levels = affordable(self.plan, wanted)
-        leading = leads(self.at_level(self._eps_level).rough_delta(flat))
+        first = self._delta_first
+        leading = leads(self.at_level(first).rough_delta(flat))
         out = np.zeros(flat.shape)
-        first = self._eps_level
         for d, mine, ceiling in (("remove", leading, None), ("add", ~leading, None),
                                  ("remove", ~leading, out), ("add", leading, out)):
             cap = np.full(flat.shape, -np.inf) if ceiling is None else ceiling
@@ -202,7 +214,7 @@ class PrivacyProfile:
 
     def _delta_fitting(self, direction, eps, level, ceiling):
         """(δ(ε) of one direction, the level it came from): ``_finest`` down to the ε(δ) level."""
-        return self._finest(lambda at: at.delta_of(direction, eps, ceiling), level, self._eps_level)
+        return self._finest(lambda at: at.delta_of(direction, eps, ceiling), level, self._delta_first)
 
     def _anchor(self, direction, level):
         """min over the levels m below ``level`` of δ_m(b_m), b_m the largest ε of
@@ -214,7 +226,7 @@ class PrivacyProfile:
         chain of every level below ℓ(ε) at ε itself did the same at up to
         twice the cost: the finest levels' widest tilted grids.)"""
         best = np.inf
-        for m in range(self._eps_level, level):
+        for m in range(self._delta_first, level):
             if (direction, m) not in self._anchors:
                 lattice, planned = self._delta_plan
                 below = np.flatnonzero(affordable(self.plan, planned) <= m)

@@ -38,7 +38,7 @@ the smallest upper bound (largest lower bound) over the grids consulted is
 certified whatever the tilts: the tilts choose tightness, never soundness.
 """
 import math
-from typing import NamedTuple
+from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -213,6 +213,21 @@ class StepProfile:
         """Certified upper bound on δ(ε) of one direction (an array of ε); with
         ``ceiling`` (an array) refined only until it is at most the ceiling."""
         return self._delta_one(direction, np.asarray(eps, dtype=float), True, ceiling)
+
+    def resolving(self, direction: str, delta: float, share: float) -> Tuple[float, Optional[PLDGrid]]:
+        """(ε(δ) of one direction at one δ of the first tier, the band's tilted grid that
+        reads it with its noise bound raising δ by at most ``share`` of δ), the bands tried
+        as ε(δ) does (``_epsilon_at``: from the base grid's answer, then each reading's;
+        at most 3 grids); (NaN, None) where none does."""
+        eps = float(self.grid(direction).epsilon(delta))
+        for _ in range(3):
+            if not np.isfinite(eps):
+                break
+            grid = self.grid(direction, TIERS[0], True, int(self._band_tilt(direction, [eps])[0]))
+            eps = float(grid.epsilon(delta))
+            if np.isfinite(eps) and float(grid.noise_effect(eps)) <= share * delta:
+                return eps, grid
+        return math.nan, None
 
     def _delta_one(self, direction, eps, pessimistic, ceiling=None):
         upper, tiers = self._delta_at(direction, eps, True, ceiling)
