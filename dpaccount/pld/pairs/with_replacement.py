@@ -141,11 +141,11 @@ def copies_weights(n, b):
 def _spill_names(group_pairs, parts, b):
     """The pairs the spill belongs to (``with_replacement_pair``), or () where the base cannot
     give one of them: the spill stays unnamed and the pure ε +∞, while every δ(ε) still
-    answers from the listed components. (Review d: G_b beyond MAX_COPIES was built eagerly, so
-    a base whose b-fold pair is refused — a discrete Laplace hull with no symmetric pair at
-    b ≳ 55, a pure-DP group pair of more than MAX_ATOMS outcomes — lost every query.)"""
-    if b > MAX_NAMED:  # G_b of a pure-DP base has b + 1 outcomes: 5e6 copies took 2.7 s and 1 GB
-        return ()      # (2 ms before) to name a pure ε of ~b·ε
+    answers from the listed components. G_b beyond MAX_COPIES is built only here, lazily: a base
+    whose b-fold pair is refused (a discrete Laplace hull with no symmetric pair at b ≳ 55, a
+    pure-DP group pair of more than MAX_ATOMS outcomes) must still answer every δ(ε)."""
+    if b > MAX_NAMED:  # G_b of a pure-DP base has b + 1 outcomes: naming a pure ε of ~b·ε
+        return ()      # for millions of copies costs seconds and ~1 GB (benchmarks/README.md)
     rest = range(len(parts) + 1, b + 1) if b <= MAX_COPIES else (b,)
     try:
         return [p for _, p in parts] + [group_pairs(k) for k in rest]

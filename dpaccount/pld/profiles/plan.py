@@ -16,10 +16,10 @@ multiplies the tilted law's MGF by e^{λ²s²/2}: the tail's quantiles move by
 Measured (benchmarks/rho_calibration.py) the first predicts the excess of ε
 within a factor 0.5–1.3 on subsampled Gaussians and Laplace; c = 1/2.
 
-The variance plan this replaces (h from the composed variance V:
-h² = 4ρV/K) is the λ = ε/V special case of the Gaussian, and wrong by orders
-of magnitude where the answer sits far out in the tail of the composition
-(tiny q with small σ: ε set by the rare large losses, not by the bulk).
+Why not plan from the composed variance V alone (h² = 4ρV/K): that is the
+λ = ε/V special case of the Gaussian, and wrong by orders of magnitude where the
+answer sits far out in the tail of the composition (tiny q with small σ: ε set by
+the rare large losses, not by the bulk).
 
 Steps form a lattice: ``coarse`` (the composed window at the first tail
 tier in ``_POINTS`` points), halved ``level`` times; a pair on a lattice g
@@ -283,10 +283,10 @@ def _floor(pairs):
     """The ε below which a direction's tilts are rounding: ``_EPS_FLOOR`` where its losses are
     too small for any tail ε to reach it — their scale Σ k·δ_p(0) (each pair's total variation,
     ≥ the composition's) within ``_EPS_FLOOR``/30 (a Gaussian's ε at the 1e-30 tail is ~29× its
-    total variation, 11.7μ against 0.4μ): P = Q, or pairs an ulp apart — else 0. (Review d:
-    applied to every composition, the floor also dropped the tilts of genuine losses ~1e-11, whose
-    tilted means at λ ≤ 1e3 sit below it: a Gaussian composition at σ = 1e11 was planned at the
-    coarse level, 0.67 % above the exact ε(1e-20). The pairs' loss ranges resolve ~3e-9 only.)"""
+    total variation, 11.7μ against 0.4μ): P = Q, or pairs an ulp apart — else 0. The floor is not applied to every composition:
+    genuine losses ~1e-11 (a Gaussian at σ = 1e11) have tilted means at λ ≤ 1e3 below it, and
+    dropping their tilts would plan them at the coarse level, outside the accuracy at ε(1e-20).
+    The pairs' loss ranges resolve ~3e-9 only."""
     reach = sum(k * float(np.max(p.delta(0.0))) for p, k in pairs)
     return _EPS_FLOOR if reach <= _EPS_FLOOR / 30 else 0.0
 
