@@ -68,6 +68,29 @@ def test_gaussian_cells_of_several_runs_are_those_of_each_run():
         at += len(r) + 1
 
 
+def test_gaussian_cells_of_long_and_short_runs_agree_within_their_bounds():
+    """Runs on average ``_LONG`` points long go one by one (slices), shorter ones stacked
+    (index arrays): the two routes' cells lie within the sum of their error bounds of each
+    other, and their bounds agree, on runs with zeros, infinities and a cell straddling 0."""
+    from dpaccount.pld.pairs import log_cells
+    runs = [np.array([-np.inf, -3.0, 0.0, 0.0, 2.0, np.inf]), np.array([]), np.array([0.0]),
+            np.linspace(-9, -1, 7), np.linspace(1, 9, 7), np.linspace(-6.0, 7.0, 3 * log_cells._LONG)]
+    z = np.concatenate(runs)
+    sizes = np.array([len(r) for r in runs])
+    z_err = 1e-15 * np.where(np.isfinite(z), np.abs(z) + 1, 0.0)
+    slack = (np.abs(z) + 2) * z_err
+    stacked, stacked_err = (np.nan_to_num(a, nan=0.0) for a in log_cells._stacked_cells(z, sizes, slack))
+    cuts = np.concatenate(([0], np.cumsum(sizes)))
+    one = [log_cells._run_cells(z[a:b], slack[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    single, single_err = (np.nan_to_num(np.concatenate([r[i] for r in one]), nan=0.0) for i in (0, 1))
+    assert len(stacked) == len(single) == len(z) + len(runs)
+    assert np.all(np.abs(stacked - single) <= stacked_err + single_err)
+    assert np.allclose(stacked_err, single_err, rtol=1e-12, atol=0.0)
+    both = normal_cells(z, sizes, z_err)  # 3·_LONG + 22 points in 6 runs: stacked
+    assert np.all(np.abs(both[0] - single) <= both[1] + single_err)
+    assert abs(float(np.sum(single)) - len(runs)) < 1e-12  # each run's cells add up to 1
+
+
 def test_loss_ranges_in_lockstep_are_those_of_each_pair():
     pairs = [p for p in PAIRS if not isinstance(p, SubsetSampledPair)]
     together = _scan(pairs, 1e-30)
