@@ -111,6 +111,24 @@ def test_grids_together_are_the_grids_of_each_pair(pessimistic):
         assert (grid.offset, grid.p_inf) == (alone.offset, alone.p_inf) and np.array_equal(grid.probs, alone.probs)
 
 
+def test_grids_in_groups_are_the_grids_of_one_pass(monkeypatch):
+    """Continuous pairs are discretised in groups of at most ``_GROUP_POINTS`` points
+    (a pair larger than that alone): small groups give the grids of one pass."""
+    from dpaccount.pld.grids import discretise
+    step = 0.01
+    ranges = [(math.floor(lo / step), math.ceil(hi / step)) for lo, hi in loss_ranges(PAIRS, 1e-20)]
+    cells._CELLS.clear()
+    together = pairs_to_grids(PAIRS, step, ranges)
+    sizes = [hi - lo + 1 for lo, hi in ranges]
+    monkeypatch.setattr(discretise, "_GROUP_POINTS", 2 * min(sizes))
+    groups = discretise._groups(list(range(len(PAIRS))), sizes)
+    assert [i for g in groups for i in g] == list(range(len(PAIRS))) and len(groups) > 2
+    assert all(len(g) == 1 or sum(sizes[i] for i in g) <= 2 * min(sizes) for g in groups)
+    cells._CELLS.clear()
+    for a, b in zip(together, pairs_to_grids(PAIRS, step, ranges)):
+        assert (a.offset, a.p_inf) == (b.offset, b.p_inf) and np.array_equal(a.probs, b.probs)
+
+
 def test_atomless_pairs():
     assert GaussianPair(1.0).atomless and PoissonRemovePair(GaussianPair(1.0), 0.1).atomless
     assert PoissonAddPair(PoissonRemovePair(GaussianPair(1.0), 0.2), 0.1).atomless
