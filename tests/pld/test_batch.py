@@ -121,7 +121,7 @@ def test_grids_in_groups_are_the_grids_of_one_pass(monkeypatch):
     together = pairs_to_grids(PAIRS, step, ranges)
     sizes = [hi - lo + 1 for lo, hi in ranges]
     monkeypatch.setattr(discretise, "_GROUP_POINTS", 2 * min(sizes))
-    groups = discretise._groups(list(range(len(PAIRS))), sizes)
+    groups = discretise.groups(list(range(len(PAIRS))), sizes, 2 * min(sizes))
     assert [i for g in groups for i in g] == list(range(len(PAIRS))) and len(groups) > 2
     assert all(len(g) == 1 or sum(sizes[i] for i in g) <= 2 * min(sizes) for g in groups)
     cells._CELLS.clear()
@@ -183,6 +183,22 @@ def test_log_mgf_and_its_moments_against_a_direct_sum():
         assert abs(mp.mpf(LogMGF(items)(x)) - direct[0]) <= LogMGF(items).error(x)  # the rounding bound holds
         assert k1[i] == pytest.approx(float(direct[1]), rel=1e-10, abs=1e-12)
         assert k2[i] == pytest.approx(float(direct[2]), rel=1e-7, abs=1e-12)
+
+
+def test_log_mgf_in_groups_of_grids_is_that_of_one_pass(monkeypatch):
+    """A composition's grids are evaluated in groups of at most ``_GROUP`` points (work
+    arrays that stay in cache): in small groups K, K' and K'' are those of one pass, and each
+    group agrees with the direct sum (``test_log_mgf_and_its_moments_against_a_direct_sum``)."""
+    from dpaccount.pld.grids import chernoff
+    items = _items()
+    lam = np.array([-20.0, -1.0, 0.3, 5.0, 40.0])
+    whole = LogMGF(items)
+    monkeypatch.setattr(chernoff, "_GROUP", min(len(g.probs) for g, _ in items) + 1)
+    grouped = LogMGF(items)
+    assert len(grouped._groups) > 1 and len(whole._groups) == 1
+    for a, b in zip(whole.moments(lam), grouped.moments(lam)):
+        assert np.array_equal(a, b)
+    assert [whole(x) for x in lam] == [grouped(x) for x in lam]
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])

@@ -38,6 +38,7 @@ from ... import progress
 from ...errors import AccuracyNotReached
 from .cache import GridCache
 from .cells import grid_cells
+from .chernoff import groups
 from .discretise_optimistic import pair_to_lower_grid
 from .grid import PLDGrid
 from ..pairs.base import stacked_masses
@@ -63,7 +64,7 @@ def pairs_to_grids(pairs, step, ranges, pessimistic=True, shifts=None):
     out = [None] * len(pairs)
     progress.expect(len(pairs), f"discretising {len(pairs)} pairs at step {step:.3g}")
     dots = [i for i, p in enumerate(pairs) if pessimistic and not hasattr(p, "atoms")]
-    for group in _groups(dots, [ranges[i][1] - ranges[i][0] + 1 for i in dots]):
+    for group in groups(dots, [ranges[i][1] - ranges[i][0] + 1 for i in dots], _GROUP_POINTS):
         for i, grid in zip(group, _connect_the_dots([pairs[i] for i in group], step, [ranges[i] for i in group])):
             out[i] = grid
         progress.advance(len(group))  # one pass over these continuous pairs
@@ -75,19 +76,6 @@ def pairs_to_grids(pairs, step, ranges, pessimistic=True, shifts=None):
 
 
 _GROUP_POINTS = 1 << 18  # points discretised in one pass: its ~20 work arrays stay in cache
-
-
-def _groups(items, points):
-    """``items`` in consecutive groups of at most ``_GROUP_POINTS`` points in all (``points``
-    each; a larger item alone): each group is one pass (the grids do not depend on the grouping)."""
-    groups, total = [], 0
-    for item, n in zip(items, points):
-        if not groups or total + n > _GROUP_POINTS:
-            groups.append([])
-            total = 0
-        groups[-1].append(item)
-        total += n
-    return groups
 
 
 def _connect_the_dots(pairs, step, ranges):
