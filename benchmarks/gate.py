@@ -266,7 +266,7 @@ def main(argv=None):
             continue
         peer, peer_value = peers[task.peer]
         ratio = min(peer) / min(ours)
-        tight = ours_value <= peer_value if task.paired else None
+        tight = bool(ours_value <= peer_value) if task.paired else None  # a numpy bool is never `False`
         fft = _fft_seconds(task.ours) if args.fft else None
         ok = ratio >= task.floor and tight is not False
         rows.append((task, ours, peer, ratio, ours_value, peer_value, tight, fft, ok))
