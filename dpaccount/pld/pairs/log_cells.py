@@ -108,7 +108,8 @@ def _run_cells(z, slack):
             cells, cell_err, end_m = log_cells(lm, _eta(lm, np.concatenate(([0.0], slack[j:][::-1]))))
             out[j + 1:], err[j + 1:] = cells[::-1], cell_err[::-1]
         if j == k:  # p_k < 0 < p_{k+1}
-            out[k], straddle_err = _straddle(lp[-1:], lm[-1:], None if err is None else (end_p[-1:], end_m[-1:]))
+            straddle, straddle_err = _straddle(lp[-1:], lm[-1:], None if err is None else (end_p[-1:], end_m[-1:]))
+            out[k] = straddle[0]
             if err is not None:
                 err[k] = straddle_err[0]
     return out, err
