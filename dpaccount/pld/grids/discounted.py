@@ -64,7 +64,7 @@ class DiscountedScan:
         self.step, self.count = step, count
         self._block = _block(step)
         self._fed = 0
-        self._ends = []         # y_loc at the last point of each block done
+        self._ends: list = []   # y_loc at the last point of each block done
         self._running = 0.0     # Σ x[bB + t']·e^{t'h} over the points fed of the block begun
 
     @property
