@@ -68,6 +68,29 @@ def test_gaussian_cells_of_several_runs_are_those_of_each_run():
         at += len(r) + 1
 
 
+def test_gaussian_cells_of_long_and_short_runs_agree_within_their_bounds():
+    """Runs on average ``_LONG`` points long go one by one (slices), shorter ones stacked
+    (index arrays): the two routes' cells lie within the sum of their error bounds of each
+    other, and their bounds agree, on runs with zeros, infinities and a cell straddling 0."""
+    from dpaccount.pld.pairs import log_cells
+    runs = [np.array([-np.inf, -3.0, 0.0, 0.0, 2.0, np.inf]), np.array([]), np.array([0.0]),
+            np.linspace(-9, -1, 7), np.linspace(1, 9, 7), np.linspace(-6.0, 7.0, 3 * log_cells._LONG)]
+    z = np.concatenate(runs)
+    sizes = np.array([len(r) for r in runs])
+    z_err = 1e-15 * np.where(np.isfinite(z), np.abs(z) + 1, 0.0)
+    slack = (np.abs(z) + 2) * z_err
+    stacked, stacked_err = (np.nan_to_num(a, nan=0.0) for a in log_cells._stacked_cells(z, sizes, slack))
+    cuts = np.concatenate(([0], np.cumsum(sizes)))
+    one = [log_cells._run_cells(z[a:b], slack[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    single, single_err = (np.nan_to_num(np.concatenate([r[i] for r in one]), nan=0.0) for i in (0, 1))
+    assert len(stacked) == len(single) == len(z) + len(runs)
+    assert np.all(np.abs(stacked - single) <= stacked_err + single_err)
+    assert np.allclose(stacked_err, single_err, rtol=1e-12, atol=0.0)
+    both = normal_cells(z, sizes, z_err)  # 3·_LONG + 22 points in 6 runs: stacked
+    assert np.all(np.abs(both[0] - single) <= both[1] + single_err)
+    assert abs(float(np.sum(single)) - len(runs)) < 1e-12  # each run's cells add up to 1
+
+
 def test_loss_ranges_in_lockstep_are_those_of_each_pair():
     pairs = [p for p in PAIRS if not isinstance(p, SubsetSampledPair)]
     together = _scan(pairs, 1e-30)
@@ -86,6 +109,24 @@ def test_grids_together_are_the_grids_of_each_pair(pessimistic):
         cells._CELLS.clear()
         alone = pair_to_grid(pair, step, lo, hi, pessimistic)
         assert (grid.offset, grid.p_inf) == (alone.offset, alone.p_inf) and np.array_equal(grid.probs, alone.probs)
+
+
+def test_grids_in_groups_are_the_grids_of_one_pass(monkeypatch):
+    """Continuous pairs are discretised in groups of at most ``_GROUP_POINTS`` points
+    (a pair larger than that alone): small groups give the grids of one pass."""
+    from dpaccount.pld.grids import discretise
+    step = 0.01
+    ranges = [(math.floor(lo / step), math.ceil(hi / step)) for lo, hi in loss_ranges(PAIRS, 1e-20)]
+    cells._CELLS.clear()
+    together = pairs_to_grids(PAIRS, step, ranges)
+    sizes = [hi - lo + 1 for lo, hi in ranges]
+    monkeypatch.setattr(discretise, "_GROUP_POINTS", 2 * min(sizes))
+    groups = discretise.groups(list(range(len(PAIRS))), sizes, 2 * min(sizes))
+    assert [i for g in groups for i in g] == list(range(len(PAIRS))) and len(groups) > 2
+    assert all(len(g) == 1 or sum(sizes[i] for i in g) <= 2 * min(sizes) for g in groups)
+    cells._CELLS.clear()
+    for a, b in zip(together, pairs_to_grids(PAIRS, step, ranges)):
+        assert (a.offset, a.p_inf) == (b.offset, b.p_inf) and np.array_equal(a.probs, b.probs)
 
 
 def test_atomless_pairs():
@@ -142,6 +183,22 @@ def test_log_mgf_and_its_moments_against_a_direct_sum():
         assert abs(mp.mpf(LogMGF(items)(x)) - direct[0]) <= LogMGF(items).error(x)  # the rounding bound holds
         assert k1[i] == pytest.approx(float(direct[1]), rel=1e-10, abs=1e-12)
         assert k2[i] == pytest.approx(float(direct[2]), rel=1e-7, abs=1e-12)
+
+
+def test_log_mgf_in_groups_of_grids_is_that_of_one_pass(monkeypatch):
+    """A composition's grids are evaluated in groups of at most ``_GROUP`` points (work
+    arrays that stay in cache): in small groups K, K' and K'' are those of one pass, and each
+    group agrees with the direct sum (``test_log_mgf_and_its_moments_against_a_direct_sum``)."""
+    from dpaccount.pld.grids import chernoff
+    items = _items()
+    lam = np.array([-20.0, -1.0, 0.3, 5.0, 40.0])
+    whole = LogMGF(items)
+    monkeypatch.setattr(chernoff, "_GROUP", min(len(g.probs) for g, _ in items) + 1)
+    grouped = LogMGF(items)
+    assert len(grouped._groups) > 1 and len(whole._groups) == 1
+    for a, b in zip(whole.moments(lam), grouped.moments(lam)):
+        assert np.array_equal(a, b)
+    assert [whole(x) for x in lam] == [grouped(x) for x in lam]
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])

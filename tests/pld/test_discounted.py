@@ -73,3 +73,19 @@ def test_empty_and_exact_cases():
     assert not got.any()
     got, _, _ = discounted_sums(np.array([1.0, 0.0, 0.0]), math.log(2.0))
     np.testing.assert_allclose(got, [1.0, 0.5, 0.25], rtol=1e-14)
+
+
+@pytest.mark.parametrize("step", [1e-5, 0.01, 3.0])
+def test_sums_fed_in_pieces_are_those_of_one_pass(step):
+    """``DiscountedScan`` fed the points in pieces (cut inside blocks and at their edges)
+    gives the floats one pass gives: the running sums go on from where they stopped."""
+    from dpaccount.pld.grids.discounted import DiscountedScan, _block
+    x = _masses(7, 200_000)
+    whole, eta, absolute = discounted_sums(x, step)
+    block = _block(step)
+    rng = np.random.default_rng(1)
+    for cuts in ([0, 1, block, block + 1, 3 * block], sorted(rng.integers(0, len(x), 6)), [0]):
+        scan = DiscountedScan(step, len(x))
+        edges = [c for c in dict.fromkeys([0] + [min(int(c), len(x)) for c in cuts] + [len(x)])]
+        got = np.concatenate([scan.extend(x[a:b]) for a, b in zip(edges[:-1], edges[1:])])
+        assert np.array_equal(got, whole) and scan.bound == (eta, absolute)

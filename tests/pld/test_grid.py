@@ -53,3 +53,25 @@ def test_epsilon_is_rounded_outwards(seed):
         e_up, e_low = pess.epsilon(delta), opt.epsilon(delta)
         assert _exact_delta(pess, e_up) <= delta
         assert e_low == 0.0 or _exact_delta(opt, e_low) >= delta
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_sums_summed_down_in_pieces_are_those_of_one_pass(seed, pessimistic):
+    """A grid sums from its top point down only as far as a query needs, and on down for a
+    later one: after queries that reach down in several pieces (ε(δ) from the small δ to
+    the large, δ(ε) lower still) every δ(ε) and ε(δ) is the one a fresh grid, summed to the
+    bottom at once, gives (the running sums go on from where they stopped: the same
+    operations on the same floats)."""
+    pieces, whole = _grids(seed, pessimistic), _grids(seed, pessimistic)
+    deltas = [1e-7, 1e-4, 1e-2, 0.3]
+    eps = np.concatenate(([-1.0], whole.losses[::7], whole.losses[::11] + 0.3 * whole.step))
+    whole.delta(whole.losses[0] - 1.0)  # summed to the bottom point at once
+    assert whole.__dict__["_held_sums"].start == 0
+    got, starts = [], []
+    for d in deltas:
+        got.append(pieces.epsilon(d))
+        starts.append(pieces.__dict__["_held_sums"].start)
+    assert starts[0] > 0 and starts == sorted(starts, reverse=True)  # summed down in pieces
+    assert got == [whole.epsilon(d) for d in deltas]
+    assert np.array_equal(pieces.delta(eps), whole.delta(eps))

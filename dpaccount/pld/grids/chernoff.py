@@ -43,9 +43,23 @@ optimize = lazy("scipy.optimize")
 
 _U = np.finfo(float).eps
 _BLOCK = 1 << 18  # points × λ values per pass (2 MB per work array; one λ at least)
+_GROUP = 1 << 18  # points of the grids a pass takes together (a larger grid alone)
 _SCAN = np.geomspace(1e-3, 1e3, 10)  # the first look of every λ search
 # the last compositions' log-MGFs, keyed by their grids' identities (the grids held with them)
 _RECENT = GridCache(limit=64 * 2 ** 20, size_of=lambda held: held[1].nbytes)
+
+
+def groups(items, points, limit):
+    """``items`` in consecutive groups of at most ``limit`` points in all (``points`` each;
+    a larger item alone): passes over arrays that stay in cache."""
+    out, total = [], 0
+    for item, n in zip(items, points):
+        if not out or total + n > limit:
+            out.append([])
+            total = 0
+        out[-1].append(item)
+        total += n
+    return out
 
 
 def log_mgf(items):
@@ -68,6 +82,9 @@ class LogMGF:
         self._logp = np.concatenate([lp for (lp, _), _ in live]) if live else np.zeros(0)
         self._x = np.concatenate([x for (_, x), _ in live]) if live else np.zeros(0)
         self._starts, self._sizes = np.cumsum(sizes) - sizes, sizes
+        # the grids in groups of ≤ _GROUP points, each a pass of its own (a grid's sums are the
+        # same floats whichever group holds it): the work arrays stay in cache
+        self._groups = [(g[0], g[-1] + 1) for g in groups(range(len(sizes)), sizes.tolist(), _GROUP)]
         self._err = self._error_coefficients(live)
         self._width = max(1, _BLOCK // max(len(self._x), 1))  # λ values per pass
         self._work = self._spare = None  # reused: no page faults per call
@@ -105,29 +122,35 @@ class LogMGF:
         return 16 * len(self._x) + 16 * min(_BLOCK, len(self._x) * self._width)
 
     def _blocks(self, lam):
-        """Per block of λ values: (λ, t, w) with t_i the largest exponent of grid i and
-        w_j = p_j e^{λε_j − t_i} ∈ (0, 1] (one row per λ)."""
+        """Per block of λ values and group of grids: (λ, grids, t, w) with t_i the largest
+        exponent of grid i and w_j = p_j e^{λε_j − t_i} ∈ (0, 1] (one row per λ)."""
         lam = np.ravel(np.asarray(lam, dtype=float))
+        widest = max((self._starts[g1 - 1] + self._sizes[g1 - 1] - self._starts[g0] for g0, g1 in self._groups),
+                     default=0)
         if self._work is None:
-            self._work = np.empty(len(self._x) * min(self._width, len(lam)))
+            self._work = np.empty(widest * min(self._width, len(lam)))
             self._spare = np.empty_like(self._work)
         for start in range(0, len(lam), self._width):
             part = lam[start:start + self._width]
-            if len(part) * len(self._x) > len(self._work):
-                self._work, self._spare = np.empty(len(part) * len(self._x)), np.empty(len(part) * len(self._x))
-            w = np.multiply(part[:, None], self._x, out=self._work[:len(part) * len(self._x)].reshape(len(part), -1))
-            w += self._logp
-            top = self._per_grid(np.maximum, w)
-            w -= np.repeat(top, self._sizes, axis=1) if len(self._sizes) > 1 else top
-            # a term below e^{−700} of its grid's largest is raised to that: exp stays out of the
-            # (slow) subnormal range, and K only rises, as a Chernoff bound allows
-            yield part, top, np.exp(np.maximum(w, -700.0, out=w), out=w)
+            if len(part) * widest > len(self._work):
+                self._work, self._spare = np.empty(len(part) * widest), np.empty(len(part) * widest)
+            for g0, g1 in self._groups:
+                lo, hi = self._starts[g0], self._starts[g1 - 1] + self._sizes[g1 - 1]
+                x = self._x[lo:hi]
+                w = np.multiply(part[:, None], x, out=self._work[:len(part) * len(x)].reshape(len(part), -1))
+                w += self._logp[lo:hi]
+                top = self._per_grid(np.maximum, w, g0, g1)
+                w -= np.repeat(top, self._sizes[g0:g1], axis=1) if len(self._sizes) > 1 else top
+                # a term below e^{−700} of its grid's largest is raised to that: exp stays out of the
+                # (slow) subnormal range, and K only rises, as a Chernoff bound allows
+                yield part, (g0, g1, lo, hi), top, np.exp(np.maximum(w, -700.0, out=w), out=w)
 
-    def _per_grid(self, ufunc, w):
-        """``ufunc`` reduced over each grid's points (one column per grid)."""
+    def _per_grid(self, ufunc, w, g0, g1):
+        """``ufunc`` reduced over each of the grids g0 … g1 − 1 (``w`` holds their points;
+        one column per grid)."""
         if len(self._starts) == 1:
             return ufunc.reduce(w, axis=1, keepdims=True)
-        return ufunc.reduceat(w, self._starts, axis=1)
+        return ufunc.reduceat(w, self._starts[g0:g1] - self._starts[g0], axis=1)
 
     def __call__(self, lam):
         with self._lock:
@@ -164,16 +187,25 @@ class LogMGF:
         if self._void or not len(self._k):
             return (np.full(size, -np.inf if self._void else 0.0),) + (np.zeros(size),) * 2 * moments
         cgf, mean, var = np.empty(size), np.empty(size), np.empty(size)
-        done = 0
-        for part, top, w in self._blocks(lam):
+        grids = len(self._sizes)
+        done, row = 0, None
+        for part, (g0, g1, lo, hi), top, w in self._blocks(lam):
+            if g0 == 0:  # a new block of λ: per grid, its largest exponent, Σ w, Σ wε, Σ wε²
+                row = [np.empty((len(part), grids)) for _ in range(2 + 2 * moments)]
+            row[0][:, g0:g1], row[1][:, g0:g1] = top, self._per_grid(np.add, w, g0, g1)
+            if moments:
+                x = self._x[lo:hi]
+                wx = np.multiply(w, x, out=self._spare[:w.size].reshape(w.shape))
+                row[2][:, g0:g1] = self._per_grid(np.add, wx, g0, g1)
+                row[3][:, g0:g1] = self._per_grid(np.add, np.multiply(wx, x, out=wx), g0, g1)
+            if g1 < grids:
+                continue
             at = slice(done, done + len(part))
             done += len(part)
-            total = self._per_grid(np.add, w)
+            top, total = row[0], row[1]
             cgf[at] = (top + np.log(total)) @ self._k
             if moments:
-                wx = np.multiply(w, self._x, out=self._spare[:w.size].reshape(w.shape))
-                first = self._per_grid(np.add, wx) / total
-                second = self._per_grid(np.add, np.multiply(wx, self._x, out=wx)) / total
+                first, second = row[2] / total, row[3] / total
                 mean[at], var[at] = first @ self._k, np.maximum(second - first ** 2, 0.0) @ self._k
         return (cgf, mean, var) if moments else (cgf,)
 

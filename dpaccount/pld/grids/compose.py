@@ -146,8 +146,9 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
         ja, probs, noise_bins = _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base)
         if ja + len(probs) - 1 > top:  # the tilted window reaches higher: bound the mass above its top
             above = min(above, _mass_beyond(mgf, rough, (ja + len(probs) - 1) * step, start=tilt))
-        if ja > bottom:  # it starts higher: bound the mass below its bottom (moved up to it)
-            below = _mass_beyond(mgf, rough, ja * step, -1.0, start=1e-3)
+        if ja > bottom:  # it starts higher: bound the mass below its bottom (moved up to it),
+            # searched from the λ of the untilted window's bottom (``hints``), which lies below it
+            below = _mass_beyond(mgf, rough, ja * step, -1.0, start=hints[1] or 1e-3)
         extra_inf = above if pessimistic else 0.0
         if pessimistic:
             probs[0] += below

@@ -49,29 +49,69 @@ def discounted_sums(x, step, count=None):
     docstring), η and absolute stated for ``count`` ≥ len(x) points (default len(x)).
     Each y[i] is the same float whatever points follow x[i] (the blocks start at x[0])."""
     x = np.asarray(x, dtype=float)
-    n = len(x)
-    count = n if count is None else count
-    block = _block(step)
-    width = min(block, n)  # one block: its first n running sums are those of the whole block
-    nb = -(-n // width) if n else 0
-    xs = np.zeros((nb, width))
-    xs.ravel()[:n] = x
-    up, down, into = _factors(step, block)
-    xs *= up[:width]
-    np.cumsum(xs, axis=1, out=xs)
-    xs *= down[:width]
-    if nb > 1:
-        carry = xs[:, -1].copy()  # E_b, scanned by doubling
+    scan = DiscountedScan(step, len(x) if count is None else count)
+    return (scan.extend(x),) + scan.bound
+
+
+class DiscountedScan:
+    """``discounted_sums`` of x fed in consecutive pieces (``extend``): each piece's y are
+    the floats ``discounted_sums`` of all the points so far gives there. It keeps the
+    running sum of the block begun (before its discount e^{−th}) and the sums out of the
+    blocks done (y_loc at their last point); the doubling scan runs again over those ends,
+    which changes none of the E_b already formed (a pass of offset s leaves blocks < s be)."""
+
+    def __init__(self, step: float, count: int):
+        self.step, self.count = step, count
+        self._block = _block(step)
+        self._fed = 0
+        self._ends: list = []   # y_loc at the last point of each block done
+        self._running = 0.0     # Σ x[bB + t']·e^{t'h} over the points fed of the block begun
+
+    @property
+    def bound(self):
+        """(η, absolute) of the module docstring for ``count`` points."""
+        return _bound(self.count, self.step, self._block)
+
+    def extend(self, x):
+        """y at the next len(x) points (x non-negative floats, each ≤ 1)."""
+        x = np.asarray(x, dtype=float)
+        n, block = len(x), self._block
+        if not n:
+            return np.zeros(0)
+        t0, b0 = self._fed % block, self._fed // block  # the first point's place: block b0, t0 in it
+        rows = -(-(t0 + n) // block)
+        width = block if rows > 1 or b0 else min(block, t0 + n)  # one block alone: its first points only
+        up, down, into = _factors(self.step, block)
+        xs = np.zeros((rows, width))
+        xs.ravel()[t0:t0 + n] = x
+        xs *= up[:width]
+        if t0:  # the block begun goes on from its running sum (0 + … + r = r exactly)
+            xs[0, t0 - 1] = self._running
+        np.cumsum(xs, axis=1, out=xs)
+        last = (t0 + n - 1) % block
+        self._running = float(xs[-1, last]) if last < block - 1 else 0.0
+        xs *= down[:width]
+        done = rows if (t0 + n) % block == 0 else rows - 1  # rows whose block is complete
+        if done:
+            self._ends.extend(xs[:done, block - 1].tolist())
+        if b0 + rows > 1:
+            carry = self._scan()  # E_b of every block done
+            r0 = 0 if b0 else 1   # the rows of blocks b ≥ 1 get E_{b−1}·e^{−(t+1)h}
+            xs[r0:] += carry[b0 + r0 - 1:b0 + rows - 1, None] * into[None, :width]
+        self._fed += n
+        return xs.ravel()[t0:t0 + n]
+
+    def _scan(self):
+        """E_b = y_loc[b, B−1] + e^{−Bh}·E_{b−1} of the blocks done, by doubling (module docstring)."""
+        carry, block = np.array(self._ends), self._block
         s = 1
-        while s < nb:
-            f = math.exp(-(s * block) * step)
+        while s < len(carry):
+            f = math.exp(-(s * block) * self.step)
             if f == 0.0:
                 break
             carry[s:] = carry[s:] + f * carry[:-s]
             s *= 2
-        xs[1:] += carry[:-1, None] * into[None, :]
-    eta, absolute = _bound(count, step, block)
-    return xs.ravel()[:n], eta, absolute
+        return carry
 
 
 def _block(step):

@@ -38,6 +38,7 @@ from ... import progress
 from ...errors import AccuracyNotReached
 from .cache import GridCache
 from .cells import grid_cells
+from .chernoff import groups
 from .discretise_optimistic import pair_to_lower_grid
 from .grid import PLDGrid
 from ..pairs.base import stacked_masses
@@ -63,14 +64,18 @@ def pairs_to_grids(pairs, step, ranges, pessimistic=True, shifts=None):
     out = [None] * len(pairs)
     progress.expect(len(pairs), f"discretising {len(pairs)} pairs at step {step:.3g}")
     dots = [i for i, p in enumerate(pairs) if pessimistic and not hasattr(p, "atoms")]
-    for i, grid in zip(dots, _connect_the_dots([pairs[i] for i in dots], step, [ranges[i] for i in dots])):
-        out[i] = grid
-    progress.advance(len(dots))  # one pass over the continuous pairs
+    for group in groups(dots, [ranges[i][1] - ranges[i][0] + 1 for i in dots], _GROUP_POINTS):
+        for i, grid in zip(group, _connect_the_dots([pairs[i] for i in group], step, [ranges[i] for i in group])):
+            out[i] = grid
+        progress.advance(len(group))  # one pass over these continuous pairs
     for i, pair in enumerate(pairs):
         if out[i] is None:
             out[i] = _one_grid(pair, step, *ranges[i], pessimistic, shifts[i])
             progress.advance()
     return out
+
+
+_GROUP_POINTS = 1 << 18  # points discretised in one pass: its ~20 work arrays stay in cache
 
 
 def _connect_the_dots(pairs, step, ranges):

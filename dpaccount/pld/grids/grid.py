@@ -20,13 +20,14 @@ n·u for SP, ~2.5n·u for D, over n points) are added (pessimistic) or
 subtracted.
 """
 import math
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Optional
 
 import numpy as np
 
-from .discounted import discounted_sums
+from .discounted import DiscountedScan
 
 _U = np.finfo(float).eps
 
@@ -93,27 +94,13 @@ class PLDGrid:
         """Total P-mass, finite part plus p_∞ (1 up to rounding and padding)."""
         return float(self.probs.sum() + self.p_inf)
 
-    def _sums(self, start):
-        """(SP[m], D[m]) for m ≥ start, padded outwards by their rounding errors (u = 2^{−52}, roundings of
-        u/2, libm within 4 ulp): SP is one running sum of n non-negative terms, within
-        (n−1)·u/2 of itself, padded by (n + 8)·u. S̃ (``discounted_sums``) is within η·S̃ + a of
-        itself. D = c·Σ_{j>m} S̃[j] adds a running sum of n−2 terms, c = −expm1(−h) (4u) and
-        two products: D is within e·D + n·a, e₁ = η + (n/2 + 6)·u, e = e₁ + e₁² (the
-        products of the (1 ± ·)-factors), and padded by that."""
-        n, top_down = len(self.probs), self.probs[:start - 1 if start else None:-1]  # the pads count all n
-        sp = np.empty(n - start)
-        np.cumsum(top_down, out=sp[::-1])
-        st, eta, absolute = discounted_sums(top_down, self.step, n)  # S̃, last point first
-        d = np.empty(n - start)
-        d[-1] = 0.0
-        np.cumsum(st[:-1], out=d[-2::-1])  # Σ_{j>m} S̃[j]
-        sign = 1.0 if self.pessimistic else -1.0
-        sp *= 1.0 + sign * (n + 8) * _U
-        e = eta + (n / 2 + 6) * _U
-        d *= -math.expm1(-self.step) * (1.0 + sign * (e + e * e))
-        d[:-1] += sign * n * absolute  # D[last] = 0: an empty sum, exact
-        np.maximum(d, 0.0, out=d)
-        return sp, d
+    def _sums(self, m0):
+        """(start, SP, D): SP[m] and D[m] for every m ≥ start, start ≤ m0, held as arrays from
+        start up (``_TopDown``): summed from the top down as far as asked, and on down later."""
+        held = self.__dict__.get("_held_sums")
+        if held is None:
+            held = self.__dict__.setdefault("_held_sums", _TopDown(self))
+        return held.reach(m0)
 
     def delta(self, eps):
         """δ(ε) of this grid, vectorised; in the grid's rounding direction."""
@@ -126,7 +113,7 @@ class PLDGrid:
         m = np.floor(x - slack if self.pessimistic else x + slack).astype(np.int64) + 1 - self.offset
         m = np.clip(m, 0, len(self.probs))
         inside = m < len(self.probs)
-        start, (sp, d) = self._suffix("_held_sums", int(m.min(initial=len(self.probs) - 1)), self._sums)
+        start, sp, d = self._sums(int(m.min(initial=len(self.probs) - 1)))
         mi = np.where(inside, m, start)
         gap = np.where(inside, np.minimum(eps - (self.offset + mi) * self.step, 0.0), 0.0)
         out = np.where(inside, -np.expm1(gap) * sp[mi - start] + np.exp(gap) * d[mi - start], 0.0) + self.p_inf
@@ -140,14 +127,22 @@ class PLDGrid:
     def epsilon(self, delta):
         """Smallest ε ≥ 0 with δ(ε) ≤ delta for this grid (inf if p_∞ > delta)."""
         delta = np.asarray(delta, dtype=float)
-        sp, d = self._suffix("_held_sums", 0, self._sums)[1]
+        # the sums from the top down until δ(ε_start) is above every delta (the first m with
+        # δ(ε_m) ≤ delta is then above start), or to the bottom: a sixteenth, then 1.5× as far
+        n, most = len(self.probs), float(np.max(delta, initial=0.0))
+        reach = max(n // 16, 1)
+        while True:
+            start, sp, d = self._sums(n - reach)
+            if start == 0 or d[0] + self.p_inf > most:
+                break
+            reach = min(n, reach + max(reach // 2, 1))
         at_points = d + self.p_inf  # δ(ε_m), non-increasing in m
         # first m with δ(ε_m) ≤ delta
-        m = np.searchsorted(-at_points, -delta, side="left")
+        m = start + np.searchsorted(-at_points, -delta, side="left")
         out = np.empty(delta.shape)
         flat_m, flat_t, flat_o = m.ravel(), delta.ravel(), out.ravel()
         for i, (mm, target) in enumerate(zip(flat_m, flat_t)):
-            flat_o[i] = self._solve_in_cell(int(mm), float(target), sp, d)
+            flat_o[i] = self._solve_in_cell(int(mm), float(target), sp[mm - start:], d[mm - start:])
         out = flat_o.reshape(delta.shape)
         return float(out) if out.ndim == 0 else out
 
@@ -158,9 +153,10 @@ class PLDGrid:
             eps = (self.offset + len(self.probs) - 1) * self.step
             return max(eps, 0.0)
         # on (ε_{m−1}, ε_m]: δ(ε) = SP[m] + p_∞ − e^{ε−ε_m} S̃[m], S̃[m] = SP[m] − D[m]
+        # (``sp``, ``d``: from m up)
         eps_m = (self.offset + m) * self.step
-        s_tilde = sp[m] - d[m]
-        excess = sp[m] + self.p_inf - target
+        s_tilde = sp[0] - d[0]
+        excess = sp[0] + self.p_inf - target
         if s_tilde <= 0 or excess <= 0:
             eps = eps_m
         else:
@@ -174,6 +170,75 @@ class PLDGrid:
                 break
             eps = eps + (1.0 if self.pessimistic else -1.0) * (max(abs(eps), 1.0) * 8 * _U + 1e-300)
         return float(max(eps, 0.0))
+
+
+class _TopDown:
+    """SP[m] and D[m] of a grid (module docstring) for m ≥ start, summed from the top point
+    down and extended downwards when asked (``reach``): every value is the float a sum from
+    the top over all points gives (each running sum goes on from where it stopped, the
+    discounted one by ``DiscountedScan``), padded outwards by its rounding errors: SP is one
+    running sum of n non-negative terms, within (n−1)·u/2 of itself, padded by (n + 8)·u
+    (u = 2^{−52}, roundings of u/2, libm within 4 ulp). S̃ is within η·S̃ + a of itself. D =
+    c·Σ_{j>m} S̃[j] adds a running sum of n−2 terms, c = −expm1(−h) (4u) and two products: D
+    is within e·D + n·a, e₁ = η + (n/2 + 6)·u, e = e₁ + e₁² (the products of the
+    (1 ± ·)-factors), and padded by that. The pads count all n points of the grid."""
+
+    def __init__(self, grid):
+        n = len(grid.probs)
+        self._grid, self._scan, self._lock = grid, DiscountedScan(grid.step, n), threading.Lock()
+        self._sp, self._d = np.empty(n), np.empty(n)  # filled from the top down: [start, n)
+        self.start = n
+        self._sp_run = self._d_next = None  # SP at the lowest point summed; Σ S̃ down to it
+
+    @property
+    def sp(self):
+        return self._sp[self.start:]
+
+    @property
+    def d(self):
+        return self._d[self.start:]
+
+    def __getstate__(self):  # a grid pickled with its sums: all but the lock
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, _lock=threading.Lock())
+
+    def reach(self, m0):
+        """(start, SP, D), start ≤ max(m0, 0): the arrays from start up."""
+        with self._lock:
+            if max(int(m0), 0) < self.start:
+                self._extend(max(int(m0), 0))
+            return self.start, self.sp, self.d
+
+    def _extend(self, m0):
+        g, start = self._grid, self.start
+        n, part = len(g.probs), g.probs[m0:start][::-1]  # the points to add, top down
+        first = self._sp_run is None
+        # top down; SP from one point above the new ones, where its running sum goes on (that
+        # point's value set to it, summed, restored); D from Σ S̃ down to there
+        sp = self._sp[m0:start + (not first)][::-1]
+        d = self._d[m0:start][::-1]
+        st = self._scan.extend(part)  # S̃ at these points
+        d[0] = 0.0 if first else self._d_next  # at the top point: an empty sum
+        np.cumsum(st[:-1], out=d[1:]) if first else np.cumsum(np.concatenate((d[:1], st[:-1])), out=d)
+        if first:
+            np.cumsum(part, out=sp)
+        else:
+            held, sp[0], sp[1:] = sp[0], self._sp_run, part
+            np.cumsum(sp, out=sp)
+            sp[0] = held
+            sp = sp[1:]
+        self._sp_run, self._d_next = float(sp[-1]), float(d[-1] + st[-1])
+        sp, d = self._sp[m0:start], self._d[m0:start]  # the same points, bottom up (contiguous)
+        sign = 1.0 if g.pessimistic else -1.0
+        sp *= 1.0 + sign * (n + 8) * _U
+        eta, absolute = self._scan.bound
+        e = eta + (n / 2 + 6) * _U
+        d *= -math.expm1(-g.step) * (1.0 + sign * (e + e * e))
+        d[:-1 if first else None] += sign * n * absolute  # D at the top point is exact
+        np.maximum(d, 0.0, out=d)
+        self.start = m0
 
 
 def frozen(array):

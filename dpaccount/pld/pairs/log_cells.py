@@ -62,7 +62,9 @@ def normal_cells(z, sizes=None, z_err=None):
     non-decreasing z (``log_cells``): cells below 0 from log Φ(z), cells above 0
     from log Φ(−z), one special-function call per point; a cell straddling 0 is
     1 − Φ(lo) − Φ(−hi). With ``sizes``, z is several runs (each non-decreasing)
-    and their cells come concatenated.
+    and their cells come concatenated: long runs one by one, on slices
+    (``_run_cells``), many short ones together (``_stacked_cells``); the cells are
+    the same floats either way.
 
     With ``z_err`` (bounds on each z's absolute error), also bounds on each
     cell's absolute error (module docstring): log Φ errs by ``LOG_NDTR_ULPS``
@@ -71,6 +73,50 @@ def normal_cells(z, sizes=None, z_err=None):
     taken as |z| + 2 for the distance moved."""
     z = np.asarray(z, dtype=float)
     sizes = np.array([len(z)] if sizes is None else sizes, dtype=np.int64)
+    slack = None if z_err is None else (np.abs(z) + 2) * z_err
+    if len(sizes) > 1 and len(z) < _LONG * len(sizes):
+        out, err = _stacked_cells(z, sizes, slack)
+    else:
+        cuts = np.concatenate(([0], np.cumsum(sizes)))
+        runs = [_run_cells(z[a:b], None if slack is None else slack[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+        out = np.concatenate([r[0] for r in runs])
+        err = None if slack is None else np.concatenate([r[1] for r in runs])
+    out = np.nan_to_num(out, nan=0.0)
+    return out if err is None else (out, np.nan_to_num(err, nan=0.0))
+
+
+_LONG = 1024  # runs this long on average go one by one: the per-run calls are then a small cost
+
+
+def _run_cells(z, slack):
+    """(cells, errors or None) of one non-decreasing run: with p = (−∞, z, +∞), the cell
+    (p_i, p_{i+1}] from log Φ at both ends where p_{i+1} ≤ 0, from log Φ(−·) at both ends
+    where p_i ≥ 0 (that one where both hold: z has a 0), else (p_i < 0 < p_{i+1}, one such
+    cell at most) 1 − Φ(p_i) − Φ(−p_{i+1}). ``slack``: z's error times the slope bound."""
+    n = len(z)
+    k, j = int(np.searchsorted(z, 0.0, side="right")), int(np.searchsorted(z, 0.0, side="left"))
+    out, err = np.empty(n + 1), None if slack is None else np.empty(n + 1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # log Φ(p) at p_0 … p_k (≤ 0); log Φ(−p) at p_{n+1} … p_{j+1} (p ≥ 0, −p non-decreasing)
+        lp = special.log_ndtr(np.concatenate(([-np.inf], z[:k])))
+        lm = special.log_ndtr(np.concatenate(([-np.inf], -z[j:][::-1])))
+        if slack is None:
+            out[:k] = log_cells(lp)
+            out[j + 1:] = log_cells(lm)[::-1]
+        else:
+            out[:k], err[:k], end_p = log_cells(lp, _eta(lp, np.concatenate(([0.0], slack[:k]))))
+            cells, cell_err, end_m = log_cells(lm, _eta(lm, np.concatenate(([0.0], slack[j:][::-1]))))
+            out[j + 1:], err[j + 1:] = cells[::-1], cell_err[::-1]
+        if j == k:  # p_k < 0 < p_{k+1}
+            straddle, straddle_err = _straddle(lp[-1:], lm[-1:], None if err is None else (end_p[-1:], end_m[-1:]))
+            out[k] = straddle[0]
+            if err is not None:
+                err[k] = straddle_err[0]
+    return out, err
+
+
+def _stacked_cells(z, sizes, slack):
+    """(cells, errors or None) of many runs at once (``_run_cells`` of each, concatenated)."""
     # each run between −∞ and +∞: cells of consecutive entries, then the cells across runs dropped
     ends = np.cumsum(sizes + 2) - 1
     padded = np.full(len(z) + 2 * len(sizes), -np.inf)
@@ -79,7 +125,7 @@ def normal_cells(z, sizes=None, z_err=None):
     padded[at] = z
     neg, pos = np.flatnonzero(padded <= 0), np.flatnonzero(padded >= 0)
     out = np.empty(len(padded) - 1)
-    err = np.empty(len(padded) - 1) if z_err is not None else None
+    err = np.empty(len(padded) - 1) if slack is not None else None
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # consecutive z ≤ 0 (z ≥ 0) of one run are adjacent: those cells lie left (right) of 0;
         # a pair that is not adjacent spans a cell written below (straddling, or across runs)
@@ -87,22 +133,34 @@ def normal_cells(z, sizes=None, z_err=None):
         lm = special.log_ndtr(-padded[pos][::-1])             # log Φ(−z), z descending: non-decreasing
         mid = np.flatnonzero((padded[:-1] < 0) & (padded[1:] > 0))  # lo < 0 < hi
         lo, hi = np.searchsorted(neg, mid), len(pos) - 1 - np.searchsorted(pos, mid + 1)
-        straddle = -np.expm1(np.logaddexp(lp[lo], lm[hi]))    # 1 − e^{log(Φ(lo) + Φ(−hi))}
         if err is None:
             out[neg[:-1]] = log_cells(lp)
             out[pos[:-1]] = log_cells(lm)[::-1]
+            straddle, _ = _straddle(lp[lo], lm[hi], None)
         else:
-            slack = np.zeros(len(padded))
-            slack[at] = (np.abs(z) + 2) * z_err
-            out[neg[:-1]], err[neg[:-1]], end_p = log_cells(lp, LOG_NDTR_ULPS * _U * np.abs(lp) + slack[neg])
-            cells, cell_err, end_m = log_cells(lm, LOG_NDTR_ULPS * _U * np.abs(lm) + slack[pos][::-1])
+            padded_slack = np.zeros(len(padded))
+            padded_slack[at] = slack
+            out[neg[:-1]], err[neg[:-1]], end_p = log_cells(lp, _eta(lp, padded_slack[neg]))
+            cells, cell_err, end_m = log_cells(lm, _eta(lm, padded_slack[pos][::-1]))
             out[pos[:-1]], err[pos[:-1]] = cells[::-1], cell_err[::-1]
-            # 1 − e^{la}: the ends' errors pass on as they are; logaddexp (numpy: the larger
-            # argument + log1p(exp(−|x − y|)), ≤ 4 ulp per call) errs by ≤ 8u(|x| + |y|)
-            # absolute (the finite ones: at x = −∞ it is y), which 1 − e^{la} passes on
-            # times e^{la} ≤ 1; expm1 ≤ 4 ulp of the cell
-            size = np.where(np.isfinite(lp[lo]), np.abs(lp[lo]), 0.0) + np.where(np.isfinite(lm[hi]), np.abs(lm[hi]), 0.0)
-            err[mid] = end_p[lo] + end_m[hi] + 8 * _U * size + 4 * _U * straddle
+            straddle, err[mid] = _straddle(lp[lo], lm[hi], (end_p[lo], end_m[hi]))
         out[mid] = straddle  # last: the neg and pos runs wrote across these cells
-    out = np.nan_to_num(np.delete(out, ends[:-1]), nan=0.0)
-    return out if err is None else (out, np.nan_to_num(np.delete(err, ends[:-1]), nan=0.0))
+    return np.delete(out, ends[:-1]), None if err is None else np.delete(err, ends[:-1])
+
+
+def _eta(logs, slack):
+    """Bounds on the absolute errors of computed log Φ's: ``LOG_NDTR_ULPS`` ulps, and the slack."""
+    return LOG_NDTR_ULPS * _U * np.abs(logs) + slack
+
+
+def _straddle(lp, lm, ends):
+    """(1 − e^{log(Φ(lo) + Φ(−hi))} from arrays lp = log Φ(lo), lm = log Φ(−hi), and with
+    ``ends`` (the ends' error terms, ``log_cells``) bounds on its errors, else None)."""
+    straddle = -np.expm1(np.logaddexp(lp, lm))
+    if ends is None:
+        return straddle, None
+    # the ends' errors pass on as they are; logaddexp (numpy: the larger argument + log1p(exp(−|x − y|)),
+    # ≤ 4 ulp per call) errs by ≤ 8u(|x| + |y|) absolute (the finite ones: at x = −∞ it is y),
+    # which 1 − e^{la} passes on times e^{la} ≤ 1; expm1 ≤ 4 ulp of the cell
+    size = np.where(np.isfinite(lp), np.abs(lp), 0.0) + np.where(np.isfinite(lm), np.abs(lm), 0.0)
+    return straddle, ends[0] + ends[1] + 8 * _U * size + 4 * _U * straddle
