@@ -42,19 +42,33 @@ def _cli(*args):
     return out.returncode, out.stdout + out.stderr
 
 
+def _printed_matches(code, text, eps):
+    """The CLI printed ε: the upper bound ``eps`` rounded up to 6 significant digits."""
+    return code == 0 and eps <= float(text.split("epsilon = ")[1].split()[0]) <= eps * (1 + 1e-5)
+
+
 def test_cli_matrix_equals_library():
     code, text = _cli("--mechanism", "matrix", "--strategy", "toeplitz:1,0.5,0.25", "--n", "1000", "--sigma", "5",
                       "--min-separation", "10")
     m = MatrixMechanism(S.toeplitz([1, 0.5, 0.25], 1000), 5.0, Participation.min_separation(10))
-    assert code == 0 and f"{m.get_approxDP(1e-5):.6g}" in text
+    assert _printed_matches(code, text, m.get_approxDP(1e-5)), text
     code, text = _cli("--mechanism", "matrix", "--strategy", "identity", "--n", "100", "--sigma", "1",
                       "--min-separation", "10", "--q", "0.1")
     want = dpaccount.CyclicPoissonSampling()(MatrixMechanism(S.identity(100), 1.0,
                                                               Participation.min_separation(10)), 0.1)
-    assert code == 0 and f"{want.get_approxDP(1e-5):.6g}" in text
+    assert _printed_matches(code, text, want.get_approxDP(1e-5)), text
+    code, text = _cli("--mechanism", "matrix", "--strategy", "identity", "--n", "100", "--sigma", "1",
+                      "--min-separation", "10", "--batch-scheme", "balls-in-bins")
+    want = dpaccount.BallsInBinsSampling()(MatrixMechanism(S.identity(100), 1.0, Participation.min_separation(10)))
+    assert _printed_matches(code, text, want.get_approxDP(1e-5)), text
 
 
 @pytest.mark.parametrize("args,match", [
+    (("--mechanism", "gaussian", "--sigma", "5", "--batch-scheme", "balls-in-bins"), "applies to --mechanism matrix"),
+    (("--mechanism", "matrix", "--strategy", "toeplitz:1,0.5", "--n", "100", "--sigma", "5", "--min-separation",
+      "10", "--batch-scheme", "balls-in-bins"), "diagonal strategy"),
+    (("--mechanism", "matrix", "--strategy", "identity", "--n", "100", "--sigma", "5", "--min-separation", "10",
+      "--batch-scheme", "balls-in-bins", "--q", "0.1"), "--q does not apply to --batch-scheme balls-in-bins"),
     (("--mechanism", "gaussian", "--sigma", "5", "--batch-scheme", "cyclic-poisson", "--q", "0.1"),
      "applies to --mechanism matrix only"),
     (("--mechanism", "matrix", "--strategy", "prefix", "--n", "100", "--sigma", "5", "--epochs", "10", "--q", "0.1"),

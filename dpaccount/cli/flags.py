@@ -14,6 +14,7 @@ from ..mechanisms.training import TreeAggregation, ZCDPMechanism
 from ..relations import ADD_REMOVE, REPLACE_ONE
 from ..specs import load
 from ..strategies import parse_strategy
+from ..transformers.balls_in_bins import BallsInBinsSampling
 from ..transformers.cyclic_poisson import CyclicPoissonSampling
 from ..transformers.composition import Composition
 from ..transformers.poisson_sampling import PoissonSampling
@@ -62,8 +63,10 @@ BATCH_SCHEMES = {
     "cyclic-truncated-poisson": (("q", "dataset_size", "max_batch_size"), ADD_REMOVE,
                                  lambda a, m: CyclicPoissonSampling()(m, a["q"], a["dataset_size"],
                                                                       a["max_batch_size"])),
+    # a diagonal strategy: each epoch of b rounds (its separation) places a record in one round
+    "balls-in-bins": ((), ADD_REMOVE, lambda a, m: BallsInBinsSampling()(m)),
 }
-MATRIX_SCHEMES = ("cyclic-poisson", "cyclic-truncated-poisson")
+MATRIX_SCHEMES = ("cyclic-poisson", "cyclic-truncated-poisson", "balls-in-bins")
 SCHEME_FLAGS = ("dataset_size", "batch_size", "max_batch_size")
 WRAPPERS = ("q", "steps") + SCHEME_FLAGS                        # the batch scheme, then composition
 
@@ -102,8 +105,8 @@ def mechanism_from(args, **override):
         scheme = "cyclic-poisson"  # the one amplification a matrix mechanism has
     if scheme is not None and (scheme in MATRIX_SCHEMES) != matrix:
         raise UsageError(f"--batch-scheme {scheme} applies to --mechanism matrix only" if not matrix else
-                         f"--batch-scheme {scheme} does not apply to a matrix mechanism (cyclic-poisson or "
-                         f"cyclic-truncated-poisson do)")
+                         f"--batch-scheme {scheme} does not apply to a matrix mechanism (cyclic-poisson, "
+                         f"cyclic-truncated-poisson or balls-in-bins do)")
     if scheme not in (None, "poisson") and args.spec is None and args.mechanism == "subsampled-gaussian":
         raise UsageError(f"--mechanism subsampled-gaussian is Poisson sampling; with --batch-scheme {scheme} "
                          f"take --mechanism gaussian")
@@ -158,7 +161,7 @@ def _batch_scheme(scheme, values, m):
     stray = [_flag(k) for k in ("q",) + SCHEME_FLAGS if values[k] is not None and k not in required]
     if stray:
         raise UsageError(f"{', '.join(stray)} does not apply to {named} "
-                         f"(it takes {', '.join(_flag(k) for k in required)})")
+                         f"(it takes {', '.join(_flag(k) for k in required) or 'none of them'})")
     if m.relation != relation:
         hint = ("--relation replace-one" if relation == REPLACE_ONE else
                 "for replace-one, --batch-scheme without-replacement or with-replacement")

@@ -64,7 +64,9 @@ def _mechanism_flags():
                         "without-replacement or with-replacement (--batch-size --dataset-size; replace-one), "
                         "random-allocation (--batch-size --dataset-size: one pass of ceil(n / b) steps; "
                         "--steps counts passes), cyclic-poisson (--q; --mechanism matrix, banded strategies), "
-                        "cyclic-truncated-poisson (--q --dataset-size (the largest group) --max-batch-size)")
+                        "cyclic-truncated-poisson (--q --dataset-size (the largest group) --max-batch-size), "
+                        "balls-in-bins (--mechanism matrix, a diagonal strategy: one round per epoch of "
+                        "--min-separation rounds)")
     b.add_argument("--dataset-size", type=number, help="number of records (truncated-poisson, *-replacement, random-allocation)")
     b.add_argument("--batch-size", type=number, help="records per batch (without-, with-replacement, random-allocation)")
     b.add_argument("--max-batch-size", type=number, help="the cap on a Poisson batch (truncated-poisson)")
