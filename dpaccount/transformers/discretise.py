@@ -73,11 +73,13 @@ class DiscretisedMechanism(Mechanism):
     def _spec_args(self):
         return {"mechanism": self.base, "accuracy": self.accuracy}
 
-    def _pairs(self):
-        if self.base.optional("pairs") is None:
+    def _pairs_at(self, rho):
+        pairs = self.base.optional("pairs", rho)
+        if pairs is None:
             return None
-        made = {d: grid_to_pair(self.base.pld(d, self.accuracy), f"grid({self.base.name},{d})",
-                                (self.base.pairs.direction(d),))
+        profile = self.base.profile_at(self.accuracy, rho)  # the grids ``Mechanism.pld`` gives, at ``rho``
+        made = {d: grid_to_pair(profile.grid(d, 1e-30, True), f"grid({self.base.name},{d})",
+                                (pairs.direction(d),))
                 for d in DIRECTIONS}
         return PairComposition.single(made["remove"], made["add"])
 
