@@ -2,11 +2,13 @@
 start coarse, a certified interval too wide for its accuracy is rebuilt finer, every
 precision keeps its own cache (a refused query changes no answer), and a mechanism's
 pairs depend on no ambient state."""
+import pathlib
 
 import numpy as np
 import pytest
 
-from dpaccount import AccuracyNotReached, Composition, GaussianMechanism, RandomAllocation
+import dpaccount
+from dpaccount import AccuracyNotReached, Composition, GaussianMechanism, PoissonSampling, RandomAllocation
 from dpaccount.precision import DEFAULT_RHO, EPSILON_RHO, FLOOR_RHO, epsilon_rho, finer
 from dpaccount.queries.at import At
 from dpaccount.queries.route import bounds
@@ -91,3 +93,30 @@ def test_a_refused_interval_is_the_common_part_of_every_precision_tried():
     got = err.value.bounds
     finest = _at(m, FLOOR_RHO, "get_approx_delta", 1.0, 0.5)
     assert finest.lower <= got.lower <= got.upper <= finest.upper and _width(got) < 0.5 * _width(finest)
+
+
+def _floats(key):
+    """Every float inside a pair's (nested) key."""
+    if isinstance(key, tuple):
+        return {x for part in key for x in _floats(part)}
+    return {key} if isinstance(key, float) else set()
+
+
+@pytest.mark.parametrize("wrap", [lambda m: Composition()([m, GaussianMechanism(sigma=2.0)], [2, 1]),
+                                  lambda m: PoissonSampling()(m, 0.5),
+                                  lambda m: Composition()([PoissonSampling()(m, 0.5)], [3])],
+                         ids=["composition", "poisson", "composition-of-poisson"])
+def test_transformers_hand_the_precision_to_their_parts(wrap):
+    """A random allocation's epochs inside another transformer's pairs are built at the ρ
+    asked of the whole (``Mechanism._pairs_at``), not at a default of their own."""
+    m = wrap(RandomAllocation()(GaussianMechanism(sigma=1.1), 20))
+    for rho, other in ((EPSILON_RHO, DEFAULT_RHO), (DEFAULT_RHO, EPSILON_RHO)):
+        floats = _floats(tuple(p.key() for p, _ in m.pairs_at(rho).remove))
+        assert rho in floats and other not in floats
+
+
+def test_no_module_keeps_a_setting_in_ambient_state():
+    """Settings are arguments: only progress reporting lives in a context variable."""
+    root = pathlib.Path(dpaccount.__file__).parent
+    holders = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if "ContextVar" in p.read_text())
+    assert holders == ["progress.py"]

@@ -2,7 +2,7 @@
 
 A query decides ρ (``precision.py``: ``DEFAULT_RHO``, an ε(δ) query's
 ``epsilon_rho(accuracy)``, ``finer(rho)`` for an interval asked again) and
-hands ``At(mechanism, rho)`` to its strategy (``strategies.py``). Everything
+hands ``At(mechanism, rho)`` to its method (``methods.py``). Everything
 here is cached on the mechanism under a key holding ρ, so answers at one ρ
 never depend on what was asked at another.
 """
@@ -22,7 +22,7 @@ from ..pld.profiles.profile import PrivacyProfile
 from ..progress import stage
 
 if TYPE_CHECKING:
-    from ..mechanism import Mechanism
+    from .surface import Queries
     from ..pld.pairs.base import DominatingPair
     from ..pld.pairs.composition import PairComposition
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 class At(NamedTuple):
     """``mechanism``'s pairs built at the lattice precision ``rho`` (``Mechanism.pairs_at``)."""
 
-    mechanism: Mechanism
+    mechanism: Queries  # a ``Mechanism``
     rho: float
 
     @property
@@ -68,24 +68,24 @@ class At(NamedTuple):
         """``built_profile``, as a stage of the query that asks for it (``progress.py``)."""
         return built_profile(self, accuracy)
 
-    # -- closed forms (the "analytic" strategy) -------------------------------
-    def analytic_delta(self, eps: Any, upper: bool = True) -> Any:
+    # -- closed forms (the "analytic" method) -------------------------------
+    def analytic_delta(self, eps, upper=True):
         """δ(ε) in closed form: μ-GDP, or the exact curve of a single pair
         (rounded up, or down for the lower end of a certified interval)."""
         mu = self.pairs.gaussian_mu
         if mu is not None:
             return delta_gdp(eps, mu, upper)
-        rem, add = self.single_pairs()  # type: ignore[misc]
+        rem, add = self.single_pairs()
         return np.maximum(rem.delta(eps, upper), add.delta(eps, upper))
 
-    def analytic_epsilon(self, delta: float, upper: bool = True) -> float:
+    def analytic_epsilon(self, delta, upper=True):
         mu = self.pairs.gaussian_mu
         if mu is not None and upper:
             return epsilon_gdp(delta, mu)
         curve = lambda e: float(self.analytic_delta(e, upper))
         # P(L = +∞): a finite pair's from its logs is rounded up (``p_inf``); a lower bound
         # takes it rounded down (``end_bounds``), else it could call a finite ε infinite
-        p_inf = max(p.end_bounds()[0][1 if upper else 0] for p in self.single_pairs()) if mu is None else 0.0  # type: ignore[union-attr]
+        p_inf = max(p.end_bounds()[0][1 if upper else 0] for p in self.single_pairs()) if mu is None else 0.0
         return hockey_stick_to_epsilon(curve, delta, p_inf, upper)
 
 

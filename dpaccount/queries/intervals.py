@@ -9,9 +9,9 @@ or, where the dominating pairs are not attained, from attained compositions
 (``pld/profiles/attained.py``); where none is known ``lower`` is None with the
 reason (docs/theory.rst). The grid is refined (at most ``_ROUNDS`` times) until
 upper − lower ≤ accuracy·upper, else ``AccuracyNotReached`` carries what was
-reached. Here: each strategy's interval (``strategies.STRATEGIES`` names them),
+reached. Here: each method's interval (``methods.METHOD_TABLE`` names them),
 built from ``At`` (a mechanism's pairs at one lattice precision); ``route.py``
-chooses the strategy and asks again at a finer precision where too wide.
+chooses the method and asks again at a finer precision where too wide.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     FloatArray = NDArray[np.float64]
 
 Method = Literal["analytic", "pld", "rdp", "cf", "clt"]
-"""A query's ``method=`` (``strategies.METHODS``); None: the tightest that applies."""
+"""A query's ``method=`` (``methods.METHODS``); None: the tightest that applies."""
 DEFAULT_ACCURACY = 1e-3  # the relative width of a certified interval every query is sized by
 _ROUNDS = 5  # grid refinements a *_bounds query tries before AccuracyNotReached
 

@@ -1,10 +1,10 @@
-"""A query's route through the strategy table (``strategies.py``) at one lattice precision.
+"""A query's route through the method table (``methods.py``) at one lattice precision.
 
 ``epsilon`` and ``delta`` answer ε(δ) and δ(ε) at ``At(mechanism, rho)``: the
-strategy ``method=`` names (None: the tightest that applies), its answers
+method ``method=`` names (None: the tightest that applies), its answers
 clipped to what the pure ε certifies, with the default route's settings
-(``Strategy.floors``, ``Strategy.rdp_where_infinite``) and the check of an
-approximate strategy against the certified default. ``bounds`` is the
+(``QueryMethod.floors``, ``QueryMethod.rdp_where_infinite``) and the check of an
+approximate method against the certified default. ``bounds`` is the
 certified interval (``intervals.py``); where it is still wider than its
 accuracy and some pair is built at a ρ a finer one narrows (a
 random-allocation epoch), it is asked again at ``precision.finer(rho)``.
@@ -22,14 +22,14 @@ from ..precision import finer
 from ..progress import stage
 from .at import At
 from .intervals import DEFAULT_ACCURACY, Bounds, intersection, narrow, pure_interval, wider
-from .strategies import DELTA, EPSILON, FROM_RDP, INTERVAL, choose
+from .methods import DELTA, EPSILON, FROM_RDP, INTERVAL, choose
 
 EPSILON_STAGE, DELTA_STAGE = "epsilon(delta)", "delta(epsilon)"  # the plain queries' progress stages
 
 
 def epsilon(at: At, deltas: Any, method: Optional[str], accuracy: float) -> Any:
     """ε(δ) at every δ of ``deltas`` (an array), an upper bound (``Queries.get_approxDP``)."""
-    default, strategy = method is None, choose(at, method)
+    default, chosen = method is None, choose(at, method)
     if deltas.size == 0:
         return np.empty(deltas.shape)
     pure = at.pure_epsilon()
@@ -37,29 +37,29 @@ def epsilon(at: At, deltas: Any, method: Optional[str], accuracy: float) -> Any:
         out: Any = np.full(deltas.shape, pure)
         some = deltas > 0
         if np.any(some):
-            out[some] = np.minimum(_staged(epsilon, EPSILON_STAGE)(at, deltas[some], strategy.name, accuracy), pure)
+            out[some] = np.minimum(_staged(epsilon, EPSILON_STAGE)(at, deltas[some], chosen.name, accuracy), pure)
         return out
-    floor = strategy.floors.epsilon if default and strategy.floors else None
-    out = strategy.epsilon(at, deltas, accuracy, floor)
-    if strategy.approximation is not None:
+    floor = chosen.floors.epsilon if default and chosen.floors else None
+    out = chosen.epsilon(at, deltas, accuracy, floor)
+    if chosen.approximation is not None:
         below = np.asarray(out).reshape(deltas.shape) < _staged(epsilon, EPSILON_STAGE)(at, deltas, None, accuracy)
-        warn_if_unsafe(below, f"ε(δ) of {strategy.approximation(at)}", "below")
+        warn_if_unsafe(below, f"ε(δ) of {chosen.approximation(at)}", "below")
     out = np.clip(np.asarray(out, dtype=float).reshape(deltas.shape), 0.0, pure)
-    if default and strategy.rdp_where_infinite:
+    if default and chosen.rdp_where_infinite:
         out = finite_by_rdp(at, out, deltas)
     return out
 
 
 def delta(at: At, epss: Any, method: Optional[str], accuracy: float) -> Any:
     """δ(ε) at every ε of ``epss`` (an array), an upper bound (``Queries.get_approx_delta``)."""
-    default, strategy = method is None, choose(at, method)
+    default, chosen = method is None, choose(at, method)
     if epss.size == 0:
         return np.empty(epss.shape)
-    floor = strategy.floors.delta if default and strategy.floors else None
-    out = strategy.delta(at, epss, accuracy, floor)
-    if strategy.approximation is not None:
+    floor = chosen.floors.delta if default and chosen.floors else None
+    out = chosen.delta(at, epss, accuracy, floor)
+    if chosen.approximation is not None:
         below = np.asarray(out).reshape(epss.shape) < _staged(delta, DELTA_STAGE)(at, epss, None, accuracy)
-        warn_if_unsafe(below, f"δ(ε) of {strategy.approximation(at)}", "below")
+        warn_if_unsafe(below, f"δ(ε) of {chosen.approximation(at)}", "below")
     out = np.clip(np.asarray(out, dtype=float).reshape(epss.shape), 0.0, 1.0)
     return np.where(epss >= at.pure_epsilon(), 0.0, out)  # δ(ε) = 0 from the pure ε on (exact)
 
@@ -69,12 +69,12 @@ def _staged(query, name):
     return stage(name, steps=1)(query)
 
 
-def warn_if_unsafe(unsafe: Any, what: str, side: str) -> None:
+def warn_if_unsafe(unsafe: Any, what: str, side: str, stacklevel: int = 5) -> None:
     """An ``ApproximationWarning`` where an approximation is on the unsafe ``side`` of the certified answer."""
     if np.any(unsafe):
         warnings.warn(f"{what} is {side} the certified bound (an under-report of the privacy loss) "
                       f"at {int(np.sum(unsafe))} of {np.size(unsafe)} points: the CLT is an "
-                      f"approximation, not a bound", ApproximationWarning, stacklevel=4)
+                      f"approximation, not a bound", ApproximationWarning, stacklevel=stacklevel)
 
 
 def finite_by_rdp(at: At, out: Any, deltas: Any) -> Any:
@@ -131,21 +131,21 @@ def bounds(at: At, values: Any, scalar: bool, method: Optional[str], accuracy: f
 
 
 def _bounds_at(at: At, values: Any, scalar: bool, method: Optional[str], accuracy: float, query: str) -> Bounds:
-    """The certified interval of the strategy ``method`` names at ``at``'s precision."""
+    """The certified interval of the method ``method`` names at ``at``'s precision."""
     if method is None and at.optional_pairs() is None:  # (before the default's RDP fallback warning)
         raise RepresentationUnavailable(f"{at.name} has no dominating pair, so no certified interval "
                                         f"(get_approxDP answers from its RDP: an upper bound only)")
-    strategy = choose(at, method)
-    if INTERVAL not in strategy.answers or strategy.interval is None:
-        raise RepresentationUnavailable(f"method={strategy.name!r} gives no certified interval; "
+    chosen = choose(at, method)
+    if INTERVAL not in chosen.answers or chosen.interval is None:
+        raise RepresentationUnavailable(f"method={chosen.name!r} gives no certified interval; "
                                         f"use method='pld' or 'analytic'")
     if query == "get_approxDP" and np.any(values == 0):
-        return pure_interval(at, values, scalar, strategy.name, accuracy,
-                             lambda rest: bounds(at, rest, False, strategy.name, accuracy, "get_approxDP"))
+        return pure_interval(at, values, scalar, chosen.name, accuracy,
+                             lambda rest: bounds(at, rest, False, chosen.name, accuracy, "get_approxDP"))
     plain: Callable[[Any], Any] = (
-        (lambda x: _staged(epsilon, EPSILON_STAGE)(at, x, strategy.name, DEFAULT_ACCURACY))
-        if query == "get_approxDP" else (lambda x: _staged(delta, DELTA_STAGE)(at, x, strategy.name, DEFAULT_ACCURACY)))
-    return strategy.interval(at, strategy.name, values, scalar, query, accuracy, plain)
+        (lambda x: _staged(epsilon, EPSILON_STAGE)(at, x, chosen.name, DEFAULT_ACCURACY))
+        if query == "get_approxDP" else (lambda x: _staged(delta, DELTA_STAGE)(at, x, chosen.name, DEFAULT_ACCURACY)))
+    return chosen.interval(at, chosen.name, values, scalar, query, accuracy, plain)
 
 
 __all__ = ["EPSILON", "DELTA", "epsilon", "delta", "bounds"]

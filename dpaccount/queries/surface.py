@@ -4,9 +4,8 @@
 questions of its representations. Each query validates its arguments, decides
 the lattice precision ρ its pairs are built at (``precision.py``: an ε(δ)
 query its accuracy, else ``DEFAULT_RHO``) and hands ``At(self, rho)``
-(``at.py``) to its route (``route.py``), which takes the strategy ``method=``
-names from one table (``strategies.py``; None: the tightest that applies,
-``available_methods``). Certified intervals (``*_bounds``, ``Bounds``):
+(``at.py``) to its route (``route.py``), which looks ``method=`` up in one
+table (``methods.py``; None: the tightest that applies, ``available_methods``). Certified intervals (``*_bounds``, ``Bounds``):
 ``intervals.py``; attack risk (``get_advantage``, ``get_tpr``,
 ``get_bayes_risk`` and their ``_bounds``): ``risk.py``.
 
@@ -39,7 +38,7 @@ from . import route
 from .at import At, built_profile
 from .intervals import DEFAULT_ACCURACY, Bounds
 from .risk import RiskQueries
-from .strategies import FDP, available, choose, named
+from .methods import FDP, available, choose, named
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -68,6 +67,8 @@ class Queries(RiskQueries):
     if TYPE_CHECKING:  # what ``Mechanism`` supplies (mechanism.py)
         _name: str
         @property
+        def name(self) -> str: ...
+        @property
         def pairs(self) -> PairComposition: ...
         @property
         def rdp(self) -> RDPCurve: ...
@@ -77,7 +78,7 @@ class Queries(RiskQueries):
 
     def available_methods(self) -> List[str]:
         """The methods that apply to this mechanism, tightest first."""
-        return [s.name for s in available(At(self, DEFAULT_RHO))]  # type: ignore[arg-type]
+        return [s.name for s in available(At(self, DEFAULT_RHO))]
 
     @reports("planning the grids", counts=False)
     def privacy_profile(self, accuracy: float = DEFAULT_ACCURACY, progress: ProgressArg = None) -> PrivacyProfile:
@@ -91,7 +92,7 @@ class Queries(RiskQueries):
         Its grid steps are planned from the question (``pld/profiles/plan.py``): each
         answer is planned to land within half the accuracy above the exact
         value (measured: benchmarks/rho_calibration.py)."""
-        return built_profile(At(self, DEFAULT_RHO), accuracy)  # type: ignore[arg-type]
+        return built_profile(At(self, DEFAULT_RHO), accuracy)
 
     def pld(self, direction: Literal["remove", "add"] = "remove", accuracy: float = DEFAULT_ACCURACY,
             pessimistic: bool = True, tail: float = 1e-30) -> PLDGrid:
@@ -119,9 +120,7 @@ class Queries(RiskQueries):
         """The pure ε (ε(0): the supremum of the privacy loss), a certified upper
         bound from the dominating pairs (``PairComposition.pure_epsilon``); +∞
         where a loss is unbounded, has mass at +∞, or the mechanism has no pairs."""
-        if self.optional("pairs") is None:
-            return np.inf
-        return self._cached("pure-epsilon", self.pairs.pure_epsilon)
+        return At(self, DEFAULT_RHO).pure_epsilon()
 
     @overload  # a float in, a float out; an array in, an array of its shape out
     def get_approxDP(self, delta: float, method: Optional[Method] = ..., accuracy: float = ...,  # type: ignore[overload-overlap]
@@ -137,7 +136,7 @@ class Queries(RiskQueries):
         (``pure_epsilon``), +∞ where there is none; every answer is at most it."""
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0, lo_open=False))
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
-        at = At(self, epsilon_rho(accuracy))  # type: ignore[arg-type]  # its pairs 10× coarser than a δ query's
+        at = At(self, epsilon_rho(accuracy))  # its pairs 10× coarser than a δ query's
         return _shaped(route.epsilon(at, deltas, method, accuracy), scalar)
 
     @overload
@@ -153,7 +152,7 @@ class Queries(RiskQueries):
         (an upper bound; vectorised over ε ≥ 0)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
-        return _shaped(route.delta(At(self, DEFAULT_RHO), epss, method, accuracy), scalar)  # type: ignore[arg-type]
+        return _shaped(route.delta(At(self, DEFAULT_RHO), epss, method, accuracy), scalar)
 
     @overload
     def get_RDP(self, alpha: float) -> float: ...  # type: ignore[overload-overlap]
@@ -171,7 +170,7 @@ class Queries(RiskQueries):
             if self.optional("pairs") is None:
                 raise RepresentationUnavailable(f"{self._name} has no dominating pairs: no f-DP curve")
             return "analytic" if _fdp().analytic_applies(self) else "pld"
-        return choose(At(self, DEFAULT_RHO), method).name  # type: ignore[arg-type]
+        return choose(At(self, DEFAULT_RHO), method).name
 
     @overload
     def get_fDP(self, fpr: float, method: Optional[Method] = ..., accuracy: float = ...,  # type: ignore[overload-overlap]
@@ -198,7 +197,7 @@ class Queries(RiskQueries):
             mu = _fdp().clt_mu_of(self)
             out = np.asarray(gdp_tradeoff(alphas, mu, lower=False), dtype=float).reshape(alphas.shape)
             route.warn_if_unsafe(out > self.get_fDP(alphas, None, accuracy),
-                                 f"β(α) of the CLT (μ = {mu:.6g})", "above")
+                                 f"β(α) of the CLT (μ = {mu:.6g})", "above", stacklevel=4)
         else:
             out = np.asarray(_fdp().tradeoff(self, alphas, method, accuracy), dtype=float).reshape(alphas.shape)
         return float(out.ravel()[0]) if scalar else out
@@ -256,7 +255,7 @@ class Queries(RiskQueries):
         if method == "clt":
             mu = _fdp().clt_mu_of(self)
             route.warn_if_unsafe(np.array([mu < self.mu_GDP(None, accuracy, tail)]),
-                                 f"the CLT's μ = {mu:.6g}", "below")
+                                 f"the CLT's μ = {mu:.6g}", "below", stacklevel=4)
             return mu
         if FDP not in named(method).answers:
             raise RepresentationUnavailable(f"method={method!r} gives no μ-GDP; use 'analytic' or 'pld'")
@@ -274,7 +273,7 @@ class Queries(RiskQueries):
         are not attained, ``lower`` comes from attained compositions or is None
         (``Bounds.lower_of``, ``reason``; docs/theory.rst)."""
         deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0, lo_open=False))
-        at = At(self, epsilon_rho(accuracy))  # type: ignore[arg-type]  # then finer where too wide (precision.py)
+        at = At(self, epsilon_rho(accuracy))  # then finer where too wide (precision.py)
         return route.bounds(at, deltas, scalar, method, accuracy, "get_approxDP")
 
     @reports("delta(epsilon) interval", steps=1)  # the certified interval
@@ -282,4 +281,4 @@ class Queries(RiskQueries):
                                 accuracy: float = DEFAULT_ACCURACY, progress: ProgressArg = None) -> Bounds:
         """δ(ε) with a certified interval (see ``get_approxDP_bounds``)."""
         epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
-        return route.bounds(At(self, DEFAULT_RHO), epss, scalar, method, accuracy, "get_approx_delta")  # type: ignore[arg-type]
+        return route.bounds(At(self, DEFAULT_RHO), epss, scalar, method, accuracy, "get_approx_delta")

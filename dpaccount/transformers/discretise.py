@@ -32,6 +32,7 @@ import numpy as np
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..queries import DEFAULT_ACCURACY
+from ..queries.at import At
 from ..pld.pairs.composition import DIRECTIONS, PairComposition
 from ..pld.pairs.discrete_pair import DiscretePair
 from .base import Transformer, check_mechanism
@@ -77,7 +78,7 @@ class DiscretisedMechanism(Mechanism):
         pairs = self.base.optional("pairs", rho)
         if pairs is None:
             return None
-        profile = self.base.profile_at(self.accuracy, rho)  # the grids ``Mechanism.pld`` gives, at ``rho``
+        profile = At(self.base, rho).profile(self.accuracy)  # the grids ``Mechanism.pld`` gives, at ``rho``
         made = {d: grid_to_pair(profile.grid(d, 1e-30, True), f"grid({self.base.name},{d})",
                                 (pairs.direction(d),))
                 for d in DIRECTIONS}

@@ -674,6 +674,13 @@ BUGS = (
         ("tests/test_precision.py::test_an_interval_too_wide_is_rebuilt_finer_and_brackets_the_coarse_ones",),
         "the mechanisms' pairs cached once for every ρ: a finer retry finds the coarse pairs again and the "
         "interval never narrows"),
+    Bug("precision-composition-parts-at-the-default", "dpaccount/transformers/composition.py",
+        'reps = [(m.optional("pairs", rho), k) for m, k in self.parts]',
+        'reps = [(m.optional("pairs"), k) for m, k in self.parts]',
+        ("tests/test_precision.py::test_transformers_hand_the_precision_to_their_parts",),
+        "a composition's parts built at the default ρ whatever ρ the query asked: an ε query's random "
+        "allocation epochs 10× finer (and slower) than asked, and a finer retry of an interval that "
+        "never narrows"),
     Bug("precision-delta-queries-as-coarse-as-epsilon", "dpaccount/precision.py",
         "DEFAULT_RHO = 1e-4", "DEFAULT_RHO = 1e-3",
         ("tests/pld/test_allocation_tails.py::test_ten_epochs_delta_interval_reaches_the_accuracy_and_holds_the_default",),
@@ -741,7 +748,7 @@ BUGS = (
         "CompositionErrorDetails names the whole nested event instead of the refused sub-event "
         "(dp_accounting's PrivacyAccountantTest)"),
     Bug("default-epsilon-infinite-where-rdp-is-finite", "dpaccount/queries/route.py",
-        "    if default and strategy.rdp_where_infinite:", "    if False:",
+        "    if default and chosen.rdp_where_infinite:", "    if False:",
         ("tests/transformers/test_random_allocation.py::test_the_default_epsilon_never_rises_with_the_noise_across_the_float_range_edge",),
         "the default ε left at +∞ where the pairs cut a heavy tail to +∞ and RDP is finite: random "
         "allocation at σ = 0.05 answered ∞ while the less noisy σ = 0.03 answered 712"),

@@ -7,7 +7,7 @@ import pytest
 
 import dpaccount as dpa
 from dpaccount import Composition, GaussianMechanism, PoissonSampling
-from dpaccount.queries.strategies import named
+from dpaccount.queries.methods import named
 
 
 def _rare(steps):

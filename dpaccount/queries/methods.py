@@ -1,8 +1,8 @@
-"""The ``method=`` strategies of a ``Mechanism``'s queries: one table, tightest first.
+"""The ``method=`` values of a ``Mechanism``'s queries and how each answers: one table, tightest first.
 
-Each ``Strategy`` says which queries it answers, whether it is chosen by
+Each ``QueryMethod`` says which queries it answers, whether it is chosen by
 default, whether it is an approximation, when it applies and how it answers.
-Without ``method=`` a query takes the first strategy of ``STRATEGIES`` that is
+Without ``method=`` a query takes the first method of ``METHOD_TABLE`` that is
 chosen by default and applies:
 
 1. ``"analytic"`` — exact closed form: every pair is Gaussian, so the
@@ -27,8 +27,8 @@ Poisson-subsampled Gaussians (``fdp.py``): an *approximation*; it warns
 (``ApproximationWarning``) whenever its answer is on the unsafe side of the
 certified one.
 
-The default route has two settings of its own (``Strategy.floors``,
-``Strategy.rdp_where_infinite``): where the grid a relative accuracy asks for
+The default route has two settings of its own (``QueryMethod.floors``,
+``QueryMethod.rdp_where_infinite``): where the grid a relative accuracy asks for
 exceeds the cap and RDP puts every answer below ``Floors`` (ε < 1e-3,
 δ < 1e-12), "pld" answers at the finest accuracy whose grid fits
 (``within_cap``); where pairs that cut a heavy tail to +∞ say ε = +∞ and RDP is
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from .at import At
 
 FROM_RDP = "so this answer comes from RDP: an upper bound, looser than a privacy-loss grid's"
-EPSILON, DELTA, INTERVAL, FDP = "epsilon", "delta", "interval", "fdp"  # the queries a strategy answers
+EPSILON, DELTA, INTERVAL, FDP = "epsilon", "delta", "interval", "fdp"  # the queries a method answers
 
 
 @dataclass(frozen=True)
@@ -67,12 +67,12 @@ class Floors:
 
 
 @dataclass(frozen=True)
-class Strategy:
+class QueryMethod:
     """One ``method=``: its ``name``, the queries it ``answers``, whether the default may
     choose it (``by_default``; else opt-in and not in ``available_methods``), when it
     ``applies``, and how it answers: ``epsilon`` / ``delta`` (at, values, accuracy, floor:
     the default's ``floors``, else None) and ``interval`` (certified; None: none).
-    ``approximation``: for a strategy whose answers are not bounds, what it is called in
+    ``approximation``: for a method whose answers are not bounds, what it is called in
     the warning where an answer falls on the unsafe side of the certified default's."""
 
     name: str
@@ -91,12 +91,6 @@ def _cf():
     """cf/queries.py, imported on the first ``method="cf"`` query (opt-in): not at ``import dpaccount``."""
     from ..cf import queries
     return queries
-
-
-def _fdp():
-    """fdp.py, imported on the first CLT query: not at ``import dpaccount``."""
-    from .. import fdp
-    return fdp
 
 
 def _has_pairs(at):
@@ -130,45 +124,51 @@ def _clt_delta(at, epss, accuracy, floor):
     return delta_gdp(epss.ravel(), clt_mu(at))
 
 
-STRATEGIES: Tuple[Strategy, ...] = (  # the order of preference: tightest first
-    Strategy("analytic", frozenset({EPSILON, DELTA, INTERVAL, FDP}), True,
-             lambda at: _has_pairs(at) and (at.pairs.gaussian_mu is not None or at.single_pairs() is not None),
-             lambda at, deltas, accuracy, floor: np.array([at.analytic_epsilon(float(d)) for d in deltas.ravel()]),
-             lambda at, epss, accuracy, floor: at.analytic_delta(epss.ravel()),
-             interval=analytic_interval, rdp_where_infinite=True),
-    Strategy("pld", frozenset({EPSILON, DELTA, INTERVAL, FDP}), True, _has_pairs, _pld_epsilon, _pld_delta,
-             interval=grid_interval, floors=Floors(epsilon=1e-3, delta=1e-12), rdp_where_infinite=True),
-    Strategy("rdp", frozenset({EPSILON, DELTA}), True, _rdp_finite,
-             lambda at, deltas, accuracy, floor: np.array([rdp_to_epsilon(at.mechanism.rdp, d) for d in deltas.ravel()]),
-             lambda at, epss, accuracy, floor: np.array([rdp_to_delta(at.mechanism.rdp, e) for e in epss.ravel()])),
-    Strategy("cf", frozenset({EPSILON, DELTA, INTERVAL}), False, _has_pairs,
-             lambda at, deltas, accuracy, floor: _cf().cf_query(at, deltas, "get_approxDP"),
-             lambda at, epss, accuracy, floor: _cf().cf_query(at, epss, "get_approx_delta"), interval=cf_interval),
-    Strategy("clt", frozenset({EPSILON, DELTA, FDP}), False, _has_pairs, _clt_epsilon, _clt_delta,
-             approximation=lambda at: f"the CLT (μ = {clt_mu(at):.6g})"),
+METHOD_TABLE: Tuple[QueryMethod, ...] = (  # the order of preference: tightest first
+    QueryMethod(
+        "analytic", frozenset({EPSILON, DELTA, INTERVAL, FDP}), True,
+        lambda at: _has_pairs(at) and (at.pairs.gaussian_mu is not None or at.single_pairs() is not None),
+        lambda at, deltas, accuracy, floor: np.array([at.analytic_epsilon(float(d)) for d in deltas.ravel()]),
+        lambda at, epss, accuracy, floor: at.analytic_delta(epss.ravel()),
+        interval=analytic_interval, rdp_where_infinite=True),
+    QueryMethod(
+        "pld", frozenset({EPSILON, DELTA, INTERVAL, FDP}), True, _has_pairs, _pld_epsilon, _pld_delta,
+        interval=grid_interval, floors=Floors(epsilon=1e-3, delta=1e-12), rdp_where_infinite=True),
+    QueryMethod(
+        "rdp", frozenset({EPSILON, DELTA}), True, _rdp_finite,
+        lambda at, deltas, accuracy, floor: np.array([rdp_to_epsilon(at.mechanism.rdp, d) for d in deltas.ravel()]),
+        lambda at, epss, accuracy, floor: np.array([rdp_to_delta(at.mechanism.rdp, e) for e in epss.ravel()])),
+    QueryMethod(
+        "cf", frozenset({EPSILON, DELTA, INTERVAL}), False, _has_pairs,
+        lambda at, deltas, accuracy, floor: _cf().cf_query(at, deltas, "get_approxDP"),
+        lambda at, epss, accuracy, floor: _cf().cf_query(at, epss, "get_approx_delta"), interval=cf_interval),
+    QueryMethod(
+        "clt", frozenset({EPSILON, DELTA, FDP}), False, _has_pairs, _clt_epsilon, _clt_delta,
+        approximation=lambda at: f"the CLT (μ = {clt_mu(at):.6g})"),
 )
-METHODS = tuple(s.name for s in STRATEGIES)
-_BY_NAME = {s.name: s for s in STRATEGIES}
+METHODS = tuple(s.name for s in METHOD_TABLE)
+_BY_NAME = {s.name: s for s in METHOD_TABLE}
 
 
 def clt_mu(at: At) -> float:
     """μ of the CLT (``fdp.clt_mu_of``) of ``at``'s pairs."""
-    return _fdp().clt_mu_of(at)
+    from ..fdp import clt_mu_of  # fdp.py on the first CLT query: not at ``import dpaccount``
+    return clt_mu_of(at)
 
 
-def named(method: str) -> Strategy:
-    """The strategy called ``method`` (one of ``METHODS``)."""
+def named(method: str) -> QueryMethod:
+    """The ``QueryMethod`` called ``method`` (one of ``METHODS``)."""
     return _BY_NAME[method]
 
 
-def available(at: At) -> Iterator[Strategy]:
-    """The strategies the default may choose that apply, tightest first (lazily: the
+def available(at: At) -> Iterator[QueryMethod]:
+    """The methods the default may choose that apply, tightest first (lazily: the
     default needs only the first)."""
-    return (s for s in STRATEGIES if s.by_default and s.applies(at))
+    return (s for s in METHOD_TABLE if s.by_default and s.applies(at))
 
 
-def choose(at: At, method: object) -> Strategy:
-    """The strategy ``method`` names (None: the first available, with the RDP fallback's
+def choose(at: At, method: object) -> QueryMethod:
+    """The ``QueryMethod`` ``method`` names (None: the first available, with the RDP fallback's
     warning where that is "rdp"); TypeError / ValueError for no method's name,
     RepresentationUnavailable where it does not apply."""
     if method is None:
@@ -178,17 +178,17 @@ def choose(at: At, method: object) -> Strategy:
         if first.name == "rdp":
             warnings.warn(f"{at.name} has no dominating pair (a part known through RDP only, such "
                           f"as zCDP or repeat-and-select, or whose pairs no grid can hold), {FROM_RDP}",
-                          RDPFallbackWarning, stacklevel=4)
+                          RDPFallbackWarning, stacklevel=5)
         return first
     if not isinstance(method, str):
         raise TypeError(f"method must be a string, got {method!r}")
     if method not in _BY_NAME:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    strategy = _BY_NAME[method]
-    if strategy.by_default and not any(s is strategy for s in available(at)):  # lazily: stops at the match
+    chosen = _BY_NAME[method]
+    if chosen.by_default and not any(s is chosen for s in available(at)):  # lazily: stops at the match
         raise RepresentationUnavailable(f"method={method!r} does not apply to {at.name}; "
                                         f"available: {[s.name for s in available(at)]}")
-    return strategy
+    return chosen
 
 
 def within_cap(at: At, ask: Callable[[float], Any], accuracy: float, floor: Optional[float],
