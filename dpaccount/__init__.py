@@ -29,7 +29,7 @@ from .transformers.base import Transformer
 from .transformers.composition import Composition
 from .transformers.poisson_sampling import PoissonSampling
 
-# Imported on first use (PEP 562), so that ``import dpaccount`` loads only the common core (issue 32):
+# Imported on first use (PEP 562), so that ``import dpaccount`` loads only the common core:
 # module -> its public names. Not calibrate or sweep: importing their modules would rebind the names to them.
 _ON_FIRST_USE = {
     "mechanisms.training": ("MixtureOfGaussiansMechanism", "SingleTreeAggregation", "TreeAggregation",
@@ -45,6 +45,7 @@ _ON_FIRST_USE = {
     "dp_events": ("UnsupportedEvent",), "cards": ("report", "PrivacyReport"),
     "mechanisms.matrix": ("MatrixMechanism", "Participation"),
     "transformers.cyclic_poisson": ("CyclicPoissonSampling", "amplified_bandmf", "truncated_amplified_bandmf"),
+    "transformers.balls_in_bins": ("BallsInBinsSampling",),
     "specs": ("dump", "from_dp_event", "from_spec", "load"),
 }
 _MODULE_OF = {name: module for module, names in _ON_FIRST_USE.items() for name in names}
@@ -67,6 +68,7 @@ if TYPE_CHECKING:  # the same names, seen by type checkers and editors (tests/te
     from .cards import PrivacyReport, report
     from .mechanisms.matrix import MatrixMechanism, Participation
     from .transformers.cyclic_poisson import CyclicPoissonSampling, amplified_bandmf, truncated_amplified_bandmf
+    from .transformers.balls_in_bins import BallsInBinsSampling
     from .specs import dump, from_dp_event, from_spec, load
 
 __version__ = "0.1.0"
@@ -90,6 +92,7 @@ __all__ = [
     "SpecError", "SpecTypeError", "CostWarning",
     "RandomAllocation", "report", "PrivacyReport",
     "MatrixMechanism", "Participation", "CyclicPoissonSampling", "amplified_bandmf", "truncated_amplified_bandmf",
+    "BallsInBinsSampling",
 ]
 
 

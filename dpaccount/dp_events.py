@@ -32,24 +32,24 @@ Gaussian likewise (``transformers/truncated_poisson.py``).
 
 Event → mechanism:
 
-==========================================  =========================================
-``NoOpDpEvent``                             ``NoOpMechanism()``
-``NonPrivateDpEvent``                       ``NonPrivateMechanism()``
-``GaussianDpEvent(z)``                      ``GaussianMechanism(z)`` (z = 0: non-private)
-``LaplaceDpEvent(z)``                       ``LaplaceMechanism(z)`` (z = 0: non-private)
-``DiscreteLaplaceDpEvent(a, Δ)``            ``DiscreteLaplaceMechanism(1/a, Δ)``
-``RandomizedResponseDpEvent(p, k)``         ``RandomizedResponse(1 − p + p/k, buckets=k)`` (p = 1: no-op)
-``SelfComposedDpEvent(e, k)``               ``Composition()([e], [k])``
-``ComposedDpEvent(events)``                 ``Composition()(events, [1, …])``
-``PoissonSampledDpEvent(q, e)``             ``PoissonSampling()(e, q)`` (replace-one: ``ToReplaceOne``)
-``SampledWithoutReplacementDpEvent(n,b,e)`` ``SubsetSampling()(e, b/n)`` (replace-one)
-``SingleEpochTreeAggregationDpEvent(z, T)`` ``TreeAggregation(z, max T)``
-``RepeatAndSelectDpEvent(e, mean, shape)``  ``RepeatAndSelect()(e, mean, shape)``
-``MixtureOfGaussiansDpEvent(σ, c, p)``      ``MixtureOfGaussiansMechanism(σ, c, p)``
-``ZCDpEvent(ρ, ξ)``                         ``ZCDPMechanism(ρ, ξ)``
-``TruncatedSubsampledGaussianDpEvent``      ``TruncatedPoissonSampling()(GaussianMechanism(z), q, n, B)``
-``SampledWithReplacementDpEvent(n, b, e)``  ``SamplingWithReplacement()(e, n, b)`` (replace-one)
-==========================================  =========================================
+=============================================  =============================================================
+``NoOpDpEvent``                                ``NoOpMechanism()``
+``NonPrivateDpEvent``                          ``NonPrivateMechanism()``
+``GaussianDpEvent(z)``                         ``GaussianMechanism(z)`` (z = 0: non-private)
+``LaplaceDpEvent(z)``                          ``LaplaceMechanism(z)`` (z = 0: non-private)
+``DiscreteLaplaceDpEvent(a, Δ)``               ``DiscreteLaplaceMechanism(1/a, Δ)``
+``RandomizedResponseDpEvent(p, k)``            ``RandomizedResponse(1 − p + p/k, buckets=k)`` (p = 1: no-op)
+``SelfComposedDpEvent(e, k)``                  ``Composition()([e], [k])``
+``ComposedDpEvent(events)``                    ``Composition()(events, [1, …])``
+``PoissonSampledDpEvent(q, e)``                ``PoissonSampling()(e, q)`` (replace-one: ``ToReplaceOne``)
+``SampledWithoutReplacementDpEvent(n, b, e)``  ``SubsetSampling()(e, b/n)`` (replace-one)
+``SingleEpochTreeAggregationDpEvent(z, T)``    ``TreeAggregation(z, max T)``
+``RepeatAndSelectDpEvent(e, mean, shape)``     ``RepeatAndSelect()(e, mean, shape)``
+``MixtureOfGaussiansDpEvent(σ, c, p)``         ``MixtureOfGaussiansMechanism(σ, c, p)``
+``ZCDpEvent(ρ, ξ)``                            ``ZCDPMechanism(ρ, ξ)``
+``TruncatedSubsampledGaussianDpEvent``         ``TruncatedPoissonSampling()(GaussianMechanism(z), q, n, B)``
+``SampledWithReplacementDpEvent(n, b, e)``     ``SamplingWithReplacement()(e, n, b)`` (replace-one)
+=============================================  =============================================================
 
 Anything else (``UnsupportedDpEvent``, an unknown type) raises
 ``UnsupportedEvent`` naming it.
@@ -61,8 +61,8 @@ from fractions import Fraction
 from .errors import DPAccountError
 from .relations import ADD_REMOVE, REPLACE_ONE, check_relation
 from .validation import count
+from .numerics import ULP_OF_ONE as _U
 
-_U = 2.0 ** -52
 MAX_DENOMINATOR = 10 ** 12  # a sampling rate written as sample_size / dataset_size
 
 

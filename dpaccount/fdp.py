@@ -54,8 +54,8 @@ from .pld.pairs.base import GaussianPair
 from .pld.pairs.poisson_sampling import PoissonRemovePair
 from .pld.profiles.step_profile import TIERS
 from .relations import ADD_REMOVE
+from .numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 
 
 def symmetric(mechanism):

@@ -109,7 +109,7 @@ class PrivacyOdometer:
             for d in DIRECTIONS:  # (every check is done: nothing below raises)
                 for pair, k in parts[d]:
                     dirs[d].add(pair, k)
-        else:  # re-plan for the steps taken, twice as many, and replay them (the old state kept until done)
+        else:  # re-plan for the steps taken, twice as many, and replay them (state set after: a failure changes none)
             dirs = self._planned(log, stacklevel=3)
             self._plan, self._planned_at = log, self._steps + count
         self._dirs, self._log, self._steps, self._grids = dirs, log, self._steps + count, None

@@ -5,6 +5,8 @@ every strategy with columns of norm 1 (the noise multiplier z then means the sam
 noise per column for all of them). Rows:
 
 * DP-SGD, Poisson sampling at q = 300/60,000 over 2,000 rounds;
+* DP-SGD, balls-in-bins: in each of the 10 epochs every record in one of its 200
+  rounds, uniformly (``BallsInBinsSampling``: 10 random allocations, arXiv 2502.08202);
 * DP-SGD, shuffled epochs without amplification (identity strategy, 10 fixed epochs);
 * BandMF, 16 bands: the banded square root of the prefix sum, and cyclic Poisson
   sampling of 16 groups (q = 16·300/60,000 per round of a group): DP-SGD of
@@ -26,8 +28,8 @@ import sys
 
 import numpy as np
 
-from dpaccount import (Composition, CyclicPoissonSampling, GaussianMechanism, MatrixMechanism, Participation,
-                       PoissonSampling)
+from dpaccount import (BallsInBinsSampling, Composition, CyclicPoissonSampling, GaussianMechanism, MatrixMechanism,
+                       Participation, PoissonSampling)
 from dpaccount import strategies as S
 
 records, rounds, epochs, batch, bands, delta = 60_000, 2_000, 10, 300, 16, 1e-5
@@ -51,6 +53,7 @@ def mechanisms(z):
     q = batch / records
     band_mf = MatrixMechanism(bandmf, z, Participation.min_separation(bands))
     out = [("DP-SGD, Poisson", Composition()([PoissonSampling()(GaussianMechanism(z), q)], [rounds]), None),
+           ("DP-SGD, balls-in-bins", BallsInBinsSampling()(MatrixMechanism(S.identity(rounds), z, fixed)), None),
            ("DP-SGD, 10 fixed epochs", MatrixMechanism(S.identity(rounds), z, fixed), True),
            (f"BandMF {bands} bands, cyclic Poisson", CyclicPoissonSampling()(band_mf, q * bands), None),
            (f"BandMF {bands} bands, 10 fixed epochs", MatrixMechanism(bandmf, z, fixed), True),

@@ -202,6 +202,8 @@ REFUSED = [
     ("cf-q-1e-130", lambda: PS(G1, 1e-130).get_approxDP(1e-5, method="cf"), dpa.RepresentationUnavailable,
      "method='cf'"),
     ("rdp-bounds", lambda: G1.get_approxDP_bounds(1e-5, method="rdp"), dpa.RepresentationUnavailable, "no certified interval"),
+    ("balls-in-bins-two-bands", lambda: dpa.BallsInBinsSampling()(dpa.MatrixMechanism(
+        [[1.0, 0.0], [0.5, 1.0]], 1.0, dpa.Participation.fixed_epochs(1))), ValueError, "diagonal"),
 ]
 
 

@@ -32,8 +32,8 @@ from ..errors import RepresentationUnavailable
 from ..pld.pairs.discrete_pair import DiscretePair
 from ..pld.pairs.base import GaussianPair, LaplacePair
 from ..pld.pairs.zoo import LogisticPair
+from ..numerics import ULP_OF_ONE as U
 
-U = np.finfo(float).eps
 BASIC = (GaussianPair, LaplacePair, LogisticPair, DiscretePair)
 
 

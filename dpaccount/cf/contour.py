@@ -32,6 +32,7 @@ import numpy as np
 from .basic import log_sub
 from .characteristic import log_mgf, log_mgf_atoms
 from .window import log_kernel_moment
+from ..numerics import ULP_OF_ONE
 
 C_MAX = 500.0
 GRID = np.concatenate([np.geomspace(0.02, C_MAX, 64), -np.linspace(0.05, 0.95, 19)])
@@ -115,7 +116,7 @@ def plan(mgf, eps, log_tol, log_eta, work, allow_negative):
 
     def error(i):
         out = log_eta(GRID[i]) + log_z[i]
-        return out if pos[i] else max(out, math.log(64 * np.finfo(float).eps))  # δ = 1 + I: I cancels
+        return out if pos[i] else max(out, math.log(64 * ULP_OF_ONE))  # δ = 1 + I: I cancels
 
     for _, i in ranked:  # the cheapest line whose evaluation error is small enough
         if error(i) <= log_tol - math.log(8.0):

@@ -43,7 +43,7 @@ import numpy as np
 from ..lazy import lazy
 from .. import validation as v
 from ..errors import RepresentationUnavailable
-from .basic import U
+from ..numerics import ULP_OF_ONE as U
 from .characteristic import atoms, exact, log_mgf, log_mgf_continuous, log_mgf_error, loss_sup, quadrature_size
 from .contour import C_MAX, GRID, RealMGF, log_alias, plan
 from .lattice import common_lattice, lattice_part

@@ -22,7 +22,8 @@ import math
 
 import numpy as np
 
-from .basic import U, log_error_atoms, log_sub
+from ..numerics import ULP_OF_ONE as U
+from .basic import log_error_atoms, log_sub
 from .characteristic import atoms, lattice, log_mass_errors, log_masses, log_mgf_atoms
 from .contour import RealMGF, log_alias
 

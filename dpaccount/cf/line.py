@@ -34,7 +34,8 @@ import math
 import numpy as np
 
 from ..lazy import lazy
-from .basic import U, clogsumexp, log_error_atoms, log_sub
+from ..numerics import ULP_OF_ONE as U
+from .basic import clogsumexp, log_error_atoms, log_sub
 from .characteristic import (log_atoms_of, log_decay, log_error_continuous, log_mass_errors, log_masses,
                              log_mgf_continuous, quadrature_size)
 from .window import one_minus_window, window

@@ -39,7 +39,8 @@ import math
 import numpy as np
 
 from ..pld.pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
-from .basic import U, base_atoms, base_continuous_spec, base_loss_sup
+from ..numerics import ULP_OF_ONE as U
+from .basic import base_atoms, base_continuous_spec, base_loss_sup
 
 POISSON = (PoissonRemovePair, PoissonAddPair)
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(32)

@@ -30,10 +30,10 @@ import numpy as np
 
 from ..lazy import lazy
 from .gdp import delta_gdp
+from ..numerics import ULP_OF_ONE as _U
 
 special = lazy("scipy.special")
 
-_U = np.finfo(float).eps
 _MAX_EXP = 700.0  # e^ε beyond this overflows; such ε only matter at α = 0
 
 

@@ -24,11 +24,11 @@ import math
 import numpy as np
 
 from ..lazy import lazy
+from ..numerics import ULP_OF_ONE as _U
 
 optimize = lazy("scipy.optimize")
 special = lazy("scipy.special")
 
-_U = np.finfo(float).eps
 _BIG = np.finfo(float).max
 _LOG_TINY = math.log(math.ulp(0.0))  # log of the smallest positive float
 _SMALLEST_NORMAL = np.finfo(float).tiny

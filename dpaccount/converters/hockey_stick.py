@@ -9,7 +9,7 @@ points are the ITP method's (Oliveira & Takahashi 2020, "An enhancement of the
 bisection method average performance preserving minmax optimality"): regula falsi on
 log curve − log δ, truncated and projected so that the bracket never takes more than
 one step beyond bisection's count, superlinear where log δ(ε) is smooth (a finite
-pair's curve is e^ε-linear between its losses): ~10 evaluations where bisection took 55.
+pair's curve is e^ε-linear between its losses): ~10 evaluations where bisection takes 55.
 """
 import math
 

@@ -1,10 +1,11 @@
 """Converters from an RDP curve to (ε, δ)-DP.
 
-For any α > 1, an (α, ρ)-RDP mechanism is (ε, δ)-DP with (Canonne, Kamath &
-Steinke 2020, Prop. 12; Balle et al. 2020, Thm 21)
+For any α > 1, an (α, r)-RDP mechanism (Rényi divergence at most r at order α)
+is (ε, δ)-DP with (Canonne, Kamath & Steinke 2020, Prop. 12; Balle et al. 2020,
+Thm 21)
 
-    ε = ρ + log((α−1)/α) − (log δ + log α)/(α − 1),
-    log δ = (α−1)(ρ − ε + log(1 − 1/α)) − log α.
+    ε = r + log((α−1)/α) − (log δ + log α)/(α − 1),
+    log δ = (α−1)(r − ε + log(1 − 1/α)) − log α.
 
 Every α gives a valid bound, so the optimiser only affects tightness: a
 log-spaced scan of α ∈ (1, 10⁵] followed by Brent's method on the bracket
@@ -15,11 +16,11 @@ import math
 import numpy as np
 
 from ..lazy import lazy
+from ..numerics import ULP_OF_ONE as _U
 
 optimize = lazy("scipy.optimize")
 
 _ALPHAS = 1.0 + np.geomspace(1e-3, 1e5, 161)
-_U = np.finfo(float).eps
 _SMALLEST_NORMAL = np.finfo(float).tiny
 
 
@@ -68,8 +69,8 @@ def rdp_to_delta(curve, eps):
     """Smallest δ (over α) of the conversion above; δ ≤ 1."""
     log_delta, alpha = _minimise(lambda a: _log_delta_at(curve, a, eps))
     if math.isfinite(log_delta):  # rounded up, as in rdp_to_epsilon (the terms scaled by α − 1)
-        rho = abs(float(curve(np.array([alpha]))[0]))
-        log_delta += 16 * _U * ((alpha - 1.0) * (rho + abs(eps) + 1.0) + abs(math.log(alpha)))
+        r = abs(float(curve(np.array([alpha]))[0]))
+        log_delta += 16 * _U * ((alpha - 1.0) * (r + abs(eps) + 1.0) + abs(math.log(alpha)))
     out = math.exp(min(log_delta, 0.0))
     if log_delta > -math.inf and out < _SMALLEST_NORMAL:  # exp() underflows or rounds ±½ unit there
         out = math.nextafter(out, 1.0)

@@ -34,8 +34,8 @@ from typing import Union
 
 import numpy as np
 from numpy.typing import ArrayLike
+from ..numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 
 FloatOrArray = Union[float, np.ndarray]
 

@@ -18,6 +18,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from ._host import require
+from ..numerics import ULP_OF_ONE
 
 _dp = require("dp_accounting", "dp-accounting")
 
@@ -59,7 +60,7 @@ def mass_at_infinity(mechanism: Mechanism) -> float:
             return 1.0
         log_keep = math.fsum(k * math.log1p(-p.p_inf) for p, k in direction)
         worst = max(worst, -math.expm1(log_keep))
-    return min(worst * (1 + 16 * float(np.finfo(float).eps)), 1.0)
+    return min(worst * (1 + 16 * ULP_OF_ONE), 1.0)
 
 
 class DpaccountAccountant(_dp.PrivacyAccountant):  # type: ignore[name-defined]  # the host library has no types

@@ -33,13 +33,13 @@ the partial nodes on the path to T. A node of s steps holds at most
 ⌊(s − 1)/b⌋ + 1 participations, so the splits are joined only where both
 halves fit them: below size b nothing is joined but single steps, and the
 work is Σ_j (feasible splits)·min(b, 2ʲ)³ additions (``_join_work``; 2.3·10⁹
-for T = 2052, k = 6, b = 342, ~13 s here).
+for T = 2052, k = 6, b = 342).
 """
 import math
 
 import numpy as np
 
-_WORK_CAP = 3e9  # ~15 s of numpy work; beyond it the call refuses (a clear cap, not a slow hang)
+_WORK_CAP = 3e9  # additions (``_join_work``); beyond it the call refuses: a clear cap, not a slow hang
 _BLOCK = 2 ** 22  # floats per block of the max-plus product (32 MB)
 
 

@@ -15,9 +15,9 @@ import math
 import numpy as np
 
 from ..lazy import lazy
+from ..numerics import ULP_OF_ONE as _U
 
 special = lazy("scipy.special")
-_U = 2.0 ** -52  # the unit roundoff, doubled: one ulp of 1
 
 
 class RDPCurve:

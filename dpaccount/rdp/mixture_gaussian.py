@@ -23,11 +23,11 @@ import numpy as np
 
 from ..lazy import lazy
 from .curve import RDPFunction
+from ..numerics import ULP_OF_ONE as _U
 
 special = lazy("scipy.special")
 
 MAX_TERMS = 20_000  # multinomial terms of the exact sum at one order; beyond it, the Jensen bound
-_U = np.finfo(float).eps
 
 
 def _compositions(total, parts):

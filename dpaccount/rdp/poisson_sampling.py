@@ -50,12 +50,12 @@ import math
 import numpy as np
 
 from ..lazy import lazy
+from ..numerics import ULP_OF_ONE as _U
 
 special = lazy("scipy.special")
 
 __all__ = ["subsampled_gaussian_rdp", "subsampled_rdp_bound"]
 
-_EPS = np.finfo(float).eps
 _LOG3 = math.log(3.0)
 _MAX_BINOMIAL_ALPHA = 1 << 17   # larger integer α go through the integral
 _CUT = 60.0                     # log-terms this far below the maximum are dropped
@@ -63,7 +63,7 @@ _BEND = 30.0                    # half-width (in u) of the full-resolution windo
 _MAX_NODES = 1 << 21            # trapezoid nodes evaluated at once (~200 B each with temporaries)
 
 
-# ----------------------------------------------------------------- helpers
+# ------------------------------------- array shapes and log-space sums shared by the bounds
 def _alpha_array(alpha):
     arr = np.asarray(alpha, dtype=float)
     return arr.ravel(), arr.shape, arr.ndim == 0
@@ -103,13 +103,13 @@ def segment_lse(v, mag, rows, starts):
     wm = np.add.reduceat(np.where(w > 0, w * mag, 0.0), starts)
     with np.errstate(divide="ignore", invalid="ignore"):
         lse = m + np.log(s)
-        err = 4 * _EPS * (wm / s + np.log2(np.diff(np.append(starts, len(v)))) + 2)
+        err = 4 * _U * (wm / s + np.log2(np.diff(np.append(starts, len(v)))) + 2)
     return lse, np.where(s > 0, err, 0.0)
 
 
 def eps_from_log_excess(log_excess, err, alpha):
     """ε = log1p(exp(log_excess))/(α−1), pushed up by the error bound."""
-    return np.logaddexp(0.0, log_excess + err) / (alpha - 1.0) * (1 + 8 * _EPS)
+    return np.logaddexp(0.0, log_excess + err) / (alpha - 1.0) * (1 + 8 * _U)
 
 
 # ------------------------------------------------- Gaussian, integer orders
@@ -270,7 +270,7 @@ def _gauss_fraction(alphas, q, sigma):
         with np.errstate(invalid="ignore"):
             rnd = np.sum(np.where(w > 0, w * M[i], 0.0)) / tot
         log_excess[i] = top + math.log(h * tot)
-        err[i] = 4 * _EPS * (rnd + math.log2(len(w)) + 2) + max(1e-13, 100 * d * d) + len(w) * math.exp(-_CUT)
+        err[i] = 4 * _U * (rnd + math.log2(len(w)) + 2) + max(1e-13, 100 * d * d) + len(w) * math.exp(-_CUT)
         if i in given_up:
             log_excess[i], err[i] = math.inf, math.inf
     return log_excess, err
@@ -299,7 +299,7 @@ def _fraction_rdp(a, q, sigma):
     rest = np.flatnonzero(~np.isfinite(out))
     if len(rest):
         up = np.ceil(a[rest])
-        fallback = a[rest] / (2 * sigma * sigma) * (1 + 4 * _EPS)
+        fallback = a[rest] / (2 * sigma * sigma) * (1 + 4 * _U)
         small = up <= _MAX_BINOMIAL_ALPHA
         if small.any():
             le, err = _gauss_integer(up[small], q, sigma)
@@ -372,7 +372,7 @@ def subsampled_rdp_bound(q, base_rdp, alpha):
             v = lc + (n - k) * l1q + k * lq + lt
             mag = mc + np.abs((n - k) * l1q) + np.abs(k * lq) + y + 4
             le, err = segment_lse(v, mag, rows, starts)
-            vals = np.logaddexp(0.0, le + err) * (1 + 8 * _EPS)
+            vals = np.logaddexp(0.0, le + err) * (1 + 8 * _U)
             lam.update(zip(fin.tolist(), vals.tolist()))
         lam.update({int(n): math.inf for n in need[need >= first_inf]})
     out = np.empty_like(a)
@@ -382,5 +382,5 @@ def subsampled_rdp_bound(q, base_rdp, alpha):
             out[i] = lam[f] / (x - 1.0)
         else:
             lf, lc_ = lam[f], lam[c]
-            out[i] = ((c - x) * lf + (x - f) * lc_) / (x - 1.0) * (1 + 4 * _EPS)
+            out[i] = ((c - x) * lf + (x - f) * lc_) / (x - 1.0) * (1 + 4 * _U)
     return _shaped(out, shape, scalar)

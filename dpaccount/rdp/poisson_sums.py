@@ -42,10 +42,10 @@ import numpy as np
 
 from ..lazy import lazy
 from .poisson_sampling import eps_from_log_excess, log_phi_of_t, subsampled_gaussian_rdp
+from ..numerics import ULP_OF_ONE as _U
 
 special = lazy("scipy.special")
 
-_U = np.finfo(float).eps
 _CELLS = 1 << 21        # terms evaluated at once (memory ~ 10 arrays of this size)
 _DIRECT_ALPHA = 256.0   # fractional α above this: interpolated between integer orders
 _WINDOW_CAP = 1 << 20   # lattice points of one order's window; beyond: no exact sum (NaN)

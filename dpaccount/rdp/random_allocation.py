@@ -80,6 +80,7 @@ import numpy as np
 
 from ..lazy import lazy
 from .curve import RDPFunction
+from ..numerics import ULP_OF_ONE as _U
 
 special = lazy("scipy.special")
 
@@ -87,7 +88,6 @@ __all__ = ["allocation_rdp", "remove_rdp", "add_rdp", "MAX_ORDER"]
 
 MAX_ORDER = 512        # integer orders of the remove-direction series; beyond, Jensen
 MAX_ADD_ORDER = 4096   # the add direction's Laplace bound up to this α; beyond, the AM–GM bound
-_U = np.finfo(float).eps
 _LOG_ETAS = (-46.0, -36.0, -28.0, -22.0, -17.0, -13.0)  # the cuts Λ: η = Q(s, Λc_1) at most e^{these}
 _FIRST_LEVELS = 3      # c_1 is one of the first three levels
 _LEVELS = (0.97, 0.9, 0.75, 0.5, 0.25)  # the levels c_i splitting the tail of X

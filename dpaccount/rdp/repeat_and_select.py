@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from ..lazy import lazy
+from ..numerics import ULP_OF_ONE
 
 optimize = lazy("scipy.optimize")
 
@@ -101,7 +102,7 @@ def repeat_and_select_rdp(base_curve, mean, shape, base_delta=None):
             a = np.asarray(a, dtype=float)
             # rounded down (log1p to a few ulps): Thm 6 asks e^ε̂ ≤ 1 + 1/(λ − 1), and a smaller ε̂
             # only raises δ̂
-            eps_hat = np.log1p(1.0 / (a - 1.0)) * (1.0 - 16 * np.finfo(float).eps)
+            eps_hat = np.log1p(1.0 / (a - 1.0)) * (1.0 - 16 * ULP_OF_ONE)
             return base_curve(a) + mean * np.asarray(base_delta(eps_hat), dtype=float) + log_mean / (a - 1.0)
     else:
         gamma = tnb_gamma(shape, mean)

@@ -30,8 +30,8 @@ import math
 import numpy as np
 
 from .poisson_sampling import log_binomial, ragged, segment_lse
+from ..numerics import ULP_OF_ONE as _U
 
-_EPS = np.finfo(float).eps
 _LOG2 = math.log(2.0)
 
 
@@ -75,7 +75,7 @@ def _integer_lambdas(gamma, base_rdp, orders, eps_inf):
     v = lc + j * math.log(gamma) + lt
     mag = mc + np.abs(j * math.log(gamma)) + y + 4
     le, err = segment_lse(v, mag, rows, starts)
-    lam[finite] = np.logaddexp(0.0, le + err) * (1 + 8 * _EPS)
+    lam[finite] = np.logaddexp(0.0, le + err) * (1 + 8 * _U)
     return lam
 
 
@@ -104,7 +104,7 @@ def subset_rdp_bound(gamma, base_rdp, alpha, eps_inf=math.inf):
         # log1p(γ expm1(ε∞)): two calls of ≤ 4 ulp (the documented worst case assumed), the
         # product, and log1p passes its argument's relative error on: 16 ulp
         with np.errstate(over="ignore"):  # e^{ε(∞)} beyond the float range: no pure-DP bound (+∞)
-            pure = np.log1p(gamma * np.expm1(eps_inf)) * (1 + 16 * _EPS) if np.isfinite(eps_inf) else np.inf
-        out = np.minimum(np.minimum(inter / (flat - 1.0) * (1 + 4 * _EPS), own), pure)
+            pure = np.log1p(gamma * np.expm1(eps_inf)) * (1 + 16 * _U) if np.isfinite(eps_inf) else np.inf
+        out = np.minimum(np.minimum(inter / (flat - 1.0) * (1 + 4 * _U), own), pure)
     return float(out[0]) if a.ndim == 0 else out.reshape(a.shape)
 

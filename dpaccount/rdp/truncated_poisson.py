@@ -20,8 +20,8 @@ terms' magnitudes.
 import numpy as np
 
 from .poisson_sampling import subsampled_gaussian_rdp
+from ..numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 
 
 def truncated_gaussian_rdp(q, sigma, w_high, eta, sigma_replace, alpha):

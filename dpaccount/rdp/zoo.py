@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from .curve import RDPFunction
+from ..numerics import ULP_OF_ONE as _U
 
 
 def max_rdp(f, g):
@@ -39,7 +40,6 @@ def max_rdp(f, g):
     return RDPFunction(("max", f, g), lambda alpha: np.maximum(f(alpha), g(alpha)))
 
 
-_U = np.finfo(float).eps
 
 
 def _br_excess(alpha, eps):

@@ -52,7 +52,7 @@ def grid_to_pair(grid, name, witnesses=()):
     if grid.p_inf > 0:
         log_p, log_q = np.append(log_p, np.log(grid.p_inf)), np.append(log_q, -np.inf)
     # the grid's step is a lattice hint: the next stage keeps it where it is not far finer
-    # than that stage needs (``pld/accountant.plan_step``)
+    # than that stage needs (``pld/grids/accountant.snap_to_lattice``)
     return DiscretePair(log_p, log_q, lattice=grid.step, name=name, witnesses=witnesses)
 
 

@@ -77,8 +77,8 @@ from ..relations import ADD_REMOVE, REPLACE_ONE, group_relation, require_relatio
 from .base import Transformer, check_mechanism
 from .composition import ComposedMechanism
 from .poisson_sampling import PoissonSampledMechanism
+from ..numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 
 
 def _up(x, ulps):

@@ -2,19 +2,20 @@
 of ``batch_size`` independent uniform draws from ``dataset_size`` records (a
 record may appear several times), under replace-one neighbours.
 
-The pair and why it dominates: ``pld/pairs/with_replacement.py`` (the count K of
-the differing record's copies is Bin(b, 1/n); each K = k is a k-fold
-replace-one neighbour, the base's ``GroupPrivacy`` pair; the result is the
-subset-sampling construction at rate γ = P(K ≥ 1) on their mixture). The
-assumption, stated: the base is a replace-one mechanism on the *list* of b
-draws (a record drawn twice counts twice: a sum of clipped gradients moves
-by ≤ kΔ for k copies). With ``batch_size=1`` this is ``SubsetSampling`` at
-rate 1/n. Lower ends (``*_bounds``) for additive-noise bases on a sum (Gaussian,
-Laplace, discrete Laplace, discrete Gaussian; natively replace-one or ``ToReplaceOne``
-of one): the instance where x adds W per copy and the others 0 (``copies_witness``,
-``pld/pairs/copies_noise.py``); other bases have none for b > 1 (their lower end is
-absent, with the reason). No RDP rule; no add/remove version (the batch has a fixed
-size, and the relation between batches of datasets of different sizes is not analysed).
+The pair and why it dominates: ``pld/pairs/with_replacement.py`` (the count K of the
+differing record's copies is Bin(b, 1/n); each K = k is a k-fold replace-one
+neighbour, the base's ``GroupPrivacy`` pair; the result is the subset-sampling
+construction at rate γ = P(K ≥ 1) on their mixture; no tighter pair is known,
+Gaussian bases included: "No tight pair" there). The assumption, stated: the base is
+a replace-one mechanism on the *list* of b draws (a record drawn twice counts twice:
+a sum of clipped gradients moves by ≤ kΔ for k copies). With ``batch_size=1`` this
+is ``SubsetSampling`` at rate 1/n. Lower ends (``*_bounds``) for additive-noise
+bases on a sum (Gaussian, Laplace, discrete Laplace, discrete Gaussian; natively
+replace-one or ``ToReplaceOne`` of one): the instance where x adds W per copy and
+the others 0 (``copies_witness``, ``pld/pairs/copies_noise.py``); other bases have
+none for b > 1 (their lower end is absent, with the reason). No RDP rule; no
+add/remove version (the batch has a fixed size, and the relation between batches of
+datasets of different sizes is not analysed).
 """
 from __future__ import annotations
 

@@ -36,8 +36,8 @@ decreasing convex ones. A sub-probability law Y'' whose call function c''(a) = E
 is below c(a) = E_Q[(Y − a)_+] for every a (total ≤ 1) lowers the first kind for the sum of
 iid copies; one whose put function p''(a) = E[(a − Y'')_+] is below p the second. No lattice
 law is below Y in both orders at second order in h (c − c'' and p − p'' differ by the mean
-gap plus a·(1 − total): the constraints pull apart near the ends of the support; an epoch
-built from one law carrying both sides was not below the exact one, issue 44), so each
+gap plus a·(1 − total): the constraints pull apart near the ends of the support, and an
+epoch built from one law carrying both sides is not below the exact one), so each
 direction has its own. The call side: points (a_j, c(a_j) − d_j), lowered so that every
 chord lies below c (the triangle between a cell's chord and its end tangents has height
 ℓr/(hB), ℓ = A − a_jB, r = a_{j+1}B − A; the lowering split between the ends as in
@@ -90,11 +90,11 @@ from ..pairs.base import DominatingPair, stacked_masses
 from .minorant import minorant_law
 from .spread import ratio_cells, ratio_pair, spread_law
 from .sum_law import DEEP, TAIL, size_biased_tail, sum_law
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 _GROUP = 3e-4        # width in log s of the groups an epoch's atoms are merged into (``coarsen``)
-_POINTS = 2 ** 21    # lattice points of S's window planned for (an FFT of 2^21 reals: ~0.2 s)
-_CELLS = 2 ** 19     # lattice points of Y (each cell's masses with error bounds: ~3 µs)
+_POINTS = 2 ** 21    # lattice points of S's window planned for (an FFT of 2^21 reals)
+_CELLS = 2 ** 19     # lattice points of Y (each cell's masses with error bounds)
 _LOOSE_TAIL = 1e-10  # the P-tail of the loss a heavy-tailed base may leave off its linear lattice
 _MANY = 512          # steps from which a heavy-tailed base stays on the cut linear lattice
 
@@ -133,8 +133,8 @@ def epoch_pair(pair, t, h, n, cells, pessimistic, side="call"):
         # the Q-mass above the window at the window's top W·h: each outcome s > W·h split into
         # (its Q-mass at ratio W·h/t) and (P-mass q·(s − W·h)/t at +∞, in ``p_inf`` already) is a
         # dominating pair (merging the two gives it back); the atom's Q-mass rounded up to
-        # ``tail`` at the same ratio only raises both δ's. (At ratio 0 it was an atom at +∞ in
-        # the add direction: δ_add ≥ TAIL per epoch, 10× that over 10 epochs, at δ ~ 1e-13.)
+        # ``tail`` at the same ratio only raises both δ's. (At ratio 0 instead it would be an atom
+        # at +∞ in the add direction: δ_add ≥ TAIL per epoch, 10× that over 10 epochs, at δ ~ 1e-13.)
         index, q, rel = np.append(index, float(big_w)), np.append(q, tail), np.append(rel, 0.0)
     if jump:  # and their Q-mass at ratio 2c·h/t, below every outcome of theirs (the same split)
         index, q, rel = np.append(index, float(jump[0])), np.append(q, jump[1]), np.append(rel, 0.0)
@@ -254,8 +254,8 @@ def allocation_pair(pair, steps, rho):
     # goes to +∞: δ rises by at most that) where the steps are many (the FFT's cost does not grow
     # with them); where h would then have to coarsen, where the steps are fewer than _MANY, or
     # where the spread's atom Q(Y' = 0)^t exceeds TAIL, the geometric lattices
-    # (``geometric.py``; σ = 0.8, δ = 1e-5: 10 steps within 6e-5 in 1.5 s, against
-    # 1.9e-3 on the cut linear lattice; 1000 steps within 2e-4 in 7 s, against 3e-4 in 0.6 s)
+    # (``geometric.py``: tighter there than the cut linear lattice; the measured trade-off is in
+    # benchmarks/README.md, "Measurements behind constants in the code")
     if steps == 1 or pair.end_bounds()[0][0] >= 1.0:
         return pair  # one step; or P(L = ∞) = 1, which the allocation keeps (its pair is the base's)
     h = lattice_step(pair, rho * (1e-4 if hasattr(pair, "atoms") else 1.0))

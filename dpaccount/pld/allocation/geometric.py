@@ -32,8 +32,8 @@ spread estimated as √log(1 + Var Y/k) (a log-normal's with S_k's relative vari
 atoms whose P- and Q-masses are both below ``_NEGLIGIBLE`` merge with their neighbours
 (spread to the group's ends, or to its mean), so the far tails cost few points.
 Binary powering: ⌊log₂ t⌋ squarings (the pairs i ≤ j) and at most as many products,
-each O(n_a·n_b) with n ~ 2,000–5,000: σ = 0.5 at δ = 1e-5, two steps in ~0.5 s within
-2e-5 of ε, 1,000 steps in ~6 s within 1.5e-4. The error is second order in η (both
+each O(n_a·n_b) with n ~ 2,000–5,000 (times and errors measured: benchmarks/README.md,
+"Measurements behind constants in the code"). The error is second order in η (both
 laws move by ~η²/4 of the loss's variance per sum).
 """
 import math
@@ -44,8 +44,8 @@ from ..grids.discretise import loss_range
 from ..pairs.base import stacked_masses
 from .spread import ratio_pair, spread_law
 from .sum_law import TAIL
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 _CHUNK = 1 << 20          # pair sums per numpy pass
 _NEGLIGIBLE = 1e-22       # mass (P- and Q-) of a group of atoms merged into one cell
 _RESOLUTION = 0.01        # η_k / sd(log S_k)

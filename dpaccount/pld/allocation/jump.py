@@ -4,7 +4,7 @@ A Gaussian's likelihood ratio Y = e^L is log-normal: its density is log-convex f
 out, so exponential tilting (``tilt.py``) cannot centre the law of S
 there (the tilted law of Y piles up at the lattice's top), and the FFT's noise
 bound (~1e-16 of the peak in every bin) sets both ends of the remove direction's
-far tail: σ = 0.9, 1000 steps, δ_remove(1) ≈ 6e-11 was bracketed [0, 5.3e-10].
+far tail: σ = 0.9, 1000 steps, the FFT alone brackets δ_remove(1) ≈ 6e-11 by [0, 5.3e-10].
 Out there S is large because *one* Y_i is ("one big jump").
 
 Split the lattice law w of Y at an index c: w = a + b, a on [0, c), b on [c, ∞),
@@ -27,8 +27,8 @@ import numpy as np
 
 from ..grids.grid import PLDGrid
 from ..grids.transform import fft
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 JUMP = 1e-17  # the terms K ≥ 2 of an epoch: their bound on δ_remove (P-mass to +∞, Q-mass at 2c)
 
 
@@ -52,7 +52,7 @@ def cut_index(w, t, h):
 def one_jump(ws, t, h, c, n, pessimistic, tail_bound):
     """t·p·(a^{*(t−1)} ∗ b/p) on bins 0 … n − 1 (``ws`` the law of Y, total ≤ 1; a, b its
     parts below and from ``c``): rounded up (pessimistic) or down, in which case the mass
-    of the normalised convolution above the window (``tail_bound(items, level)``), which
+    of the normalised convolution above the window (``tail_bound(items, threshold)``), which
     circular aliasing may have added to any bin, is taken off."""
     a = np.where(np.arange(len(ws)) < c, ws, 0.0)
     b = np.where(np.arange(len(ws)) >= c, ws, 0.0)

@@ -50,9 +50,9 @@ import numpy as np
 from ..grids.discretise import loss_range
 from ..pairs.discrete_pair import DiscretePair
 from .spread import ratio_cells
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
-SUPPORT = 1 << 15   # labels of T (direct convolutions of ≤ 2^15 points: ~0.5 s a witness)
+SUPPORT = 1 << 15   # labels of T (direct convolutions of ≤ 2^15 points a witness)
 _FINITE_CELLS = 1024  # cells for a finite pair (whose atoms two cells apart stay apart)
 _TOP_TAIL = 1e-6    # the P-quantile of the loss where the linear cells stop
 _TINY = 1e-300      # per-term pad of the Q-side against underflow (subnormal products)

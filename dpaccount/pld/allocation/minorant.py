@@ -23,8 +23,8 @@ import math
 import numpy as np
 
 from ..grids.lowering import least_over
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 _SLIVER = 1e-12  # relative mass dropped from the lower law against the hull's rounding
 
 
@@ -112,9 +112,9 @@ def hull_masses(a, g):
     keep = lower_hull(a, g)
     x, y = a[keep], g[keep]
     s = np.diff(y) / np.diff(x)
-    level = max(float(y.min()), 0.0)
-    under = np.flatnonzero(y < level)
-    k = int(under[0]) if len(under) else int(np.flatnonzero(y <= level)[0])
+    floor = max(float(y.min()), 0.0)
+    under = np.flatnonzero(y < floor)
+    k = int(under[0]) if len(under) else int(np.flatnonzero(y <= floor)[0])
     mass = np.zeros(len(a))
     if k == 0:  # H at its minimum at 0: no mass above 0
         return mass

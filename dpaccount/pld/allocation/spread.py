@@ -9,8 +9,8 @@ import numpy as np
 
 from ..pairs.base import stacked_masses
 from ..pairs.discrete_pair import DiscretePair
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 
 
 def ratio_cells(pair, h, n, top=-math.inf):

@@ -18,8 +18,8 @@ from ..grids.grid import PLDGrid
 from ..grids.transform import fft
 from .jump import cut_index, one_jump
 from .tilt import refine
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 TAIL = 1e-14     # tail of the base's loss beyond the lattice where the caps are chosen
 # tail of S beyond its window, and of the loss beyond the linear lattice where that fits:
 # at 1e-14 each epoch sent ~6e-14 to +∞, ten epochs 6e-13, 0.5 % of δ = 1e-10 (σ = 1.1, 234 steps)
@@ -37,11 +37,11 @@ def sum_law(w, t, h, pessimistic):
     ws = w / scale
     items = [(PLDGrid(step=h, offset=0, probs=ws, p_inf=0.0), t)]
     top = (len(w) - 1) * t
-    level, _ = quantile(log_mgf(items), math.log(DEEP), 1.0)
-    big_w = min(top, max(int(math.ceil(level / h)), 1), _WINDOW)
+    deep, _ = quantile(log_mgf(items), math.log(DEEP), 1.0)  # S's Chernoff 1 − DEEP quantile
+    big_w = min(top, max(int(math.ceil(deep / h)), 1), _WINDOW)
     if big_w >= top:
         tail = 0.0
-    elif big_w * h >= level:
+    elif big_w * h >= deep:
         tail = DEEP * scale ** t * (1 + (t + 4) * _U)
     else:  # a heavy tail whose 1 − DEEP quantile lies beyond the cap: the bound at the cap
         tail = _chernoff_tail(items, big_w * h, scale ** t)
@@ -71,22 +71,22 @@ def _bins(ws, t, h, n, pessimistic, tail, tilted=True):
     return refine(q, ws, t, h, 1.0, pessimistic, _chernoff_tail) if tilted else q
 
 
-def size_biased_tail(w, t, h, level):
-    """A Chernoff bound on E_Q[S/t; S > level] = P(Y_1^P + Y_2 + … + Y_t > level), Y^P the
-    size-biased law (masses a_j w_j, a_j = j·h; ``level`` a value of S), both laws
+def size_biased_tail(w, t, h, threshold):
+    """A Chernoff bound on E_Q[S/t; S > threshold] = P(Y_1^P + Y_2 + … + Y_t > threshold), Y^P the
+    size-biased law (masses a_j w_j, a_j = j·h; ``threshold`` a value of S), both laws
     divided by ``scale`` ≥ their totals (the bound multiplied back by scale^t, rounded up)."""
     j = np.arange(len(w), dtype=float)
     scale = max(float(w.sum()) * (1 + (len(w) + 2) * _U), float((j * h * w).sum()) * (1 + (len(w) + 2) * _U), 1.0)
     items = [(PLDGrid(step=h, offset=0, probs=(j * h) * w / scale, p_inf=0.0), 1),
              (PLDGrid(step=h, offset=0, probs=w / scale, p_inf=0.0), t - 1)]
-    return _chernoff_tail(items, level, scale ** t)
+    return _chernoff_tail(items, threshold, scale ** t)
 
 
-def _chernoff_tail(items, level, factor):
-    """P(S > level) of the sum of the items' laws (lattice masses, counts), times ``factor``
+def _chernoff_tail(items, threshold, factor):
+    """P(S > threshold) of the sum of the items' laws (lattice masses, counts), times ``factor``
     (a normalisation undone), rounded up: the least over cuts x of
 
-        Σ_i k_i·P_i(Y > x) + min_λ exp(K_x(λ) − λ·level),
+        Σ_i k_i·P_i(Y > x) + min_λ exp(K_x(λ) − λ·threshold),
 
     K_x the log-MGF of the laws cut at x (sub-probabilities: the event that no term exceeds
     x; ``chernoff.exponent``). Without a cut (x = ∞) this is Chernoff's bound, useless for a
@@ -100,6 +100,6 @@ def _chernoff_tail(items, level, factor):
         if above >= best:
             continue
         cut_items = [(PLDGrid(step=step, offset=0, probs=g.probs[:cut], p_inf=0.0), k) for g, k in items]
-        value = descend(exponent(log_mgf(cut_items), level), 1.0 / max(level, 1.0), tol=1e-3)[0]
+        value = descend(exponent(log_mgf(cut_items), threshold), 1.0 / max(threshold, 1.0), tol=1e-3)[0]
         best = min(best, (above + math.exp(min(value, 0.0))) * (1 + 4 * _U))
     return min(1.0, best * factor * (1 + 16 * _U))

@@ -5,7 +5,7 @@ whose per-bin noise bound B ≈ 1e-16 × the peak is added (upper) or taken off 
 in every bin. The hockey sticks of the epoch read the far tails of S: the remove
 direction E_Q[(S/t − e^ε)_+] its top, the add direction E_Q[(1 − e^ε S/t)_+] its
 bottom, where the bins hold 1e-20 and less: there B sets both ends (σ = 0.9, 1000
-steps, δ_add(0.3) ≈ 2.5e-13 was bracketed by [1e-13, 7.4e-11]), and through the
+steps: the FFT alone brackets δ_add(0.3) ≈ 2.5e-13 by [1e-13, 7.4e-11]), and through the
 composed epochs the interval of δ(ε) at δ ≲ 1e-8.
 
 Exponential tilting commutes with convolution: the transform of the tilted masses
@@ -17,7 +17,7 @@ Chernoff quantile 10^{-5} outwards, each centred some standard deviations beyond
 last; a sign's chain stops once the bins beyond it carry ≤ ``_NEGLIGIBLE`` of Q- and
 P-mass by their upper bounds, ``_settled``), and keeps bin by bin the smaller upper
 bound or the larger lower bound (each is certified: the better of two bounds of the
-same mass is one; a skipped tilt leaves a bin's bound as it was).
+same mass is one; a skipped tilt leaves a bin's bound unchanged).
 
 Windows: the upper bounds stand on any window (circular aliasing only adds mass);
 a lower bound subtracts from every bin the tilted mass outside its window, untilted:
@@ -34,8 +34,8 @@ import numpy as np
 from ..grids.chernoff import descend, exponent, log_mgf, quantile, tail_level
 from ..grids.grid import PLDGrid
 from ..grids.transform import fft, untilt
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 _FIRST = 1e-5    # the Chernoff quantile of S the first tilt of each sign centres its law at
 _SPACING = 8.0   # standard deviations of a tilted law between its centre and the next tilt's
 _MOST = 6        # tilts of each sign at most
@@ -48,8 +48,8 @@ def refine(q, w, t, h, scale, pessimistic, chernoff_tail):
     """``q`` (the law of S on [0, W·h] from the untilted transform, ``sum_law``) refined
     bin by bin by the tilted transforms (module docstring), in place; ``w`` the law of Y
     on the lattice j·h, divided by ``scale`` ≥ its total before the transform (the
-    upper bins multiplied back by scale^t, rounded up). ``chernoff_tail(items, level,
-    factor)``: a Chernoff bound on the mass of the sum of ``items`` above ``level``."""
+    upper bins multiplied back by scale^t, rounded up). ``chernoff_tail(items, threshold,
+    factor)``: a Chernoff bound on the mass of the sum of ``items`` above ``threshold``."""
     grid = PLDGrid(step=h, offset=0, probs=w / scale, p_inf=0.0)
     items = [(grid, t)]
     mgf = log_mgf(items)
@@ -86,10 +86,10 @@ def _settled(high, weight, sign, centre):
 def tilts(mgf, end, settled=lambda sign, centre: False):
     """The tilts λ, of each sign: the first at the saddle point of the Chernoff quantile
     ``_FIRST`` of S (``chernoff.quantile``), each next one centring the tilted law
-    ``_SPACING`` of its standard deviations further out (K'(λ) = that level: the
+    ``_SPACING`` of its standard deviations further out (K'(λ) = that centre: the
     minimiser of the Chernoff exponent, ``chernoff.exponent``), until the centre leaves
-    [0, ``end``], ``_MOST`` tilts are made, or ``settled(sign, level)`` (read after the
-    consumer has used the last tilt: ``level`` halfway between its centre and the next's,
+    [0, ``end``], ``_MOST`` tilts are made, or ``settled(sign, x)`` (read after the
+    consumer has used the last tilt: ``x`` halfway between its centre and the next's,
     within which the last is accurate to ~1e-15·e^8 of each bin) says the bins beyond
     need no more. Within a few standard deviations of a
     centre the bins are accurate to ~1e-15 of themselves, ~1e-15·e^{d²/2} at d of them;
@@ -102,10 +102,10 @@ def tilts(mgf, end, settled=lambda sign, centre: False):
                 break
             yield sign * lam
             _, mean, var = mgf.moments(sign * lam)
-            level = mean + sign * _SPACING * math.sqrt(max(var, 0.0))
-            if not 0.0 < level < end or settled(sign, (mean + level) / 2):
+            centre = mean + sign * _SPACING * math.sqrt(max(var, 0.0))
+            if not 0.0 < centre < end or settled(sign, (mean + centre) / 2):
                 break
-            lam = descend(exponent(mgf, level, sign), lam, tol=1e-6)[1]
+            lam = descend(exponent(mgf, centre, sign), lam, tol=1e-6)[1]
 
 
 def _window(mgf, items, lam, n, top, h, pessimistic, chernoff_tail):
@@ -117,8 +117,8 @@ def _window(mgf, items, lam, n, top, h, pessimistic, chernoff_tail):
         return n, 0.0
     log_t = math.log(_TILTED_TAIL)
     start = math.sqrt(-2.0 * log_t / max(mgf.moments(lam)[2], 1e-300))
-    level = descend(tail_level(mgf, log_t, 1.0, lam), start, tol=h)[0]
-    end = int(math.ceil(level / h)) if math.isfinite(level) else top
+    far = descend(tail_level(mgf, log_t, 1.0, lam), start, tol=h)[0]  # the tilted law's 1 − _TILTED_TAIL quantile
+    end = int(math.ceil(far / h)) if math.isfinite(far) else top
     if end >= top:
         return top + 1, 0.0
     if end < _REACH * n:

@@ -1,25 +1,27 @@
-"""The PLD accountant: from a mechanism's dominating pairs to a certified grid.
+"""A direction's certified grid: from its dominating pairs, at a given step, to a ``PLDGrid``.
 
 ``composed_grid`` turns one direction (``pld/pairs/composition.py``) into a ``PLDGrid``:
 
 1. Pairs that are exactly Gaussian merge first, exactly: μ = sqrt(Σ k μ_i²).
-2. The grid step h is planned from the composed spread (per direction; a
-   mechanism uses the coarser of its two directions' steps for both): Connect-the-Dots
-   widens each loss by at most h²/4 in variance, so with K rounded terms
-   and composed variance V the relative widening is K h²/(4V); we ask for
-   ``rho`` of it, h = 2·sqrt(ρ V / K). Measured on DP-SGD, 200 distinct
-   subsampled Gaussians, subsampled Laplace and short compositions, the
-   relative excess of ε is then ≈ 0.35·ρ (benchmarks/rho_calibration.py);
-   queries use ρ = 0.3 × the accuracy asked for. The answer is an upper
-   bound whatever ρ is: ρ only trades tightness for time. A pair with losses on a lattice g
-   (randomized response) fixes h = g/m so it is placed exactly
-   (Koskela & Honkela 2021, Lemma 5); if every pair is on that lattice,
-   h = g and the whole computation is exact up to floating point. A pair's
-   ``anchor`` (the atoms ±ε₀ of the Laplace loss) is used the same way. A
-   lattice more than 4× finer than the planned step (a frozen grid from
-   ``Discretise``) is ignored: pinning h to it would only cost points.
+2. The grid step h is given: a ``PrivacyProfile`` sizes it by the question
+   asked (``pld/profiles/plan.py``) and uses it for both directions. The answer
+   is an upper bound whatever h is: h only trades tightness for time.
 3. Every pair is discretised on [lo, hi], its tails beyond being below
    ``tail/K`` (``pld/grids/discretise.py``), then all are composed (``pld/grids/compose.py``).
+   Optimistic grids (certified lower bounds) are composed in a frame that holds
+   each pair's edge on a grid point (``optimistic_frame``) and moved back after.
+
+Two rules for choosing a step live here. ``snap_to_lattice``: a pair with
+losses on a lattice g (randomized response) keeps its atoms on the grid when
+h = g/m (Koskela & Honkela 2021, Lemma 5); if every pair is on that lattice,
+h = g and the whole computation is exact up to floating point. A pair's
+``anchor`` (the atoms ±ε₀ of the Laplace loss) is used the same way. A
+lattice more than 4× finer than the target step (a frozen grid from
+``Discretise``) is ignored: pinning h to it would only cost points.
+``plan_step``: where no question sizes the step (the online odometer, the a
+priori grid's pilot), Connect-the-Dots widens each loss by at most h²/4 in
+variance, so with K rounded terms and composed variance V the relative
+widening is K h²/(4V); asking for a share ρ of it gives h = 2·sqrt(ρ V / K).
 """
 import math
 from dataclasses import replace
@@ -32,7 +34,7 @@ from ...lazy import lazy
 from .compose import MAX_GRID, compose, saddle_tilt
 from .cache import GRIDS
 from .discretise import loss_moments, loss_ranges, pairs_to_grids
-from ..pairs.composition import DIRECTIONS, merge_gaussians
+from ..pairs.composition import merge_gaussians
 
 fractions = lazy("fractions")  # the frame's exact sums (``frame_total``): first use, not import
 
@@ -74,36 +76,24 @@ def snap_to_lattice(pairs, target):
     return target
 
 
-def plan_joint_step(composition, rho, tail):
-    """One grid step for both directions: the coarser of their own plans.
-
-    A direction whose loss barely varies (the add direction of a subsampled
-    mechanism with tiny σ, say) would otherwise ask for an absurdly fine grid
-    to resolve a δ that the other direction dominates anyway; on the coarser
-    grid its answer is still a rigorous upper bound."""
-    return max(plan_step(merge_gaussians(composition.direction(d)), rho, tail) for d in DIRECTIONS)
-
-
 @progress.stage("composing a grid")
-def composed_grid(pairs, rho=3e-5, tail=1e-30, pessimistic=True, step=None, tilt_at=None, base=None,
+def composed_grid(pairs, step, tail=1e-30, pessimistic=True, tilt_at=None, base=None,
                   hints=(None, None), proxy_step=None):
-    """The certified grid of one direction (a tuple of (pair, count)).
+    """The certified grid of one direction (a tuple of (pair, count)) at grid step ``step``.
 
-    With ``tilt_at`` (a loss level) the composition is also run exponentially
-    tilted towards that level and combined with ``base`` (the untilted grid)
-    bin by bin (``pld/compose.compose``): small δ near that level become
+    With ``tilt_at`` (a loss) the composition is also run exponentially
+    tilted towards that loss and combined with ``base`` (the untilted grid)
+    bin by bin (``compose.compose``): small δ near that loss become
     accurate to ~1e-15 of themselves (plus the tilting's rounding pad, ~1e-8)
     instead of ~1e-15 of the peak. ``hints``:
     the window's Chernoff λ on coarser grids (``compose.chernoff_lambdas``);
     ``proxy_step``: a coarser step whose grids the searches for the tilt's λ
     run on (``chernoff.log_mgf``)."""
     pairs = merge_gaussians(pairs)
-    if step is None:
-        step = plan_step(pairs, rho, tail)
     args = (pairs, tail, tilt_at, base, hints, proxy_step)
     if pessimistic:
         return _composed(*args, step, True, False)
-    try:  # optimistic: on the finer frame where it fits (``optimistic_frame``), else on the level's
+    try:  # optimistic: on the finer frame where it fits (``optimistic_frame``), else at ``step``
         return _composed(*args, step, False, True)
     except GridTooLarge:
         return _composed(*args, step, False, False)
@@ -127,7 +117,7 @@ def _composed(pairs, tail, tilt_at, base, hints, proxy_step, step, pessimistic, 
     return replace(out, offset=out.offset + whole) if whole else out
 
 
-_FINER = 128  # how much finer than the level's step an optimistic grid may go to hold its edges apart
+_FINER = 128  # how much finer than the planned step an optimistic grid may go to hold its edges apart
 
 
 def optimistic_frame(pairs, step, finer=True):

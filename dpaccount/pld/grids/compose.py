@@ -29,7 +29,7 @@ from .transform import direct, fft, untilt
 _U = np.finfo(float).eps
 MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
 # a certified interval (both roundings, tilted grids, cache) peaks at ~320 bytes a grid point
-# (measured: the README's DP-SGD at accuracy 1e-6, 2.1M points, 0.8 GB)
+# (measured: benchmarks/README.md, "Measurements behind constants in the code")
 BYTES_PER_POINT = 320
 
 

@@ -5,9 +5,8 @@ composition on its own (``pld/profiles/step_profile.py``): equal pairs are compo
 at once (powered), Gaussians merge exactly, but every other distinct pair
 costs its own grid and transform at each step size the query needs. So the
 work of a first query grows with the number of distinct pairs, about
-``SECONDS_PER_PAIR`` each (measured: 300, 1,000 and 3,000 distinct Laplace
-parts took 1.0, 3.1 and 7.1 s on a loaded 2-core machine; a 7 MB spec of
-99,998 distinct Laplace parts would take minutes). Past ``DISTINCT_WARN``
+``SECONDS_PER_PAIR`` each (fitted to the timings in benchmarks/README.md,
+"Measurements behind constants in the code"). Past ``DISTINCT_WARN``
 distinct pairs a ``CostWarning`` says so before the work starts, with the
 estimate and what would be cheaper.
 """

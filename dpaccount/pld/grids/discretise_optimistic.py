@@ -168,8 +168,8 @@ def _atom_edges(eps, step, atom_p):
     An atom computed a hair *above* its point (the rounding of a mapped edge:
     Poisson-subsampled randomized response, q = 1e-3) would otherwise sit in the
     next cell as a near-atom at its left end, whose triangle lowers the line
-    there by the pads, below T or 0, a whole step's kink mass lost (first order:
-    p = 0.9 at 1e5 steps was 0.6 % wide). With the edge a hair up, the cell
+    there by the pads, below T or 0, a whole step's kink mass lost (an error
+    first order in the step). With the edge a hair up, the cell
     (ε_{j−1}, ε_j + η] holds it, and its right-end atom is the one taken out.
     Sound whatever the cell holds above ε_j: the points' δ_j (summed from the
     top) leave that mass S out, its δ contribution A_S − x_j B_S ≥ 0 dropped
@@ -281,8 +281,8 @@ def pair_to_lower_grid(pair, step, lo, hi, split=True, shift=0.0):
         # below the smallest loss) nor near a top at 0. So composed, every loss may sit up to
         # (Σ k)·1e-9·step too high (1e5 uses at step 1.5e-4: 1.5e-8 of ε): the lower ends
         # take that off (``StepProfile._snapped``: δ read at ε + it, ε less it).
-        # Compared in x with no snap (searchsorted on ``curve.x``) every tests/pld test still
-        # passes, but those kinks lose a whole step (mass up to 0.6): left as it is (issue 27)
+        # Why the snap: compared in x with none (searchsorted on ``curve.x``) those kinks
+        # lose a whole step (mass up to 0.6), a loss of tightness no tests/pld test detects
         j = int(math.floor((math.log(x_kink) - shift) / step + 1e-9)) - lo
         if j >= 0:  # below the grid: dropped (moving it up to the first point is not below δ
             probs[min(j, m)] += mass  # once composed; dropping P-mass lowers every δ)

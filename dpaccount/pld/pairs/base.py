@@ -57,8 +57,8 @@ import numpy as np
 from ...converters.gdp import delta_gdp
 from ...errors import GridTooLarge
 from .log_cells import normal_cells
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 _SUBNORMAL = math.ulp(0.0)  # the subnormal spacing: a result that underflows errs by spacings, not ulps
 _NORMAL = np.finfo(float).tiny  # the least normal float
 

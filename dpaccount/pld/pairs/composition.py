@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from .base import GaussianPair
 from .discrete_pair import DiscretePair
+from ...numerics import ULP_OF_ONE as _U
 
-_U = 2.0 ** -52  # unit roundoff
 
 DIRECTIONS = ("remove", "add")
 

@@ -50,8 +50,8 @@ from ...lazy import lazy
 from .base import check_atoms
 from .discrete_pair import DiscretePair
 from .mixture_gaussian import MixtureOfGaussiansPair
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps  # unit roundoff
 
 special = lazy("scipy.special")
 

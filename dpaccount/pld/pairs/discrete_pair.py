@@ -11,8 +11,8 @@ import numpy as np
 
 from ...lazy import lazy
 from .base import DominatingPair, atoms_at, check_atoms, underflow_slack
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps  # unit roundoff
 
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")

@@ -27,10 +27,10 @@ import math
 import numpy as np
 
 from ...lazy import lazy
+from ...numerics import ULP_OF_ONE as _U
 
 special = lazy("scipy.special")
 
-_U = np.finfo(float).eps
 _SUBNORMAL = math.ulp(0.0)  # the subnormal spacing
 _NORMAL = np.finfo(float).tiny  # the least normal float
 # log_ndtr(x), x ≤ 0: ≤ 4.3 ulp of its result measured here (scipy 1.17, docs/portability.md),

@@ -32,8 +32,8 @@ import math
 import numpy as np
 
 from .base import DominatingPair, stacked_masses
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 _BATCH = 1 << 20  # edges per vectorised call of the components' cells (~8 MB an array)
 
 

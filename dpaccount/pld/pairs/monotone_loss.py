@@ -9,8 +9,8 @@ import numpy as np
 
 from .base import DominatingPair
 from .log_cells import log_cells
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 # A law's logcdf and logsf (scipy.stats; scipy documents no bound) are taken to err by
 # LOG_CDF_ULPS·u·(|log| + 1), besides their argument's rounding (``MonotoneLossPair._log_errors``).
 # Measured here (scipy 1.17.1, 5,000 points over each law's 1e-300 quantiles, against
@@ -141,7 +141,7 @@ class MonotoneLossPair(DominatingPair):
         (answered without a root) and those already down to adjacent floats are left out."""
         e = np.asarray(edges, dtype=float)
         lo, hi = np.full(e.shape, self._lo), np.full(e.shape, self._hi)
-        inside = ~((e < self._lmin) | (e >= self._lmax))  # (a NaN edge bisected, as it always was)
+        inside = ~((e < self._lmin) | (e >= self._lmax))  # (a NaN edge is bisected too)
         lo[~inside] = hi[~inside]  # no root sought: the answer below does not read it
         guess = self._root_guess(e[inside]) if inside.any() else None
         if guess is not None:

@@ -43,8 +43,8 @@ import numpy as np
 
 from .log_cells import normal_cells
 from .base import DominatingPair
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 
 
 def _loss_to_x(ell, mu, q):

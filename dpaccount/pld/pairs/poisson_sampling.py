@@ -26,8 +26,8 @@ import math
 import numpy as np
 
 from .base import DominatingPair, atoms_at, stacked_masses
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 
 
 def _remove_base_edges(edges, q, with_error=False):

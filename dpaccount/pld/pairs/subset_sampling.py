@@ -59,8 +59,8 @@ from ...errors import RepresentationUnavailable
 from .base import DominatingPair, stacked_masses
 from .poisson_sampling import PoissonRemovePair
 from .symmetric_hull import symmetric_hull_pair
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 _ZERO = 1e-12  # |ℓ| this small is the atom at L = 0 (the tolerance of base.atoms_at)
 
 

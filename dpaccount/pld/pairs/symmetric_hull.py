@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from .discrete_pair import DiscretePair
+from ...numerics import ULP_OF_ONE as _U
 
-_U = np.finfo(float).eps
 
 
 def _lower_hull(x, y):

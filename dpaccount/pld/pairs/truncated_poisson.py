@@ -68,15 +68,14 @@ replace-one pair's pure ε (``PoissonRemovePair.pure_epsilon``, rounded up; it g
 with the rate, so η's upper end serves). The weights' rounding is these components'
 own weight, so it adds no other pure ε.
 """
-import numpy as np
 
 from ...lazy import lazy
 from .poisson_sampling import PoissonAddPair, PoissonRemovePair
 from .witnessed import WitnessedMixturePair
+from ...numerics import ULP_OF_ONE as _U
 
 stats = lazy("scipy.stats")
 
-_U = np.finfo(float).eps
 _REL = 1e-11      # the relative error allowed to scipy's binomial tails
 _TINY = 1e-290    # a tail this small is spilled whole (its relative error is then moot)
 

@@ -35,9 +35,8 @@ slack is the disjoint mixture over k (K is revealed): K ≥ 2 has probability
 N(0, σ²) on *one* space, where the rare second copy hides in the first one's
 tail: on DP-SGD (n = 60000, b = 256, σ = 1.1, 1000 steps) our ε(1e-5) is 1.559
 and that instance's ≈ 0.60 (dp_accounting's pessimistic PLD of it;
-benchmarks/bench_truncated.py). Whether the one-space mixture dominates for
-every dataset is not shown here, so it is not used as the pair. It is attained,
-though: for a sum query (x adds Δ per copy, y and the others 0) the outputs are
+benchmarks/bench_truncated.py). It does not dominate every dataset (below), so it
+is not used as the pair. It is attained, though: for a sum query (x adds Δ per copy, y and the others 0) the outputs are
 exactly those two laws, so for a Gaussian base (μ = Δ/σ) the pair
 (Σ_{k≥0} w_k N(kμ, 1), N(0, 1)) is a witness of the mechanism's pair in either
 order of the neighbours (``pld/pairs/witnessed.py``): the lower end of ``*_bounds``
@@ -49,6 +48,26 @@ lower end can miss where the reverse order is the worse one (small ε). The same
 instance for Laplace, discrete Laplace and discrete Gaussian noise:
 ``copies_noise.py``. Other bases (randomized response, binomial hulls, user pairs)
 leave the lower end absent for b > 1: no instance with computable laws is built.
+
+No tight pair, Gaussian bases included. No mixture of the following attained family
+is a dominating pair: on a line, x valued +W/2, y −W/2 and every other record
+(1/2 − t)W, t ∈ [0, 1] (clipped gradients; μ = W/σ) give
+P_t = Σ_k w_k N(ktμ, 1) against Q_t = Σ_k w_k N(−k(1 − t)μ, 1). t = 1 is the instance
+above; t = 1/2 is two mixtures shifted in opposite directions, the form of the tight
+pair of Schuchardt, Stoian, Kosmala & Günnemann 2024 (NeurIPS; Thm 3.8 as their code
+cites it) for Poisson subsampling with group insertion/removal, where the other
+records' draws do not depend on the group's, and the form their code evaluates for
+sampling with replacement (Bin(b, 1/n) weights on both sides). Here the others fill
+the b − K draws the record does not take, so where they sit moves with K, and by exact
+computation (``tests/transformers/test_with_replacement_family.py``) t = 1/2 exceeds
+t = 1 at ε = 0 (n = 20, b = 5, μ = 1: δ 0.09361 against 0.09232, either order), t = 1
+exceeds t = 1/2 tenfold at ε = 0.6, and inner members exceed both ends (n = 3, b = 5,
+μ = 2, ε = 0.6: t = 0.8 gives 0.6860 against 0.6685). The worst case is not an end of
+even this one-parameter family (a base with a general W-Lipschitz f, whose direction
+may change with the count, may have more room), so the disjoint mixture stays the upper
+end for every base. On DP-SGD the best instance found is t = 1 (composed ε(1e-5) ≈ 0.604;
+t = 1/2 ≈ 0.427, t = 0, the reverse order, ≈ 0.493): the width of [0.6036, 1.5589] is
+this analysis's, not the grids'.
 
 Pure ε. ``SubsetSampledPair``'s, log(1 + γ(e^{ε_A} − 1)), with ε_A = max_{k ≤ b} of
 G_k's pure ε (A's loss takes only its components' values): every G_k built for

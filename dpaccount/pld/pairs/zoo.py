@@ -24,10 +24,10 @@ import numpy as np
 from ...lazy import lazy
 from .discrete_pair import DiscretePair
 from .base import DominatingPair, check_atoms, underflow_slack
+from ...numerics import ULP_OF_ONE as _U
 
 special = lazy("scipy.special")
 
-_U = np.finfo(float).eps
 _BR_SHARES = tuple(j / 8 for j in range(1, 8)) + (15 / 16, 63 / 64)  # t/ε of the witnesses
 _TINY = 1e-300  # mass dropped from an infinite support is at most this (relative)
 

@@ -115,8 +115,9 @@ def attained_lower(found, values, kind, accuracy, rounds):
     """The largest certified lower bound on ε(δ) (``kind`` "epsilon") or δ(ε) ("delta")
     at ``values`` over the attained compositions ``found``: each by its exact sum where
     it has one (``exact_sum.py``), else by its optimistic grids, refined ``rounds``
-    times where it is alone and once where there are several (500 Poisson-subsampled
-    two-sided binomials: 0.33 s, against 1.0 s with every round, same lower end). A
+    times where it is alone and once where there are several (every round for each
+    costs about 3× the time for the same lower end on the case measured in
+    benchmarks/README.md, "Measurements behind constants in the code"). A
     composition whose grids do not fit the cap is only left untried."""
     low = np.zeros(len(values))  # ε ≥ 0 and δ ≥ 0: 0 bounds both
     for pairs in found:

@@ -38,13 +38,13 @@ from ..pairs.discrete_pair import DiscretePair
 from ..pairs.base import GaussianPair
 from ..pairs.poisson_sampling import PoissonAddPair, PoissonRemovePair
 from ..pairs.subset_sampling import SubsetSampledPair
+from ...numerics import ULP_OF_ONE as _U
 
 special = lazy("scipy.special")
 mp = lazy("mpmath")  # composed_p_inf only
 
 BUDGET = 1 << 16         # composed atoms of an all-finite direction (each δ(ε) sums over them)
 KERNEL_BUDGET = 1 << 10  # with a kernel (whose curve costs more per atom)
-_U = np.finfo(float).eps
 _BISECT = 64
 
 
