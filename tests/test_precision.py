@@ -9,6 +9,7 @@ import pytest
 
 import dpaccount
 from dpaccount import AccuracyNotReached, Composition, GaussianMechanism, PoissonSampling, RandomAllocation
+from dpaccount.mechanisms.absolute_accuracy import AbsoluteAccuracy
 from dpaccount.precision import DEFAULT_RHO, EPSILON_RHO, FLOOR_RHO, epsilon_rho, finer
 from dpaccount.queries.at import At
 from dpaccount.queries.route import bounds
@@ -104,8 +105,9 @@ def _floats(key):
 
 @pytest.mark.parametrize("wrap", [lambda m: Composition()([m, GaussianMechanism(sigma=2.0)], [2, 1]),
                                   lambda m: PoissonSampling()(m, 0.5),
-                                  lambda m: Composition()([PoissonSampling()(m, 0.5)], [3])],
-                         ids=["composition", "poisson", "composition-of-poisson"])
+                                  lambda m: Composition()([PoissonSampling()(m, 0.5)], [3]),
+                                  lambda m: AbsoluteAccuracy(m, 1e-6)],
+                         ids=["composition", "poisson", "composition-of-poisson", "absolute-accuracy"])
 def test_transformers_hand_the_precision_to_their_parts(wrap):
     """A random allocation's epochs inside another transformer's pairs are built at the ρ
     asked of the whole (``Mechanism._pairs_at``), not at a default of their own."""
