@@ -67,7 +67,7 @@ def analytic_applies(mechanism):
     """A closed form exists: a Gaussian composition, or one finite pair per direction."""
     if mechanism.pairs.gaussian_mu is not None:
         return True
-    single = mechanism._single_pairs()
+    single = mechanism.pairs.as_single()
     return single is not None and all(isinstance(p, DiscretePair) for p in single)
 
 
@@ -154,7 +154,7 @@ def _finite_pairs(mechanism, alphas, lower):
     curve, however well rounded, can fall below the mechanism's: 3e-13 at α = ½ for
     the binomial (30, 0.3, Δ = 2)), and from all the curves at once (``converters.fdp.max_profile_to_tradeoff_upper``: exact where two
     curves cross, not the smallest single curve)."""
-    pairs = list(mechanism._single_pairs())
+    pairs = list(mechanism.pairs.as_single())
     if not lower:
         return _finite_upper(pairs, symmetric(mechanism), alphas)
     if symmetric(mechanism):  # the reversed pairs exactly, not through the swap identity
@@ -179,7 +179,7 @@ def witness_pairs(pair):
 def finite_upper_attained(mechanism):
     """Whether the analytic upper curve of one finite pair per direction bounds the mechanism's:
     every curve it takes (``witness_pairs``) is of a tight pair."""
-    return all(q.tight for p in mechanism._single_pairs() for q in witness_pairs(p))
+    return all(q.tight for p in mechanism.pairs.as_single() for q in witness_pairs(p))
 
 
 def _dominated_curves(pairs, symmetric_):
@@ -231,7 +231,7 @@ def mu_gdp(mechanism, method, accuracy, tail):
         if not analytic_applies(mechanism):
             raise RepresentationUnavailable(f"{mechanism.name} is neither a Gaussian composition nor one "
                                             f"finite pair: its μ-GDP needs method='pld'")
-        return _finite_mu(mechanism._single_pairs(), tail)
+        return _finite_mu(mechanism.pairs.as_single(), tail)
     profile = mechanism.privacy_profile(accuracy)
     window = max([t for t in TIERS if t <= 0.1 * tail], default=TIERS[-1])
     grids = [profile.grid(d, window, pessimistic=True) for d in DIRECTIONS]

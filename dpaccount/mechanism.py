@@ -7,7 +7,9 @@ parameters (so equal parts of a composition merge), and a mechanism pickles
 (for process pools) without its caches. Its representations are computed
 lazily, once, and cached:
 
-* ``pairs`` — ``PairComposition``: dominating pairs per direction (tight);
+* ``pairs`` — ``PairComposition``: dominating pairs per direction (tight), at the
+  default lattice precision; ``pairs_at(rho)`` at another (``precision.py``: the
+  pairs of a random allocation carry a lattice of their own);
 * ``rdp``   — ``RDPCurve``: ε(α) (lossy for (ε, δ), but composes anywhere).
 
 The queries (``get_approxDP``, ``get_approx_delta``, ``get_RDP``, the
@@ -25,9 +27,10 @@ from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Dict, Literal, Mapping, Optional, Union, overload
 
+from . import validation as v
 from .errors import RepresentationUnavailable
-from .precision import lattice_rho
-from .queries import QueryDispatch
+from .precision import DEFAULT_RHO
+from .queries import Queries
 from .relations import ADD_REMOVE, check_relation
 
 if TYPE_CHECKING:
@@ -40,9 +43,11 @@ SPEC_VERSION = 1
 SPEC_KEY = "dpaccount_spec"
 
 
-class Mechanism(QueryDispatch):
+class Mechanism(Queries):
     """Base class. Subclasses pass ``name`` and ``params`` and override
-    ``_pairs`` and/or ``_rdp`` to return a representation (or None).
+    ``_pairs`` and/or ``_rdp`` to return a representation (or None); a mechanism
+    whose pairs are built from other mechanisms' (a transformer's result) overrides
+    ``_pairs_at(rho)`` instead and asks its parts for theirs at the same ``rho``.
 
     Equality is by ``_identity()``: type, relation and parameters by default;
     transformers' results override it with their structure (base mechanism,
@@ -153,13 +158,21 @@ class Mechanism(QueryDispatch):
 
     # -- representations -------------------------------------------------
     def _pairs(self):
+        """This mechanism's own dominating pairs (a ``PairComposition``), or None."""
         return None
+
+    def _pairs_at(self, rho):
+        """The pairs built at the lattice precision ``rho`` (``precision.py``): a mechanism's
+        own pairs carry no lattice (``_pairs``); a transformer's result overrides this and
+        hands ``rho`` to its parts' ``pairs_at``."""
+        return self._pairs()
 
     def _rdp(self):
         return None
 
     def _cached(self, key, build):
-        key = (key, lattice_rho())  # what is built from pairs depends on their precision (precision.py)
+        """``build()``, once per ``key``: the key holds every argument the value depends on
+        (a lattice precision ρ wherever it is built from pairs)."""
         if key not in self._cache:
             self._cache[key] = build()
         return self._cache[key]
@@ -172,8 +185,16 @@ class Mechanism(QueryDispatch):
 
     @property
     def pairs(self) -> PairComposition:
-        """The dominating pairs (``PairComposition``) or RepresentationUnavailable."""
-        return self._representation("pairs", self._pairs, "dominating-pair")
+        """The dominating pairs (``PairComposition``) at the default lattice precision
+        (``precision.DEFAULT_RHO``), or RepresentationUnavailable."""
+        return self.pairs_at(DEFAULT_RHO)
+
+    def pairs_at(self, rho: float) -> PairComposition:
+        """The dominating pairs, those with a lattice of their own (random allocation's
+        epochs) built at the lattice precision ``rho`` (``precision.py``: their upper and
+        lower pair about ρ/5 of ε apart, both certified), or RepresentationUnavailable."""
+        rho = v.in_interval("rho", rho, 0.0, 1.0)
+        return self._representation(("pairs", rho), lambda: self._pairs_at(rho), "dominating-pair")
 
     @property
     def rdp(self) -> RDPCurve:
@@ -181,13 +202,14 @@ class Mechanism(QueryDispatch):
         return self._representation("rdp", self._rdp, "Rényi-DP")
 
     @overload
-    def optional(self, attr: Literal["pairs"]) -> Optional[PairComposition]: ...
+    def optional(self, attr: Literal["pairs"], rho: float = ...) -> Optional[PairComposition]: ...
     @overload
-    def optional(self, attr: Literal["rdp"]) -> Optional[RDPCurve]: ...
-    def optional(self, attr: str) -> Union[PairComposition, RDPCurve, None]:
-        """The representation ``attr`` ("pairs" or "rdp"), or None where it is unavailable."""
+    def optional(self, attr: Literal["rdp"], rho: float = ...) -> Optional[RDPCurve]: ...
+    def optional(self, attr: str, rho: float = DEFAULT_RHO) -> Union[PairComposition, RDPCurve, None]:
+        """The representation ``attr`` ("pairs" or "rdp"), or None where it is unavailable;
+        pairs at the lattice precision ``rho`` (``pairs_at``)."""
         try:
-            return getattr(self, attr)
+            return self.pairs_at(rho) if attr == "pairs" else getattr(self, attr)
         except RepresentationUnavailable:
             return None
 

@@ -93,7 +93,7 @@ def test_the_whole_range_meets_a_loose_budget_even_where_no_grid_fits():
 
 def test_the_cli_reports_the_route_of_the_certified_epsilon(capsys):
     """The CLI printed "steps = 8625 … certified epsilon there: 0"; now the end of the
-    range, and a certified ε there (the default's, since ε is below ``ABSOLUTE_FLOOR``: at most RDP's)."""
+    range, and a certified ε there (the default's, since ε is below the default route's ``Floors``: at most RDP's)."""
     from dpaccount.cli import main
     assert main(["calibrate", "--solve", "steps", "--mechanism", "subsampled-gaussian", "--sigma", "50",
                  "--q", "1e-6", "--eps", "1", "--delta", "1e-5"]) == 0

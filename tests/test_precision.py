@@ -1,35 +1,48 @@
-"""The pairs' lattice precision ρ (dpaccount/precision.py): ε queries start coarse, a
-certified interval too wide for its accuracy is rebuilt finer, and every precision keeps
-its own cache (a refused query changes no answer)."""
+"""The pairs' lattice precision ρ (dpaccount/precision.py), an explicit argument: ε queries
+start coarse, a certified interval too wide for its accuracy is rebuilt finer, every
+precision keeps its own cache (a refused query changes no answer), and a mechanism's
+pairs depend on no ambient state."""
+import pathlib
+
 import numpy as np
 import pytest
 
-from dpaccount import AccuracyNotReached, Composition, GaussianMechanism, RandomAllocation
-from dpaccount.precision import DEFAULT_RHO, EPSILON_RHO, FLOOR_RHO, at, can_refine, finer, for_epsilon, lattice_rho
+import dpaccount
+from dpaccount import AccuracyNotReached, Composition, GaussianMechanism, PoissonSampling, RandomAllocation
+from dpaccount.mechanisms.absolute_accuracy import AbsoluteAccuracy
+from dpaccount.precision import DEFAULT_RHO, EPSILON_RHO, FLOOR_RHO, epsilon_rho, finer
+from dpaccount.queries.at import At
+from dpaccount.queries.route import bounds
 
 
 def _width(b):
     return (b.upper - b.lower) / b.upper
 
 
-def test_contexts_start_coarse_for_epsilon_refine_and_stop_at_the_floor():
-    assert lattice_rho() == DEFAULT_RHO
-    with for_epsilon():
-        assert lattice_rho() == EPSILON_RHO
-        with for_epsilon(1e-4):  # inside a query: its ρ stands
-            assert lattice_rho() == EPSILON_RHO
-        with finer():
-            with for_epsilon():  # an ε query inside a refinement keeps the finer ρ
-                assert lattice_rho() == pytest.approx(EPSILON_RHO / 10)
-    assert lattice_rho() == DEFAULT_RHO
-    with for_epsilon(1e-4):
-        assert lattice_rho() == 1e-4
-    with for_epsilon(1e-9):
-        assert lattice_rho() == FLOOR_RHO
-    with finer():
-        assert lattice_rho() == pytest.approx(DEFAULT_RHO / 10) and (lattice_rho() > FLOOR_RHO) == can_refine()
-        with finer():
-            assert not can_refine() or lattice_rho() > FLOOR_RHO
+def _at(m, rho, query, value, accuracy):
+    """The certified interval of ``query`` at ``value`` with the pairs built at ``rho``."""
+    return bounds(At(m, rho), np.array([value]), True, None, accuracy, query)
+
+
+def test_epsilon_queries_start_coarse_refine_and_stop_at_the_floor():
+    assert epsilon_rho(1e-3) == EPSILON_RHO and epsilon_rho(0.5) == EPSILON_RHO
+    assert epsilon_rho(1e-4) == 1e-4 and epsilon_rho(1e-9) == FLOOR_RHO
+    assert epsilon_rho("x") == EPSILON_RHO  # (the query's validation then refuses it)
+    assert finer(EPSILON_RHO) == pytest.approx(EPSILON_RHO / 10) and finer(DEFAULT_RHO) == pytest.approx(FLOOR_RHO)
+    assert finer(FLOOR_RHO) is None
+
+
+def test_pairs_depend_only_on_the_mechanism_and_the_precision_asked():
+    """``m.pairs`` is the pairs at the default ρ, before, inside and after an ε query; an
+    ε query's pairs are those at its accuracy, each ρ's built once."""
+    m = RandomAllocation()(GaussianMechanism(sigma=1.1), 50)
+    before = m.pairs
+    assert before is m.pairs_at(DEFAULT_RHO)
+    m.get_approxDP(1e-5)
+    assert m.pairs is before and m.pairs_at(EPSILON_RHO) is m.pairs_at(1e-3) is not before
+    assert (before.remove[0][0].key()[-1], m.pairs_at(EPSILON_RHO).remove[0][0].key()[-1]) == (DEFAULT_RHO, EPSILON_RHO)
+    with pytest.raises(ValueError, match="rho"):
+        m.pairs_at(0.0)
 
 
 @pytest.mark.parametrize("epochs", [1, 3])
@@ -39,9 +52,8 @@ def test_an_interval_too_wide_is_rebuilt_finer_and_brackets_the_coarse_ones(epoc
     query rebuilds the pairs at 1e-3 and meets it. Asked for 1e-4, an ε query starts at
     ρ = 1e-4 and meets it; every certified interval, and the plain answer, agree with it."""
     m = Composition()([RandomAllocation()(GaussianMechanism(sigma=1.1), 234)], [epochs])
-    with at(1e-2):
-        loose = m.get_approxDP_bounds(1e-5, accuracy=0.5)
-        refined = m.get_approxDP_bounds(1e-5)
+    loose = _at(m, 1e-2, "get_approxDP", 1e-5, 0.5)
+    refined = _at(m, 1e-2, "get_approxDP", 1e-5, 1e-3)
     assert _width(refined) <= 1e-3 < _width(loose)
     fine = m.get_approxDP_bounds(1e-5, accuracy=1e-4)
     assert _width(fine) <= 1e-4 < _width(m.get_approxDP_bounds(1e-5))
@@ -57,12 +69,11 @@ def test_a_refused_query_changes_no_answer():
     with pytest.raises(AccuracyNotReached):
         m.get_approxDP_bounds(1e-6, accuracy=1e-12)
     assert np.array_equal(m.get_approxDP(np.array([1e-6, 1e-3])), before)
-    assert lattice_rho() == DEFAULT_RHO
 
 
 def test_the_common_part_of_two_certified_intervals():
     from dpaccount import Bounds
-    from dpaccount.queries.intervals import _intersection
+    from dpaccount.queries.intervals import intersection as _intersection
     a, b = Bounds(1.0, 3.0, "pld", 0.1), Bounds(2.0, 4.0, "pld", 0.05)
     assert _intersection(a, b) == Bounds(2.0, 3.0, "pld", 0.05)
     arrays = _intersection(Bounds(np.array([1.0, 5.0]), np.array([3.0, 9.0]), "pld"),
@@ -81,6 +92,33 @@ def test_a_refused_interval_is_the_common_part_of_every_precision_tried():
     with pytest.raises(AccuracyNotReached) as err:
         m.get_approx_delta_bounds(1.0)
     got = err.value.bounds
-    with at(FLOOR_RHO):
-        finest = m.get_approx_delta_bounds(1.0, accuracy=0.5)
+    finest = _at(m, FLOOR_RHO, "get_approx_delta", 1.0, 0.5)
     assert finest.lower <= got.lower <= got.upper <= finest.upper and _width(got) < 0.5 * _width(finest)
+
+
+def _floats(key):
+    """Every float inside a pair's (nested) key."""
+    if isinstance(key, tuple):
+        return {x for part in key for x in _floats(part)}
+    return {key} if isinstance(key, float) else set()
+
+
+@pytest.mark.parametrize("wrap", [lambda m: Composition()([m, GaussianMechanism(sigma=2.0)], [2, 1]),
+                                  lambda m: PoissonSampling()(m, 0.5),
+                                  lambda m: Composition()([PoissonSampling()(m, 0.5)], [3]),
+                                  lambda m: AbsoluteAccuracy(m, 1e-6)],
+                         ids=["composition", "poisson", "composition-of-poisson", "absolute-accuracy"])
+def test_transformers_hand_the_precision_to_their_parts(wrap):
+    """A random allocation's epochs inside another transformer's pairs are built at the ρ
+    asked of the whole (``Mechanism._pairs_at``), not at a default of their own."""
+    m = wrap(RandomAllocation()(GaussianMechanism(sigma=1.1), 20))
+    for rho, other in ((EPSILON_RHO, DEFAULT_RHO), (DEFAULT_RHO, EPSILON_RHO)):
+        floats = _floats(tuple(p.key() for p, _ in m.pairs_at(rho).remove))
+        assert rho in floats and other not in floats
+
+
+def test_no_module_keeps_a_setting_in_ambient_state():
+    """Settings are arguments: only progress reporting lives in a context variable."""
+    root = pathlib.Path(dpaccount.__file__).parent
+    holders = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if "ContextVar" in p.read_text())
+    assert holders == ["progress.py"]

@@ -35,7 +35,8 @@ from ..queries import DEFAULT_ACCURACY
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
-    from ..queries.intervals import Bounds, FloatArray, Method, ProgressArg
+    from ..progress import ProgressArg
+    from ..queries.intervals import Bounds, FloatArray, Method
 
 
 class AbsoluteAccuracy(Mechanism):
@@ -57,8 +58,8 @@ class AbsoluteAccuracy(Mechanism):
     def _spec_node(self):
         return self.base._spec_node()
 
-    def _pairs(self):
-        return self.base.optional("pairs")
+    def _pairs_at(self, rho):
+        return self.base.optional("pairs", rho)
 
     def _rdp(self):
         return self.base.optional("rdp")

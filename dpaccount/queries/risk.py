@@ -35,10 +35,10 @@ def _shaped(values: np.ndarray, scalar: bool) -> FloatOrArray:
 
 
 class RiskQueries:
-    """The attack-risk queries of ``QueryDispatch`` (which supplies ``get_fDP``,
+    """The attack-risk queries of ``Queries`` (``surface.py``, which supplies ``get_fDP``,
     ``get_fDP_bounds``, ``get_approx_delta`` and ``get_approx_delta_bounds``)."""
 
-    # the queries read, as ``QueryDispatch`` and ``IntervalQueries`` define them (declared only)
+    # the queries read, as ``Queries`` defines them (declared only)
     get_fDP: Callable[..., Any]
     get_fDP_bounds: Callable[..., Bounds]
     get_approx_delta: Callable[..., Any]

@@ -41,8 +41,8 @@ class ComposedMechanism(Mechanism):
         steps = sum(k for _, k in self.parts)
         return f"<{type(self).__name__} {self.name}: {len(self.parts)} parts, {steps} steps: {shown}{more}>"
 
-    def _pairs(self):
-        reps = [(m.optional("pairs"), k) for m, k in self.parts]
+    def _pairs_at(self, rho):
+        reps = [(m.optional("pairs", rho), k) for m, k in self.parts]
         if any(rep is None for rep, _ in reps):  # a part without pairs: none for the whole
             return None
         return PairComposition((), ()).compose(reps)

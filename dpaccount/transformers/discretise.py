@@ -32,6 +32,7 @@ import numpy as np
 from .. import validation as v
 from ..mechanism import Mechanism
 from ..queries import DEFAULT_ACCURACY
+from ..queries.at import At
 from ..pld.pairs.composition import DIRECTIONS, PairComposition
 from ..pld.pairs.discrete_pair import DiscretePair
 from .base import Transformer, check_mechanism
@@ -73,11 +74,13 @@ class DiscretisedMechanism(Mechanism):
     def _spec_args(self):
         return {"mechanism": self.base, "accuracy": self.accuracy}
 
-    def _pairs(self):
-        if self.base.optional("pairs") is None:
+    def _pairs_at(self, rho):
+        pairs = self.base.optional("pairs", rho)
+        if pairs is None:
             return None
-        made = {d: grid_to_pair(self.base.pld(d, self.accuracy), f"grid({self.base.name},{d})",
-                                (self.base.pairs.direction(d),))
+        profile = At(self.base, rho).profile(self.accuracy)  # the grids ``Mechanism.pld`` gives, at ``rho``
+        made = {d: grid_to_pair(profile.grid(d, 1e-30, True), f"grid({self.base.name},{d})",
+                                (pairs.direction(d),))
                 for d in DIRECTIONS}
         return PairComposition.single(made["remove"], made["add"])
 

@@ -269,8 +269,8 @@ class _Delegate(Mechanism):
     def _identity(self):
         return (self.relation, tuple(self.params.items()), self.equivalent)
 
-    def _pairs(self):
-        return self.equivalent.optional("pairs")
+    def _pairs_at(self, rho):
+        return self.equivalent.optional("pairs", rho)
 
     def _rdp(self):
         return self.equivalent.optional("rdp")
@@ -286,10 +286,10 @@ class _MonotoneReplaced(_Delegate):
         super().__init__(wide.name, {**wide.params, "monotone": True}, ADD_REMOVE, wide)
         object.__setattr__(self, "shift", base.sensitivity)
 
-    def _pairs(self):
-        hull = self.equivalent.pairs.remove[0][0]
+    def _pairs_at(self, rho):
+        hull = self.equivalent.pairs_at(rho).remove[0][0]
         if not hasattr(hull, "with_witnesses"):
-            return self.equivalent.pairs
+            return self.equivalent.pairs_at(rho)
         one = binomial_pair(self.equivalent.n, self.equivalent.p, shift=self.shift)
         pair = hull.with_witnesses((((one, 1),), ((one.reverse(), 1),)), f"-replaced-monotone({self.shift})")
         return PairComposition.single(pair, pair)

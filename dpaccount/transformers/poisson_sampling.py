@@ -49,10 +49,10 @@ class PoissonSampledMechanism(Mechanism):
     def _spec_args(self):
         return {"mechanism": self.base, "q": self.q}
 
-    def _pairs(self):
+    def _pairs_at(self, rho):
         if self.q == 0.0:  # nothing of the record is ever used: P = Q in both directions
             return PairComposition.single(identical_pair(), identical_pair())
-        base = self.base.optional("pairs")
+        base = self.base.optional("pairs", rho)
         if base is None:
             return None
         if len(base.remove) != 1 or len(base.add) != 1 or base.remove[0][1] != 1 or base.add[0][1] != 1:

@@ -34,7 +34,6 @@ from ..mechanism import Mechanism
 from ..pld.pairs.composition import PairComposition
 from ..pld.allocation.epoch import AllocationPair, allocation_pair, pure_bounds
 from ..pld.allocation.witnessed import witnessed_epoch
-from ..precision import lattice_rho
 from ..rdp.curve import RDPCurve
 from ..rdp.random_allocation import allocation_rdp
 from ..relations import ADD_REMOVE, require_relation
@@ -66,24 +65,24 @@ class RandomlyAllocatedMechanism(Mechanism):
     def _spec_args(self):
         return {"mechanism": self.base, "steps": self.steps, "selected": self.selected}
 
-    def _pairs(self):
-        base = self.base.optional("pairs")
+    def _pairs_at(self, rho):
+        base = self.base.optional("pairs", rho)
         if base is None:
             return None
         if len(base.remove) != 1 or len(base.add) != 1 or base.remove[0][1] != 1 or base.add[0][1] != 1:
             return None  # a product of pairs is not a pair of one-dimensional laws
         remove, add = base.remove[0][0], base.add[0][0].reverse()
         try:
-            return self._epoch_pairs(remove, add)
+            return self._epoch_pairs(remove, add, rho)
         except AccuracyNotReached:  # a base whose loss leaves the float range (Gaussian σ ≤ 0.03): no lattice
             return None             # holds its ratio; the queries fall back to RDP, and say so
 
-    def _epoch_pairs(self, remove, add):
+    def _epoch_pairs(self, remove, add, rho):
         parts = {"remove": [], "add": []}
         for steps, count in _one_step_parts(self.steps, self.selected):
-            rem = allocation_pair(remove, steps, lattice_rho())
+            rem = allocation_pair(remove, steps, rho)
             # a symmetric base (Gaussian, Laplace, randomized response): one law of S for both
-            add_pair = (rem if add == remove else allocation_pair(add, steps, lattice_rho())).reverse()
+            add_pair = (rem if add == remove else allocation_pair(add, steps, rho)).reverse()
             if steps > 1 and self.selected > 1:  # upper bounds only (module docstring)
                 rem, add_pair = (AllocationPair(p.bound(True), p.bound(True), ("upper-only",) + p.key(),
                                                 pure=pure_bounds(p), refinable=p.refinable) for p in (rem, add_pair))

@@ -52,8 +52,8 @@ class RepeatAndSelectMechanism(Mechanism):
     def _certain_once(self):
         return self.mean == 1.0 and not math.isinf(self.shape)
 
-    def _pairs(self):
-        return self.base.optional("pairs") if self._certain_once() else None
+    def _pairs_at(self, rho):
+        return self.base.optional("pairs", rho) if self._certain_once() else None
 
     def _rdp(self):
         base_curve = self.base.optional("rdp")

@@ -37,8 +37,8 @@ class SubsetSampledMechanism(Mechanism):
     def _spec_args(self):
         return {"mechanism": self.base, "gamma": self.gamma}
 
-    def _pairs(self):
-        pair = subset_sampled_pair(replace_one_pair(self.base.pairs), self.gamma)
+    def _pairs_at(self, rho):
+        pair = subset_sampled_pair(replace_one_pair(self.base.pairs_at(rho)), self.gamma)
         return PairComposition.single(pair, pair)
 
     def _rdp(self):

@@ -53,13 +53,13 @@ class TruncatedPoissonSampledMechanism(Mechanism):
         return {"mechanism": self.base, "q": self.q, "dataset_size": self.dataset_size,
                 "max_batch_size": self.max_batch_size}
 
-    def _pairs(self):
-        plain = PoissonSampledMechanism(self.base, self.q).optional("pairs")
+    def _pairs_at(self, rho):
+        plain = PoissonSampledMechanism(self.base, self.q).optional("pairs", rho)
         if plain is None or self.q == 0.0 or self.max_batch_size >= self.dataset_size:
             return plain  # no truncation possible: Poisson sampling itself
-        base = self.base.pairs
+        base = self.base.pairs_at(rho)
         try:
-            replace = replace_one_pair(ToReplaceOne()(self.base).pairs)
+            replace = replace_one_pair(ToReplaceOne()(self.base).pairs_at(rho))
         except RepresentationUnavailable as exc:
             raise RepresentationUnavailable(
                 f"truncated Poisson sampling needs the base's replace-one pair (a full batch's record "

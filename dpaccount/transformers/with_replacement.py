@@ -54,29 +54,30 @@ class WithReplacementSampledMechanism(Mechanism):
     def _spec_args(self):
         return {"mechanism": self.base, "dataset_size": self.dataset_size, "batch_size": self.batch_size}
 
-    def _group_pair(self, k):
+    def _group_pair(self, k, rho):
         """G_k: one pair dominating both orders of k-fold replace-one neighbours of the base."""
         base = self.base if k == 1 else GroupPrivacy()(self.base, k)
-        return replace_one_pair(base.pairs)
+        return replace_one_pair(base.pairs_at(rho))
 
-    def _pairs(self):
-        if self.base.optional("pairs") is None:
+    def _pairs_at(self, rho):
+        if self.base.optional("pairs", rho) is None:
             return None
         try:
-            pair = with_replacement_pair(self._group_pair, self.dataset_size, self.batch_size, self._witness())
+            pair = with_replacement_pair(functools.partial(self._group_pair, rho=rho), self.dataset_size,
+                                         self.batch_size, self._witness(rho))
         except RepresentationUnavailable as exc:
             raise RepresentationUnavailable(
                 f"sampling with replacement needs the base's k-fold replace-one pairs (a record drawn k "
                 f"times), and {self.base.name} has none: {exc}") from exc
         return PairComposition.single(pair, pair)
 
-    def _witness(self):
+    def _witness(self, rho):
         """``witness(n, b)``, the pair of the instance "x adds W per copy, the others 0" of an
         additive-noise base (``pld/pairs/copies_noise.py``), or None where none is known."""
         found = _noise_and_width(self.base)
         if found is not None:
             return functools.partial(_noise_witness, *found)
-        base = self.base.pairs
+        base = self.base.pairs_at(rho)
         if base.tight and base.gaussian_mu is not None:  # another Gaussian sum: its pair's μ
             return functools.partial(copies_witness, base.gaussian_mu)
         return None

@@ -689,21 +689,29 @@ BUGS = (
         "the Laplace bound says ~700/(α − 1), 7.07 for σ = 0.5, t = 2, α = 100 (exact 100.97)"),
     # ---------------------------------------------------------------- lattice precision (precision.py)
     Bug("precision-one-cache-for-every-rho", "dpaccount/mechanism.py",
-        "        key = (key, lattice_rho())", "        key = (key, None)",
+        'self._representation(("pairs", rho),', 'self._representation(("pairs", None),',
         ("tests/test_precision.py::test_an_interval_too_wide_is_rebuilt_finer_and_brackets_the_coarse_ones",),
-        "the mechanisms' caches shared by every ρ: a finer retry finds the coarse pairs again and the "
+        "the mechanisms' pairs cached once for every ρ: a finer retry finds the coarse pairs again and the "
         "interval never narrows"),
+    Bug("precision-composition-parts-at-the-default", "dpaccount/transformers/composition.py",
+        'reps = [(m.optional("pairs", rho), k) for m, k in self.parts]',
+        'reps = [(m.optional("pairs"), k) for m, k in self.parts]',
+        ("tests/test_precision.py::test_transformers_hand_the_precision_to_their_parts",),
+        "a composition's parts built at the default ρ whatever ρ the query asked: an ε query's random "
+        "allocation epochs 10× finer (and slower) than asked, and a finer retry of an interval that "
+        "never narrows"),
     Bug("precision-delta-queries-as-coarse-as-epsilon", "dpaccount/precision.py",
         "DEFAULT_RHO = 1e-4", "DEFAULT_RHO = 1e-3",
         ("tests/pld/test_allocation_tails.py::test_ten_epochs_delta_interval_reaches_the_accuracy_and_holds_the_default",),
         "δ(ε) built at the ε queries' ρ: its relative error is |d log δ/dε|·ε times ε's (0.35 % for ten "
         "epochs at δ(1))"),
-    Bug("precision-analytic-interval-never-refined", "dpaccount/queries/intervals.py",
-        "            if not refinable or not pairs.tight or out.lower is None", "            if True or out.lower is None",
+    Bug("precision-analytic-interval-never-refined", "dpaccount/queries/route.py",
+        "        if not refinable or pairs is None or not pairs.tight or out.lower is None",
+        "        if True or out.lower is None",
         ("tests/test_precision.py::test_an_interval_too_wide_is_rebuilt_finer_and_brackets_the_coarse_ones",),
         "an analytic interval (one epoch) wider than its accuracy returned as it is, never rebuilt finer"),
-    Bug("precision-refusal-quotes-the-finest-only", "dpaccount/queries/intervals.py",
-        "                both = _intersection(out, err.bounds)", "                both = err.bounds",
+    Bug("precision-refusal-quotes-the-finest-only", "dpaccount/queries/route.py",
+        "        both = intersection(out, err.bounds)", "        both = err.bounds",
         ("tests/test_precision.py::test_a_refused_interval_is_the_common_part_of_every_precision_tried",),
         "a refusal quotes the finest lattice's interval alone, wider where that lattice met its caps "
         "(1.2 % against the 0.22 % the coarser one had certified)"),
@@ -758,8 +766,8 @@ BUGS = (
         ("tests/interop/test_dp_accounting_contract.py::test_the_offender_is_the_innermost_refused_event_not_its_parent",),
         "CompositionErrorDetails names the whole nested event instead of the refused sub-event "
         "(dp_accounting's PrivacyAccountantTest)"),
-    Bug("default-epsilon-infinite-where-rdp-is-finite", "dpaccount/queries/dispatch.py",
-        "        if default and method in (\"analytic\", \"pld\"):", "        if False:",
+    Bug("default-epsilon-infinite-where-rdp-is-finite", "dpaccount/queries/route.py",
+        "    if default and chosen.rdp_where_infinite:", "    if False:",
         ("tests/transformers/test_random_allocation.py::test_the_default_epsilon_never_rises_with_the_noise_across_the_float_range_edge",),
         "the default ε left at +∞ where the pairs cut a heavy tail to +∞ and RDP is finite: random "
         "allocation at σ = 0.05 answered ∞ while the less noisy σ = 0.03 answered 712"),

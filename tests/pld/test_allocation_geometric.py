@@ -19,6 +19,7 @@ from dpaccount.pld.allocation.geometric import geometric_epoch_pairs
 from dpaccount.pld.pairs.base import GaussianPair
 from dpaccount.pld.pairs.discrete_pair import DiscretePair
 from dpaccount.pld.allocation.epoch import allocation_pair
+from dpaccount.precision import DEFAULT_RHO
 
 
 def _two_step_delta(mu, eps, add):
@@ -45,7 +46,7 @@ def _two_step_delta(mu, eps, add):
 def test_two_steps_of_a_small_sigma_against_mpmath(sigma):
     """Both directions bracketed from ε = 0.5 to 8 (δ from 0.5 down to 1e-18): no add-direction
     floor at +∞ (the linear lattice's Q(Y' = 0)² was ~1e-6 at σ = 0.8), intervals within 0.5 %."""
-    pair = allocation_pair(GaussianPair(1 / sigma), 2)
+    pair = allocation_pair(GaussianPair(1 / sigma), 2, DEFAULT_RHO)
     assert "geometric" in pair.upper._name  # the linear lattice loosens here
     for eps in (0.5, 5.0, 8.0):
         for add in (False, True):
@@ -155,7 +156,7 @@ def _three_step_delta(mu, eps, add):
 def test_three_steps_of_a_small_sigma_against_quadrature(sigma):
     """Both directions bracketed at ε = 0.5, 3 and 6 (the quadrature's error bound widens the
     comparison)."""
-    pair = allocation_pair(GaussianPair(1 / sigma), 3)
+    pair = allocation_pair(GaussianPair(1 / sigma), 3, DEFAULT_RHO)
     for eps in (0.5, 3.0, 6.0):
         for add in (False, True):
             exact, err = _three_step_delta(1 / sigma, eps, add)

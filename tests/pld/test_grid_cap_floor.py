@@ -1,13 +1,13 @@
 """An ε near 0 whose relative accuracy needs a grid beyond the cap (issue 39, item 5):
 the default answers a certified upper bound, its accuracy relative to
-max(ε, ``ABSOLUTE_FLOOR``), with a warning naming the accuracy it answered at."""
+max(ε, the default route's ``Floors``), with a warning naming the accuracy it answered at."""
 import warnings
 
 import pytest
 
 import dpaccount as dpa
 from dpaccount import Composition, GaussianMechanism, PoissonSampling
-from dpaccount.queries.dispatch import ABSOLUTE_FLOOR
+from dpaccount.queries.methods import named
 
 
 def _rare(steps):
@@ -26,7 +26,7 @@ def test_an_epsilon_near_zero_is_answered_and_certified():
         eps = m.get_approxDP([1e-5, 1e-9])
     rdp = m.get_approxDP([1e-5, 1e-9], method="rdp")
     assert eps[0] == rdp[0] == 0.0  # RDP's upper bound is 0 there: the exact ε is 0
-    assert rdp[1] < ABSOLUTE_FLOOR["epsilon"]
+    assert rdp[1] < named("pld").floors.epsilon
     bounds = m.get_approxDP_bounds(1e-9, accuracy=0.05)  # certified: lower ≤ exact ≤ upper
     assert bounds.certified and bounds.lower <= eps[1] <= min(rdp[1], bounds.upper)
     assert eps[1] <= bounds.lower * (1 + 0.016)

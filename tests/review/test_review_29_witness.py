@@ -31,7 +31,7 @@ from dpaccount.pld.pairs.composition import PairComposition
 from dpaccount.pld.allocation.lower import SUPPORT
 from dpaccount.pld.pairs.subset_sampling import SubsetSampledPair
 from dpaccount.pld.profiles.attained import attained_compositions
-from dpaccount.queries import intervals
+from dpaccount.queries import intervals, route
 from dpaccount.transformers.random_allocation import RandomAllocation
 from dpaccount.transformers.subset_sampling import SubsetSampling
 from dpaccount.transformers.truncated_poisson import TruncatedPoissonSampling
@@ -347,7 +347,7 @@ def test_accuracy_not_reached_quotes_the_mechanisms_interval(monkeypatch, finer_
     refusal, and the one after finer lattices (``precision.py``: the common part)."""
     monkeypatch.setattr(intervals, "_ROUNDS", 0)  # (the first grid: cheap, and too coarse for 1e-6)
     if not finer_lattices:
-        monkeypatch.setattr(intervals, "can_refine", lambda: False)
+        monkeypatch.setattr(route, "finer", lambda rho: None)
     p, n, t, k, eps = 0.75, 3, 4, 2, 0.3
     with pytest.raises(AccuracyNotReached) as err:
         RandomAllocation()(RandomizedResponse(p), t, selected=k).get_approx_delta_bounds(eps, accuracy=1e-6)

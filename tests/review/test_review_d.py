@@ -153,12 +153,12 @@ def test_the_common_part_keeps_an_upper_end_without_a_lower_one():
     None) at every ρ; their common part is the smaller upper end, the lower end still absent
     (it was None, and a refusal carried no interval at all)."""
     from dpaccount import Bounds
-    from dpaccount.queries.intervals import _intersection
+    from dpaccount.queries.intervals import intersection
     why = "no lower end: the dominating pairs are not attained"
     coarse, fine = Bounds(None, 3.0, "pld", 0.1, False, None, why), Bounds(None, 2.5, "pld", 0.05, False, None, why)
-    assert _intersection(coarse, fine) == fine
-    assert _intersection(fine, coarse) == coarse._replace(upper=2.5)
-    assert _intersection(None, fine) == fine and _intersection(fine, None) == fine
+    assert intersection(coarse, fine) == fine
+    assert intersection(fine, coarse) == coarse._replace(upper=2.5)
+    assert intersection(None, fine) == fine and intersection(fine, None) == fine
 
 
 @pytest.mark.slow

@@ -90,7 +90,6 @@ import math
 
 import numpy as np
 
-from ...precision import DEFAULT_RHO
 from ..grids.discretise import loss_range
 from ..pairs.base import DominatingPair, stacked_masses
 from .cap import one_step_is_lower
@@ -258,10 +257,10 @@ class AllocationPair(DominatingPair):
                               self.refinable, self._lower_reverse)
 
 
-def allocation_pair(pair, steps, rho=DEFAULT_RHO):
+def allocation_pair(pair, steps, rho):
     """The remove-direction ``AllocationPair`` of one epoch of ``steps`` steps of ``pair``, its
     linear lattice's spread adding at most a relative ``rho`` to S's variance (``lattice_step``;
-    queries pass ``precision.lattice_rho()``: upper and lower pair ~ρ/2 of ε apart)."""
+    the query decides it, ``dpaccount/precision.py``: upper and lower pair ~ρ/2 of ε apart)."""
     # a pair with atoms (a finite one): its call function has kinks between lattice points,
     # where the minorant loses h·B/4, first order in h: a finer lattice (ρ·10⁻⁴). The window of
     # S stays within _POINTS and Y's lattice within _CELLS: a heavy-tailed Y (a small σ) first

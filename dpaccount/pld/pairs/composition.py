@@ -27,6 +27,12 @@ class PairComposition:
     def single(remove_pair, add_pair):
         return PairComposition(((remove_pair, 1),), ((add_pair, 1),))
 
+    def as_single(self):
+        """(remove pair, add pair) where each direction is one pair used once (``single``), else None."""
+        if len(self.remove) == 1 and len(self.add) == 1 and self.remove[0][1] == 1 and self.add[0][1] == 1:
+            return self.remove[0][0], self.add[0][0]
+        return None
+
     def direction(self, name):
         return getattr(self, name)
 
