@@ -168,10 +168,12 @@ def witness_pairs(pair):
     """The tight pairs a pair that is not tight stands for, where each of its witnesses
     (``pld/profiles/attained.py``) is one use of one tight pair — a symmetric hull's two shifts or
     orders, one of which the adversary picks (``pld/pairs/symmetric_hull.py``): for one use the
-    mechanism's curve is theirs, its δ the largest of theirs. Else (pair,)."""
+    mechanism's curve is theirs, its δ the largest of theirs. Else (pair,): also where a witness
+    is not finite (the grid of a continuous pair, ``Discretise``), whose curve has no atoms to
+    evaluate here."""
     alternatives = getattr(pair, "witnesses", ())
     if pair.tight or not alternatives or any(len(a) != 1 or a[0][1] != 1 or not a[0][0].tight
-                                             for a in alternatives):
+                                             or not isinstance(a[0][0], DiscretePair) for a in alternatives):
         return (pair,)
     return tuple(a[0][0] for a in alternatives)
 
