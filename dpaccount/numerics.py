@@ -11,3 +11,7 @@ that every module counts in the same unit.
 #: Python's ``sys.float_info.epsilon``): twice the unit roundoff 2⁻⁵³ of
 #: round-to-nearest. A plain Python float.
 ULP_OF_ONE = 2.0 ** -52
+
+#: 2⁻⁵³, the unit roundoff of round-to-nearest doubles: a correctly rounded operation errs by at
+#: most this much relative to its result (half of ``ULP_OF_ONE``).
+UNIT_ROUNDOFF = 2.0 ** -53

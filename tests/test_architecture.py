@@ -225,6 +225,21 @@ def test_no_module_imports_another_modules_private_names(dotted, path):
     assert not wrong, f"{dotted} imports private names {wrong}: make them public where they are defined"
 
 
+_OWN_ROUNDOFF = re.compile(r"finfo\((?:float|np\.float64)\)\.eps|float_info\.epsilon|2\.0 \*\* -5[23]\b")
+
+
+def own_roundoff(source):
+    """The lines of ``source`` that spell a unit roundoff of their own (not ``numerics``')."""
+    return [line.strip() for line in source.splitlines() if _OWN_ROUNDOFF.search(line)]
+
+
+@pytest.mark.parametrize("dotted,path", MODULES, ids=[d for d, _ in MODULES])
+def test_one_unit_roundoff(dotted, path):
+    """Every error bound counts in ``numerics.ULP_OF_ONE`` (or its half, ``UNIT_ROUNDOFF``)."""
+    if dotted != "dpaccount.numerics":
+        assert own_roundoff(path.read_text(encoding="utf-8")) == [], f"{dotted}: import it from dpaccount.numerics"
+
+
 def test_the_checkers_catch_planted_violations(tmp_path):
     """Each rule, on a synthetic module that breaks it: a pair importing a grid and a
     profile, a grid importing random allocation, a private name, a cycle."""
@@ -245,3 +260,5 @@ def test_the_checkers_catch_planted_violations(tmp_path):
         "dpaccount.pld.pairs.base._U", "dpaccount.pld.profiles.plan._private_step"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+    assert own_roundoff("x = 1\n_U = np.finfo(float).eps\nv = 2.0 ** -53\n") == [
+        "_U = np.finfo(float).eps", "v = 2.0 ** -53"]

@@ -52,13 +52,13 @@ import numpy as np
 
 from ..strategies import Strategy, ToeplitzStrategy, TreeStrategy
 from .matrix_search import PRUNE_SLACK, branch_and_bound
+from ..numerics import UNIT_ROUNDOFF as _U
 from .tree_sensitivity import sqrt_up, tree_sensitivity
 
 ENUM_CAP = 200_000  # patterns enumerated exactly (small n)
 ROW_WORK_CAP = 4e8  # n²·k cells of the row-by-row bound
 SEARCH_BUDGET = 2e7  # element operations of the branch and bound (a few seconds at most)
 DENSE_ROUTE = 3000  # the largest n whose Gram matrix is formed (n² floats, a few at a time)
-_U = 2.0 ** -53
 
 
 class Sensitivity(NamedTuple):

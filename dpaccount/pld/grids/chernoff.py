@@ -37,11 +37,11 @@ import threading
 import numpy as np
 
 from ...lazy import lazy
+from ...numerics import ULP_OF_ONE as _U
 from .cache import GridCache
 
 optimize = lazy("scipy.optimize")
 
-_U = np.finfo(float).eps
 _BLOCK = 1 << 18  # points × λ values per pass (2 MB per work array; one λ at least)
 _GROUP = 1 << 18  # points of the grids a pass takes together (a larger grid alone)
 _SCAN = np.geomspace(1e-3, 1e3, 10)  # the first look of every λ search

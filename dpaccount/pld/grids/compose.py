@@ -22,11 +22,11 @@ import math
 import numpy as np
 
 from ...errors import GridTooLarge
+from ...numerics import ULP_OF_ONE as _U
 from .chernoff import composed_p_inf, descend, exponent, log_mgf, quantile, tail_level
 from .grid import PLDGrid, frozen
 from .transform import direct, fft, untilt
 
-_U = np.finfo(float).eps
 MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
 # a certified interval (both roundings, tilted grids, cache) peaks at ~320 bytes a grid point
 # (measured: benchmarks/README.md, "Measurements behind constants in the code")

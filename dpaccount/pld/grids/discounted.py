@@ -38,7 +38,8 @@ import math
 
 import numpy as np
 
-_U = np.finfo(float).eps
+from ...numerics import ULP_OF_ONE as _U
+
 _L = 32.0  # a block spans at most e^{L} of discount: its rescaled terms stay finite
 _TINY = 2.0 ** -1074
 

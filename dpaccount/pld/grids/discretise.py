@@ -36,14 +36,13 @@ import numpy as np
 
 from ... import progress
 from ...errors import AccuracyNotReached
+from ...numerics import ULP_OF_ONE as _U
 from .cache import GridCache
 from .cells import grid_cells
 from .chernoff import groups
 from .discretise_optimistic import pair_to_lower_grid
 from .grid import PLDGrid
 from ..pairs.base import stacked_masses
-
-_U = np.finfo(float).eps
 
 
 def pair_to_grid(pair, step, lo, hi, pessimistic=True):

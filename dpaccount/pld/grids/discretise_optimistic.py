@@ -62,6 +62,7 @@ import math
 import numpy as np
 
 from ...lazy import lazy
+from ...numerics import ULP_OF_ONE as _U
 from .grid import PLDGrid
 from .lowering import end_requests, point_room
 from ..pairs.base import stacked_masses
@@ -70,7 +71,6 @@ optimize = lazy("scipy.optimize")
 
 _MARGIN = 1e-10
 _PASSES = 64  # vectorised passes of ``_convex`` before its monotone chain
-_U = np.finfo(float).eps
 
 
 class _Curve:

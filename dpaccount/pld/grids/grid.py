@@ -27,9 +27,8 @@ from typing import Optional
 
 import numpy as np
 
+from ...numerics import ULP_OF_ONE as _U
 from .discounted import DiscountedScan
-
-_U = np.finfo(float).eps
 
 
 @dataclass(frozen=True, eq=False)

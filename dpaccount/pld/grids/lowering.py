@@ -6,7 +6,8 @@ c_L/ℓ + c_R/r ≥ 1 gives a certified lower grid.
 """
 import numpy as np
 
-_U = np.finfo(float).eps
+from ...numerics import ULP_OF_ONE as _U
+
 _KEEP = 0.875  # of the next point's δ, a point keeps above it when short of room (``point_room``)
 
 

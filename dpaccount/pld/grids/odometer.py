@@ -29,6 +29,7 @@ import numpy as np
 
 from ...errors import GridTooLarge
 from ...lazy import lazy
+from ...numerics import ULP_OF_ONE as _U
 from .accountant import plan_step, step_target
 from ..pairs.composition import DIRECTIONS, merge_gaussians
 from .compose import MAX_GRID, chernoff_lambdas, chernoff_window
@@ -37,7 +38,6 @@ from .grid import PLDGrid
 
 sfft = lazy("scipy.fft")
 
-_U = np.finfo(float).eps
 _LAMBDAS = np.geomspace(1e-2, 1e3, 16)  # Chernoff tilts, each at ±λ (with the planner's: ``lambdas``)
 _DEAD = 1e-250  # a frequency whose coefficient bound falls below this is dropped
 

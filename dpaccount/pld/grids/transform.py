@@ -18,10 +18,9 @@ import numpy as np
 
 from ... import progress
 from ...lazy import lazy
+from ...numerics import ULP_OF_ONE as _U
 
 sfft = lazy("scipy.fft")
-
-_U = np.finfo(float).eps
 
 
 def truncate(probs, offset, ja, jb, pessimistic):

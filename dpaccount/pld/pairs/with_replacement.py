@@ -86,6 +86,7 @@ import numpy as np
 
 from ...errors import GridTooLarge, RepresentationUnavailable
 from ...lazy import lazy
+from ...numerics import ULP_OF_ONE as _U
 from .mixture import MixturePair
 from .mixture_gaussian import MixtureOfGaussiansPair
 from .subset_sampling import subset_sampled_pair
@@ -93,7 +94,6 @@ from .witnessed import WitnessedSubsetSampledPair
 
 special = lazy("scipy.special")  # bdtrc: scipy.stats costs 0.9 s to import
 
-_U = np.finfo(float).eps
 _REL = 1e-11     # the relative error allowed to scipy's binomial tails (bdtrc)
 _TAIL = 1e-30    # P(K > k_max | K ≥ 1) left in the spill
 _WITNESS_CUT = 1e-20  # P(K = k) below this is left out of the witness (it lowers δ by at most that)
