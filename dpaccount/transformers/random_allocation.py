@@ -13,9 +13,9 @@ composition of k allocations of one step each, t mod k of them over ⌈t/k⌉
 steps and the others over ⌊t/k⌋ (Feldman & Shenfeld 2025, the reduction
 that PLD_accounting's floor/ceil split implements). That gives upper bounds
 only: those pairs are not attained, and each one's lower side is its upper pair
-itself (so the pairs' interval is the grids' error alone, which refining
-narrows; with the identical pair there, as before, ``*_bounds`` could never meet
-its accuracy and raised ``AccuracyNotReached``). The lower end of
+itself, so that the pairs' interval is the grids' error alone, which refining
+narrows (a lower side coarser than the upper one would keep ``*_bounds`` from
+ever meeting its accuracy). The lower end of
 ``*_bounds`` comes from an attained witness of the whole epoch: the laws of a
 coarser statistic of its output (``pld/allocation/lower.py``, data
 processing), carried by one of the epoch's k pairs (``pld/allocation/witnessed.py``);
