@@ -146,11 +146,6 @@ def test_one_epoch_of_an_unequal_diagonal_is_bounded(c, eps):
     assert exact <= got.get_approx_delta_bounds(eps).upper
 
 
-@pytest.mark.xfail(strict=True, reason="balls-in-bins of a diagonal whose |c_t| differ returns the random "
-                   "allocation of the Gaussian of max|c_t|, whose pairs are attained (tight): its certified "
-                   "lower end is that Gaussian's and lies above the real mechanism's exact δ (c = (0.25, 1), "
-                   "ε = 0.1: 0.26404 against 0.16738). Needs the returned pairs marked not attained where "
-                   "the |c_t| differ (a change to the mechanism the transformer returns, and its spec)")
 @pytest.mark.parametrize("c", [(0.25, 1.0), (0.0, 1.0)])
 def test_lower_end_of_an_unequal_diagonal_is_below_the_exact_value(c):
     """The certified lower end (said to bound the mechanism) at most the exact δ of the real epoch."""
