@@ -194,3 +194,34 @@ def test_absolute_accuracy_refused_calls_name_the_parameter_and_change_nothing()
     for bad in (0.0, -1.0, float("nan"), float("inf"), True, None):
         with pytest.raises((ValueError, TypeError), match="epsilon_error"):
             AbsoluteAccuracy(m.base, bad)
+
+
+def test_capped_gaussian_epoch_brackets_the_exact_value():
+    """A Gaussian of σ = 1e8 over two steps (its epoch takes the one-step cap): the certified
+    δ(ε) interval holds the exact epoch (mpmath quadrature, ``_one_epoch_delta`` at equal
+    shifts 1/σ), and the upper end is at most the one step's closed form."""
+    sigma, eps = 1e8, [0.0, 1e-9, 5e-9]
+    epoch = RandomAllocation()(GaussianMechanism(sigma), 2)
+    assert epoch.pairs.remove[0][0].key()[0] == "one-step-cap"
+    with mp.workdps(40):
+        exact = np.array([float(_one_epoch_delta(e, 1 / sigma, 1 / sigma)) for e in eps])
+    b = epoch.get_approx_delta_bounds(eps)
+    assert b.certified
+    assert np.all(b.lower <= exact) and np.all(exact <= b.upper), (b, exact)
+
+
+def test_balls_in_bins_spec_only_where_the_step_is_a_gaussian_mechanism():
+    """Equal |c_t|: the random allocation of a Gaussian mechanism, read back equal from its spec.
+    Unequal: a dominating step that is no Gaussian mechanism's release, which has no spec
+    (a TypeError, as for every mechanism without one), rather than a spec read back as the
+    attained Gaussian."""
+    import dpaccount
+    same = BallsInBinsSampling()(MatrixMechanism(S.dense(np.diag([-0.5, 0.5, 0.5, -0.5])), 1.0,
+                                                 Participation.fixed_epochs(2)))
+    assert dpaccount.from_spec(same.to_spec()) == same
+    assert same.pairs.tight
+    mixed = BallsInBinsSampling()(MatrixMechanism(S.dense(np.diag([0.5, 1.0, 0.5, 1.0])), 1.0,
+                                                  Participation.fixed_epochs(2)))
+    assert not mixed.pairs.tight
+    with pytest.raises(TypeError, match="no spec"):
+        mixed.to_spec()
