@@ -80,3 +80,26 @@ def test_cli_matrix_equals_library():
 def test_cli_errors(args, match):
     code, text = _cli(*args)
     assert code != 0 and match in text
+
+
+def test_a_sensitivity_bound_claims_no_attained_lower_end():
+    """Where Δ is only an upper bound (a dense strategy under min-separation: the |CᵀC| bound),
+    no pattern is known to move C·G by Δ, so the Gaussian of Δ is a dominating pair only: the
+    intervals give no certified lower end, alone or composed with an attained Gaussian (whose
+    merge keeps the non-attainment). The upper end is the Gaussian's exact ε at μ = Δ/z."""
+    import mpmath as mp
+    import numpy as np
+
+    c = np.tril(np.random.default_rng(0).normal(size=(8, 8)))
+    m = MatrixMechanism(S.dense(c), 3.0, Participation.min_separation(2))
+    assert not m.sensitivity_exact and not m.pairs.tight
+    b = m.get_approxDP_bounds(1e-5)
+    assert b.lower is None and not b.certified
+    with mp.workdps(40):  # the Gaussian's δ at the upper end is at most 1e-5 (and only just)
+        mu, eps = mp.mpf(m.sensitivity) / 3, mp.mpf(b.upper)
+        delta = mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2)
+        assert 1e-5 * (1 - 1e-6) <= delta <= 1e-5
+    both = dpaccount.Composition()([m, dpaccount.GaussianMechanism(2.0)], [2, 1])
+    assert not both.pairs.tight and both.get_approx_delta_bounds(1.0).lower is None
+    exact = MatrixMechanism(S.toeplitz([1, 0.5], 16), 3.0, Participation.min_separation(4))
+    assert exact.sensitivity_exact and exact.get_approxDP_bounds(1e-5).certified

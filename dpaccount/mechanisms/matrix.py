@@ -10,7 +10,9 @@ one of norm Δ, so the release *is* the Gaussian mechanism of noise z and
 sensitivity Δ (Denisov et al. 2022, Thm 2.1; Choquette-Choo et al. 2023,
 "Multi-epoch matrix factorization", §2): every query, composition and
 calibration of ``GaussianMechanism`` applies. Where Δ is an upper bound and not
-exact (``sensitivity_exact``), the answers are upper bounds still.
+exact (``sensitivity_exact``), the answers are upper bounds still, but no pattern is
+known to attain Δ: the pair is a dominating one only (``DominatingGaussianPair``), and
+the certified intervals give no lower end.
 
 ``Participation`` says which rounds a record may take part in:
 
@@ -33,6 +35,7 @@ from ..mechanism import Mechanism
 from ..relations import Relation, with_relation
 from ..strategies import Strategy, dense, strategy_from_spec
 from .matrix_sensitivity import Sensitivity, matrix_sensitivity
+from .standard import gaussian_pairs
 from .training import TreeGaussian
 
 
@@ -160,6 +163,10 @@ class MatrixMechanism(TreeGaussian):
     @property
     def noise_multiplier(self) -> float:
         return self.sigma
+
+    def _pairs(self):
+        # attained where Δ is exact (a pattern moves C·G by Δ); an upper bound on Δ attains nothing
+        return gaussian_pairs(self.mu, attained=self.sensitivity_exact)
 
     def _identity(self) -> tuple:
         return (self.strategy, self.sigma, self.participation, self.relation)

@@ -48,10 +48,17 @@ from .. import validation as v
 from ..mechanism import Mechanism
 from ..pld.pairs.composition import PairComposition
 from ..pld.pairs.discrete_pair import DiscretePair, binomial_pair, randomized_response_pair
-from ..pld.pairs.base import GaussianPair, LaplacePair
+from ..pld.pairs.base import DominatingGaussianPair, GaussianPair, LaplacePair
 from ..pld.pairs.symmetric_hull import symmetric_hull_pair
 from ..rdp.curve import RDPCurve, discrete_pair_rdp, gaussian_rdp, laplace_rdp, randomized_response_rdp
 from ..relations import ADD_REMOVE, RelationLike, with_relation
+
+
+def gaussian_pairs(mu: float, attained: bool = True) -> PairComposition:
+    """The Gaussian pair of μ in both directions: attained (a shift of norm exactly μ), or a
+    dominating pair only (``DominatingGaussianPair``: a shift of norm at most μ)."""
+    pair = (GaussianPair if attained else DominatingGaussianPair)(mu)
+    return PairComposition.single(pair, pair)
 
 
 class GaussianMechanism(Mechanism):
@@ -68,8 +75,7 @@ class GaussianMechanism(Mechanism):
         object.__setattr__(self, "mu", v.ratio(("sensitivity", "sigma"), self_sens, self_sigma))
 
     def _pairs(self):
-        pair = GaussianPair(self.mu)
-        return PairComposition.single(pair, pair)
+        return gaussian_pairs(self.mu)
 
     def _rdp(self):
         return RDPCurve(((gaussian_rdp(self.mu), 1),))

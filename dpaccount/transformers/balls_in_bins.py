@@ -54,18 +54,10 @@ from __future__ import annotations
 from ..mechanism import Mechanism
 from ..mechanisms.matrix import MatrixMechanism
 from ..mechanisms.matrix_sensitivity import matrix_sensitivity
-from ..mechanisms.standard import GaussianMechanism
-from ..pld.pairs.base import GaussianPair
-from ..pld.pairs.composition import PairComposition
+from ..mechanisms.standard import GaussianMechanism, gaussian_pairs
 from .base import Transformer
 from .composition import Composition
 from .random_allocation import RandomAllocation
-
-
-class _DominatingPair(GaussianPair):
-    """(N(μ, 1), N(0, 1)) as a dominating pair only: no neighbours attain it."""
-
-    tight = False
 
 
 class _DominatingRound(GaussianMechanism):
@@ -74,8 +66,7 @@ class _DominatingRound(GaussianMechanism):
     Gaussian mechanism's own release (``_spec_node`` reads a spec type its class declares)."""
 
     def _pairs(self):
-        pair = _DominatingPair(self.mu)
-        return PairComposition.single(pair, pair)
+        return gaussian_pairs(self.mu, attained=False)
 
 
 class BallsInBinsSampling(Transformer):

@@ -257,6 +257,18 @@ class GaussianPair(DominatingPair):
         return ("gaussian", self._mu)
 
 
+class DominatingGaussianPair(GaussianPair):
+    """(N(μ, 1), N(0, 1)) as a dominating pair only, attained by no neighbours: a release whose
+    shift has norm at most μ (an upper bound on a sensitivity, or the largest of several
+    shifts standing for each). Its curves are the Gaussian's; ``tight`` is False, so no lower
+    end is read from it."""
+
+    tight = False
+
+    def key(self):
+        return ("gaussian", self._mu, "dominating")
+
+
 class LaplacePair(DominatingPair):
     """(Lap(1, b), Lap(0, b)): the Laplace mechanism with sensitivity/scale 1/b.
 

@@ -8,7 +8,7 @@ compose by taking products), and the exact merge of its Gaussian pairs
 import math
 from dataclasses import dataclass
 
-from .base import GaussianPair
+from .base import DominatingGaussianPair, GaussianPair
 from .discrete_pair import DiscretePair
 from ...numerics import ULP_OF_ONE as _U
 
@@ -120,5 +120,6 @@ def merge_gaussians(pairs):
     rest = [(p, k) for p, k in pairs if p.gaussian_mu is None]
     if len(gauss) > 1 or (gauss and gauss[0][1] > 1):
         mu = root_sum_squares((p.gaussian_mu, k) for p, k in gauss)
-        gauss = [(GaussianPair(mu), 1)]
+        attained = all(p.tight for p, _ in gauss)  # one shift of norm ≤ μ stands for a dominated one
+        gauss = [((GaussianPair if attained else DominatingGaussianPair)(mu), 1)]
     return gauss + rest
