@@ -86,12 +86,6 @@ class DominatingPair(ABC):
     anchor = None
     gaussian_mu = None
     atomless = False  # True: no atom at a finite loss, so reverse()'s cells are these, mirrored
-
-    @property
-    def atomless_off_zero(self):
-        """No atom at a finite loss other than 0 (a composition of such pairs has at most
-        one atom, at 0: its density elsewhere is a density, ``profiles/bulk.py``)."""
-        return self.atomless
     tight = False  # attained by some neighbours (module docstring); False unless a reason is stated
     refinable = False  # built at a lattice precision ρ that a finer one narrows (``dpaccount/precision.py``)
     cuts_to_infinity = False  # P(L = +∞) holds mass of finite losses its construction cut off (a heavy tail)
@@ -99,6 +93,12 @@ class DominatingPair(ABC):
     # losses an optimistic grid should hold as grid points: atoms or near-atoms at the edges of
     # the support, the heaviest first (``discretise_optimistic.py``); () for none
     edges = ()
+
+    @property
+    def atomless_off_zero(self) -> bool:
+        """No atom at a finite loss other than 0 (a composition of such pairs has at most
+        one atom, at 0: its density elsewhere is a density, ``profiles/bulk.py``)."""
+        return self.atomless
 
     @property
     @abstractmethod

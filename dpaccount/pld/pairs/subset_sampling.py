@@ -103,9 +103,9 @@ class SubsetSampledPair(DominatingPair):
         return e, e
 
     @property
-    def atomless_off_zero(self):
+    def atomless_off_zero(self) -> bool:
         """Its atoms are A's, mirrored, and the one at L = 0 (``zero_mass``)."""
-        return self._a.atomless
+        return bool(self._a.atomless)
 
     @property
     def zero_mass(self):
