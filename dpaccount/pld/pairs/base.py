@@ -95,6 +95,12 @@ class DominatingPair(ABC):
     edges = ()
 
     @property
+    def atomless_off_zero(self) -> bool:
+        """No atom at a finite loss other than 0 (a composition of such pairs has at most
+        one atom, at 0: its density elsewhere is a density, ``profiles/bulk.py``)."""
+        return self.atomless
+
+    @property
     @abstractmethod
     def p_inf(self):
         """P(L = +∞)."""

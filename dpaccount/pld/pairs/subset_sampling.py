@@ -103,6 +103,11 @@ class SubsetSampledPair(DominatingPair):
         return e, e
 
     @property
+    def atomless_off_zero(self) -> bool:
+        """Its atoms are A's, mirrored, and the one at L = 0 (``zero_mass``)."""
+        return bool(self._a.atomless)
+
+    @property
     def zero_mass(self):
         """P*(L = 0) = Q*(L = 0), rounded up."""
         return self._z

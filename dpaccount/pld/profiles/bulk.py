@@ -33,10 +33,13 @@ _RESOLVED = 0.5  # of δ: the most a grid's noise bound may raise δ where its e
 _AGREE = math.log(100.0)  # the saddle point's δ within 100× of the grid's: the tilts describe the law
 
 
-def rounding_excess(grid: PLDGrid, rounded: int, deltas: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rounding_excess(grid: PLDGrid, rounded: int, deltas: np.ndarray,
+                    zero_atom: bool = False) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ε(δ), the relative excess of ε(δ) its rounding predicts, whether the grid resolves δ)
     of a composed grid: resolved where its transform-noise bound raises δ at that ε by at most
     ``_RESOLVED`` of δ (else ε is read off the noise floor: far too large, its excess nil).
+    With ``zero_atom`` (the composed law may have an atom at L = 0, ``atomless_off_zero``)
+    the grid point at 0 is left out of the density.
 
     K rounded steps add to the loss an independent-like noise of variance
     s² ≤ K h²/4 (``accountant.py``), which moves δ(ε) = E_P[(1 − e^{ε−L})₊] by
@@ -60,7 +63,9 @@ def rounding_excess(grid: PLDGrid, rounded: int, deltas: np.ndarray) -> Tuple[np
     j = np.floor(e / h).astype(np.int64) - grid.offset  # the points j − 1 … j + 2 lie within 2 steps of ε
     near = j[:, None] + np.arange(-1, 3)
     inside = (near >= 0) & (near < len(grid.probs))
-    density = np.where(inside, grid.probs[np.clip(near, 0, len(grid.probs) - 1)], 0.0).sum(axis=1) / (4 * h)
+    atom = zero_atom & (near == -grid.offset)  # the point at loss 0 (index −offset), left out
+    density = (np.where(inside & ~atom, grid.probs[np.clip(near, 0, len(grid.probs) - 1)], 0.0).sum(axis=1)
+               / ((4 - atom.sum(axis=1)) * h))
     a, b = np.maximum(e - h / 4, 0.0), e + h / 4
     ends = np.asarray(grid.delta(np.concatenate((a, b))), dtype=float)
     slope = (ends[:len(e)] - ends[len(e):]) / (b - a)  # e^ε Q(L > ε): −dδ/dε
@@ -75,7 +80,8 @@ def rounding_excess(grid: PLDGrid, rounded: int, deltas: np.ndarray) -> Tuple[np
 def bulk_split(plan: Plan, composition: PairComposition, at: StepProfile, accuracy: float) -> Tuple[float, int]:
     """(δ*, E): ε(δ) queries with δ > δ* need E levels more than ``plan.eps_level``,
     by that level's own grids (``at``, its ``StepProfile``): each direction whose
-    rounded pairs are atomless (an atom makes p(ε) a spike) and whose ε(δ) is
+    rounded pairs have no atom but at loss 0 (an atom makes p(ε) a spike: the one
+    at 0 is left out of the density, ``rounding_excess``) and whose ε(δ) is
     within 20 % of the larger, at the δ of ``_CHECKED``, until the predicted
     excess (``rounding_excess``, ∝ h²) is at most ``_SLACK`` of the accuracy;
     δ* is the lattice point below the smallest δ that needs any (δ* = 0 where
@@ -90,14 +96,15 @@ def bulk_split(plan: Plan, composition: PairComposition, at: StepProfile, accura
     relative excess (ε/V)·Kh²/(8ε) = Kh²/(8V) does not depend on δ) and is not
     compared with the other direction's ε. Only tightness: every level is
     certified."""
-    checked = {}
+    checked, zero = {}, {}
     for d, t in zip(DIRECTIONS, plan.tilts):
         pairs = merge_gaussians(composition.direction(d))
-        if t.rounded and all(p.atomless for p, _ in pairs if p.lattice is None):
+        if t.rounded and all(p.atomless_off_zero for p, _ in pairs if p.lattice is None):
             checked[d] = t
+            zero[d] = not all(p.atomless for p, _ in pairs)
     if not checked:
         return math.inf, 0
-    looks = [_carried(*look) for look in _resolved_excess(at, checked)]
+    looks = [_carried(*look) for look in _resolved_excess(at, checked, zero)]
     top = np.max([np.where(np.isnan(eps), 0.0, eps) for eps, _ in looks], axis=0)
     worst = np.max([np.where(~(eps < 0.8 * top), excess, 0.0) for eps, excess in looks], axis=0)
     over = np.flatnonzero(worst > _SLACK * accuracy)
@@ -108,16 +115,17 @@ def bulk_split(plan: Plan, composition: PairComposition, at: StepProfile, accura
     return (float(_CHECKED[last]) if last < len(_CHECKED) else 0.0), extra
 
 
-def _resolved_excess(at, looks):
+def _resolved_excess(at, looks, zero):
     """[(ε, excess, resolved) of ``rounding_excess`` at ``_CHECKED``] of the directions
-    ``looks`` ({direction: its ``Tilts``}): from the base grids, and at each δ a base grid
+    ``looks`` ({direction: its ``Tilts``}; ``zero``: {direction: whether its law may have an
+    atom at 0}): from the base grids, and at each δ a base grid
     does not resolve, from the band's tilted grid (``StepProfile.resolving``), unless
     - its base grid's ε (an upper bound, the noise included) is below 0.8 of another
       direction's (below the top filter of ``bulk_split``), or
     - at the last δ it resolved the saddle point of its tilts (``Tilts.log_delta``) reads
       that δ within ``_AGREE``: the tilts describe its law there, and the plan's tails
       (``plan.py``) size the step for the smaller δ (excess 0, ε the saddle point's)."""
-    out = {d: rounding_excess(at.grid(d), t.rounded, _CHECKED) for d, t in looks.items()}
+    out = {d: rounding_excess(at.grid(d), t.rounded, _CHECKED, zero[d]) for d, t in looks.items()}
     last = dict.fromkeys(out)  # direction → the last index resolved
     for i, delta in enumerate(_CHECKED):
         known = max([float(eps[i]) for eps, _, ok in out.values() if ok[i] and np.isfinite(eps[i])], default=0.0)
@@ -132,7 +140,7 @@ def _resolved_excess(at, looks):
                 else:
                     answer, grid = at.resolving(d, delta, _RESOLVED)
                     if grid is not None:
-                        _, got, _ = rounding_excess(grid, looks[d].rounded, _CHECKED[i:i + 1])
+                        _, got, _ = rounding_excess(grid, looks[d].rounded, _CHECKED[i:i + 1], zero[d])
                         eps[i], excess[i], resolved[i] = answer, got[0], True
                 if resolved[i] and np.isfinite(eps[i]):
                     known = max(known, float(eps[i]))
