@@ -52,7 +52,7 @@ from .pld.pairs.composition import DIRECTIONS
 from .pld.pairs.discrete_pair import DiscretePair
 from .pld.pairs.base import GaussianPair
 from .pld.pairs.poisson_sampling import PoissonRemovePair
-from .pld.profiles.step_profile import TIERS
+from .pld.profiles.tiers import TIERS
 from .relations import ADD_REMOVE
 from .numerics import ULP_OF_ONE as _U
 

@@ -44,7 +44,8 @@ from ...errors import AccuracyWarning, GridTooLarge
 from ..grids.cache import GridCache
 from .bulk import bulk_split
 from .plan import affordable, plan
-from .step_profile import TIERS, StepProfile, leads
+from .step_profile import StepProfile, leads
+from .tiers import TIERS
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray

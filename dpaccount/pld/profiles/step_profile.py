@@ -23,15 +23,13 @@ query gets is ``PrivacyProfile``'s choice (``profile.py``, ``plan.py``).
   gets exactly the answers its elements get one by one. A query the band's
   grid cannot resolve (its per-bin noise bound, ``PLDGrid.noise_effect``,
   still too large) gets a grid tilted at its own answer, re-centred until it
-  settles, as a single query always did. Queries at the deep tiers
-  (δ < 1e-24) first look on pairs of merged bands: there the tilted laws of
-  rare large losses are wide, and one grid tilted a quarter of the way up
-  two bands resolves both (DP-SGD: one grid instead of two for ε from 7 to
-  20); a query it does not resolve goes on to its own band's grid. The
-  direction that does not set the answer (its base grid answers lower) is
-  refined only until it is below the other's answer: not at all where a
-  Chernoff bound from its single-step grids already is
-  (``chernoff.delta_bound``), else first on merged bands (three at a time).
+  settles. Queries at the deep tiers (δ < 1e-24) first look on pairs of merged
+  bands: there the tilted laws of rare large losses are wide, and one grid
+  tilted a quarter of the way up two bands resolves both; a query it does not
+  resolve goes on to its own band's grid. The direction that does not set the
+  answer (its base grid answers lower) is refined only until it is below the
+  other's answer: not at all where a Chernoff bound from its single-step grids
+  already is (``chernoff.delta_bound``), else first on merged bands (three at a time).
 
 Every grid is pessimistic (or, for lower bounds, optimistic) on its own, so
 the smallest upper bound (largest lower bound) over the grids consulted is
@@ -46,23 +44,13 @@ from ...errors import AccuracyNotReached
 from ..grids.accountant import composed_grid, step_grids
 from ..pairs.composition import DIRECTIONS
 from ..grids.cache import GRIDS
-from ..grids.chernoff import delta_bound
-from ..grids.chernoff import log_mgf
+from ..grids.chernoff import delta_bound, log_mgf
 from ..grids.compose import saddle_tilt
 from ..grids.grid import PLDGrid
+from .tiers import TIERS, tier_of
 
-TIERS = (1e-30, 1e-100, 1e-200, 1e-306)
 _DEEP_MERGE = 2      # deep tiers: a first look on pairs of bands merged (``_delta_at``)
 _BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted law
-
-
-def tier_of(delta):
-    """Index of the first window tail ≤ 1e-6·δ (the last tier below that)."""
-    delta = np.asarray(delta, dtype=float)
-    out = np.full(delta.shape, len(TIERS) - 1)
-    for i in range(len(TIERS) - 1, -1, -1):
-        out = np.where(TIERS[i] <= 1e-6 * delta, i, out)
-    return out
 
 
 def leads(rough):
