@@ -18,7 +18,7 @@ EXPECT = {  # example -> words its output must contain
     "federated_binomial": ["   16                inf", " 4096 "],
     "subset_sampling": ["the least sigma for epsilon <= 3 (replace-one)"],
     "online_odometer": ["budget epsilon = 2.0 spent", "restored from the last checkpoint"],
-    "batch_schemes": ["Poisson (add/remove)                        0.3071     0.4177",
+    "batch_schemes": ["Poisson (add/remove)                        0.3071     0.41",
                       "truncated Poisson, cap 300 (add/remove)     1.08",
                       "random allocation (add/remove)              0.27"],
     "fdp_figure3": ["σ = 0.5, 100 epochs: β(0.01) = 0.10", "wrote "],
