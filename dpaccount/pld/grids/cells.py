@@ -21,7 +21,7 @@ are), for any atomless pair equal up to the rounding of a cell.
 import numpy as np
 
 from .cache import GridCache
-from ..pairs.base import stacked_masses
+from ..pairs.base import own, stacked_masses
 
 # (pair, step) → (lo, hi, cells): the cells (rows A, B, err_A, err_B) of the pair's last grid at
 # that step, for its twin
@@ -41,7 +41,7 @@ def grid_cells(pairs, step, ranges):
     computed = [i for i, t in enumerate(twins) if t is None]
     cell_first = np.cumsum(sizes + 1) - (sizes + 1)
     if len(computed) == len(pairs):
-        out = np.array(stacked_masses(pairs, edges, sizes, errors=True))
+        out = own(stacked_masses(pairs, edges, sizes, errors=True))
     else:
         out = np.empty((4, int(np.sum(sizes + 1))))
         if computed:
@@ -50,7 +50,8 @@ def grid_cells(pairs, step, ranges):
             out[:, put] = stacked_masses([pairs[i] for i in computed], edges[take], sizes[computed], errors=True)
     for i in computed:
         if pairs[i].atomless and pairs[i].reverse() != pairs[i]:  # kept for its twin
-            _CELLS.put((pairs[i], step), (*ranges[i], out[:, cell_first[i]:cell_first[i] + sizes[i] + 1].copy()))
+            _CELLS.put((pairs[i], step), (*ranges[i], np.array([row[cell_first[i]:cell_first[i] + sizes[i] + 1]
+                                                                for row in out])))
     mirrored = [i for i, t in enumerate(twins) if t is not None]
     if mirrored:  # the end cells computed: (−∞, e₀], (e₀, e_last] (unused), (e_last, ∞)
         ends = np.array([edges[[first[i], first[i] + sizes[i] - 1]] for i in mirrored]).ravel()
@@ -61,7 +62,8 @@ def grid_cells(pairs, step, ranges):
             # inner cell m = 1 … n−1 of Y is X's cell −own_lo − m − lo + 1 (counted from X's first cell)
             inner = slice(-own_lo - lo, -own_hi - lo, -1)
             at, top = cell_first[i], cell_first[i] + sizes[i]
-            out[:, at + 1:top] = twin[[1, 0, 3, 2], inner]  # P of Y is Q of X, and their errors
+            for row, mirror in zip(out, (1, 0, 3, 2)):  # P of Y is Q of X, and their errors
+                row[at + 1:top] = twin[mirror, inner]
             out[:, at], out[:, top] = end[:, 3 * k], end[:, 3 * k + 2]
     return (*out, edges, sizes)
 
