@@ -127,14 +127,15 @@ class PLDGrid:
         """Smallest ε ≥ 0 with δ(ε) ≤ delta for this grid (inf if p_∞ > delta)."""
         delta = np.asarray(delta, dtype=float)
         # the sums from the top down until δ(ε_start) is above every delta (the first m with
-        # δ(ε_m) ≤ delta is then above start), or to the bottom: a sixteenth, then 1.5× as far
+        # δ(ε_m) ≤ delta is then above start), or to the bottom: a sixteenth, then as far again
+        # as δ(ε_m) = D[m] + p_∞ grows (``_further``)
         n, most = len(self.probs), float(np.max(delta, initial=0.0))
         reach = max(n // 16, 1)
         while True:
             start, sp, d = self._sums(n - reach)
             if start == 0 or d[0] + self.p_inf > most:
                 break
-            reach = min(n, reach + max(reach // 2, 1))
+            reach = min(n, _further(n - start, d, self.p_inf, most))
         at_points = d + self.p_inf  # δ(ε_m), non-increasing in m
         # first m with δ(ε_m) ≤ delta
         m = start + np.searchsorted(-at_points, -delta, side="left")
@@ -169,6 +170,20 @@ class PLDGrid:
                 break
             eps = eps + (1.0 if self.pessimistic else -1.0) * (max(abs(eps), 1.0) * 8 * _U + 1e-300)
         return float(max(eps, 0.0))
+
+
+def _further(reach, d, p_inf, most):
+    """The next reach of ``epsilon``'s sums, summed ``reach`` points down (``d``: D from there
+    up) and short of ``most``: log(D + p_∞) extrapolated along its slope over the lowest
+    quarter summed to where it reaches ``most`` (×1.25, +16 points: tails steepen upwards,
+    so the slope read above is the steeper one), at least 1/16 and at most 2× further; 1.5×
+    where that slope is not known (D + p_∞ = 0 there)."""
+    width = max(len(d) // 4, 1)
+    low, high = d[0] + p_inf, d[min(width, len(d) - 1)] + p_inf
+    if not high > 0.0 or not low > high:
+        return reach + max(reach // 2, 1)
+    ahead = math.log(most / low) / (math.log(low / high) / width)
+    return int(min(2 * reach, max(reach + reach // 16 + 1, reach + 1.25 * ahead + 16)))
 
 
 class _TopDown:

@@ -99,8 +99,15 @@ def normal_cells(z, sizes=None, z_err=None):
         for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):  # run i's cells: a + i … b + i
             _run_cells(z[a:b], None if slack is None else slack[a:b],
                        out[a + i:b + i + 1], None if err is None else err[a + i:b + i + 1])
-    np.nan_to_num(out, copy=False, nan=0.0)
-    return out if err is None else (out, np.nan_to_num(err, copy=False, nan=0.0))
+    _nan_to_zero(out)
+    return out if err is None else (out, _nan_to_zero(err))
+
+
+def _nan_to_zero(x):
+    """``np.nan_to_num(x, nan=0.0)`` in place, its passes only where x is not all finite."""
+    if not np.isfinite(x).all():
+        np.nan_to_num(x, copy=False, nan=0.0)
+    return x
 
 
 _LONG = 1024  # runs this long on average go one by one: the per-run calls are then a small cost
