@@ -136,13 +136,11 @@ class PLDGrid:
             if start == 0 or d[0] + self.p_inf > most:
                 break
             reach = min(n, _further(n - start, d, self.p_inf, most))
-        at_points = d + self.p_inf  # δ(ε_m), non-increasing in m
-        # first m with δ(ε_m) ≤ delta
-        m = start + np.searchsorted(-at_points, -delta, side="left")
         out = np.empty(delta.shape)
-        flat_m, flat_t, flat_o = m.ravel(), delta.ravel(), out.ravel()
-        for i, (mm, target) in enumerate(zip(flat_m, flat_t)):
-            flat_o[i] = self._solve_in_cell(int(mm), float(target), sp[mm - start:], d[mm - start:])
+        flat_t, flat_o = delta.ravel(), out.ravel()
+        for i, target in enumerate(flat_t):
+            mm = start + _first_at_most(d, self.p_inf, float(target))
+            flat_o[i] = self._solve_in_cell(mm, float(target), sp[mm - start:], d[mm - start:])
         out = flat_o.reshape(delta.shape)
         return float(out) if out.ndim == 0 else out
 
@@ -170,6 +168,19 @@ class PLDGrid:
                 break
             eps = eps + (1.0 if self.pessimistic else -1.0) * (max(abs(eps), 1.0) * 8 * _U + 1e-300)
         return float(max(eps, 0.0))
+
+
+def _first_at_most(d, p_inf, target):
+    """The first i with δ(ε_i) = d[i] + p_∞ ≤ target (len(d) if none), d non-increasing: by
+    bisection on the values as ``delta`` sums them, without an array of them."""
+    lo, hi = 0, len(d)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if d[mid] + p_inf <= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _further(reach, d, p_inf, most):
@@ -200,7 +211,9 @@ class _TopDown:
     def __init__(self, grid):
         n = len(grid.probs)
         self._grid, self._scan, self._lock = grid, DiscountedScan(grid.step, n), threading.Lock()
-        self._sp, self._d = np.empty(n), np.empty(n)  # filled from the top down: [start, n)
+        # filled from the top down: SP of points [start, n) at [start, n), D at [start + 1, n + 1)
+        # (``_d[0]``: below the lowest point, where the scan is summed on)
+        self._sp, self._d = np.empty(n), np.empty(n + 1)
         self.start = n
         self._sp_run = self._d_next = None  # SP at the lowest point summed; Σ S̃ down to it
 
@@ -210,7 +223,7 @@ class _TopDown:
 
     @property
     def d(self):
-        return self._d[self.start:]
+        return self._d[self.start + 1:]
 
     def __getstate__(self):  # a grid pickled with its sums: all but the lock
         return {k: v for k, v in self.__dict__.items() if k != "_lock"}
@@ -229,13 +242,17 @@ class _TopDown:
         g, start = self._grid, self.start
         n, part = len(g.probs), g.probs[m0:start][::-1]  # the points to add, top down
         first = self._sp_run is None
-        # top down; SP from one point above the new ones, where its running sum goes on (that
-        # point's value set to it, summed, restored); D from Σ S̃ down to there
+        # top down. D: Σ S̃ down to the highest new point (at the top point: an empty sum), then the S̃ of
+        # the new points in the slots below it, summed in place; the slot below the lowest new
+        # point is left holding Σ S̃ down to it, where the next piece goes on
+        d = self._d[m0:start + 1][::-1]
+        d[0] = 0.0 if first else self._d_next
+        self._scan.extend(part, out=d[1:])
+        np.cumsum(d, out=d)
+        self._d_next = float(d[-1])
+        # SP from one point above the new ones, where its running sum goes on (that point's
+        # value set to it, summed, restored)
         sp = self._sp[m0:start + (not first)][::-1]
-        d = self._d[m0:start][::-1]
-        st = self._scan.extend(part)  # S̃ at these points
-        d[0] = 0.0 if first else self._d_next  # at the top point: an empty sum
-        np.cumsum(st[:-1], out=d[1:]) if first else np.cumsum(np.concatenate((d[:1], st[:-1])), out=d)
         if first:
             np.cumsum(part, out=sp)
         else:
@@ -243,8 +260,8 @@ class _TopDown:
             np.cumsum(sp, out=sp)
             sp[0] = held
             sp = sp[1:]
-        self._sp_run, self._d_next = float(sp[-1]), float(d[-1] + st[-1])
-        sp, d = self._sp[m0:start], self._d[m0:start]  # the same points, bottom up (contiguous)
+        self._sp_run = float(sp[-1])
+        sp, d = self._sp[m0:start], self._d[m0 + 1:start + 1]  # the same points, bottom up (contiguous)
         sign = 1.0 if g.pessimistic else -1.0
         sp *= 1.0 + sign * (n + 8) * _U
         eta, absolute = self._scan.bound
