@@ -10,7 +10,7 @@ atom at a finite loss (``atomless``) Y's cell (e_{j−1}, e_j] holds X's
 Q- and P-mass of the cell [−e_j, −e_{j−1}), which is X's cell (−e_j, −e_{j−1}]
 up to a boundary of mass 0. The two directions of a subsampled Gaussian are
 such twins (remove pair and add pair), on grids of one step: the cells of
-the first direction computed are kept (``_CELLS``, per pair and step, 32 MB) and
+the first direction computed are kept (``_CELLS``, per pair and step, 64 MB) and
 the second direction's inner cells are read from them, mirrored, where they
 cover its points. Its two end cells are computed (they would be sums of
 X's cells otherwise). For the Gaussian family the mirrored cells are
@@ -25,19 +25,21 @@ from ..pairs.base import own, stacked_masses
 
 # (pair, step) → (lo, hi, cells): the cells (rows A, B, err_A, err_B) of the pair's last grid at
 # that step, for its twin
-_CELLS = GridCache(limit=32 * 2 ** 20, size_of=lambda kept: kept[2].nbytes)
+_CELLS = GridCache(limit=64 * 2 ** 20, size_of=lambda kept: kept[2].nbytes)
 
 
-def grid_cells(pairs, step, ranges):
+def grid_cells(pairs, step, ranges, twins=None):
     """(A, B, err_A, err_B): the cells of pair i on the points ranges[i] = (lo_i, hi_i)
     (·step) and bounds on their errors (``stacked_masses``), concatenated in order;
-    the points' losses ``edges`` and run ``sizes`` too."""
+    the points' losses ``edges`` and run ``sizes`` too. ``twins``: each pair's kept twin
+    cells (``twin``) as looked up before (a pass over many pairs looks them all up first,
+    before its own cells, kept as it goes, push them out), else looked up here."""
     sizes = np.array([hi - lo + 1 for lo, hi in ranges], dtype=np.int64)
     first = np.cumsum(sizes) - sizes
     # point indices lo_i, …, hi_i of every run, concatenated
     lows = np.array([lo for lo, _ in ranges], dtype=np.int64)
     edges = (np.arange(int(sizes.sum())) + np.repeat(lows - first, sizes)) * step
-    twins = [_twin(p, step, r) for p, r in zip(pairs, ranges)]
+    twins = [twin(p, step, r) for p, r in zip(pairs, ranges)] if twins is None else twins
     computed = [i for i, t in enumerate(twins) if t is None]
     cell_first = np.cumsum(sizes + 1) - (sizes + 1)
     if len(computed) == len(pairs):
@@ -68,7 +70,7 @@ def grid_cells(pairs, step, ranges):
     return (*out, edges, sizes)
 
 
-def _twin(pair, step, own):
+def twin(pair, step, own):
     """The kept cells (lo, hi, rows A, B, err_A, err_B) of pair.reverse() at ``step`` if they hold every
     inner cell of ``pair`` on the points ``own`` mirrored, else None."""
     if not pair.atomless:

@@ -38,7 +38,7 @@ from ... import progress
 from ...errors import AccuracyNotReached
 from ...numerics import ULP_OF_ONE as _U
 from .cache import GridCache
-from .cells import grid_cells
+from .cells import grid_cells, twin
 from .chernoff import groups
 from .discretise_optimistic import pair_to_lower_grid
 from .grid import PLDGrid, frozen
@@ -63,8 +63,10 @@ def pairs_to_grids(pairs, step, ranges, pessimistic=True, shifts=None):
     out = [None] * len(pairs)
     progress.expect(len(pairs), f"discretising {len(pairs)} pairs at step {step:.3g}")
     dots = [i for i, p in enumerate(pairs) if pessimistic and not hasattr(p, "atoms")]
+    twins = {i: twin(pairs[i], step, ranges[i]) for i in dots}
     for group in groups(dots, [ranges[i][1] - ranges[i][0] + 1 for i in dots], _GROUP_POINTS):
-        for i, grid in zip(group, _connect_the_dots([pairs[i] for i in group], step, [ranges[i] for i in group])):
+        for i, grid in zip(group, _connect_the_dots([pairs[i] for i in group], step, [ranges[i] for i in group],
+                                                     [twins.pop(i) for i in group])):
             out[i] = grid
         progress.advance(len(group))  # one pass over these continuous pairs
     for i, pair in enumerate(pairs):
@@ -77,10 +79,11 @@ def pairs_to_grids(pairs, step, ranges, pessimistic=True, shifts=None):
 _GROUP_POINTS = 1 << 18  # points discretised in one pass: its ~20 work arrays stay in cache
 
 
-def _connect_the_dots(pairs, step, ranges):
+def _connect_the_dots(pairs, step, ranges, twins=None):
     """Pessimistic grids of continuous pairs (the module docstring), all runs of
     points concatenated: run i holds points lo_i … hi_i and its cells
-    (−∞, e₀], (e₀, e₁], …, (e_last, ∞); the cells inside a run are split.
+    (−∞, e₀], (e₀, e₁], …, (e_last, ∞); the cells inside a run are split (``twins``:
+    ``grid_cells``).
 
     Every cell is worked on where it lies (its lower point's loss beside it), in place in
     ``grid_cells``' arrays: cell k of run i lies between points k − 1 and k, and point k
@@ -89,7 +92,7 @@ def _connect_the_dots(pairs, step, ranges):
     last point to +∞ (``p_inf``)."""
     if not pairs:
         return []
-    a, b, err_a, err_b, edges, sizes = grid_cells(pairs, step, ranges)
+    a, b, err_a, err_b, edges, sizes = grid_cells(pairs, step, ranges, twins)
     run_first = np.cumsum(sizes) - sizes
     cell_first = run_first + np.arange(len(sizes))
     top = cell_first + sizes
