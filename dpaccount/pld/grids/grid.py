@@ -103,6 +103,8 @@ class PLDGrid:
 
     def delta(self, eps):
         """δ(ε) of this grid, vectorised; in the grid's rounding direction."""
+        if isinstance(eps, (float, np.floating)) and math.isfinite(eps):
+            return self._delta_at(float(eps))
         eps = np.asarray(eps, dtype=float)
         losses_end = (self.offset + len(self.probs)) * self.step
         # m: the first ε_m > ε. ε/h may round across an integer; a pessimistic grid then
@@ -122,6 +124,25 @@ class PLDGrid:
         out = out * (1.0 + 8 * _U if self.pessimistic else 1.0 - 8 * _U)
         out = np.clip(out, 0.0, 1.0)
         return float(out) if out.ndim == 0 else out
+
+    def _delta_at(self, eps):
+        """``delta`` of one finite ε: the same floats, operation by operation, without the
+        arrays (exp and expm1 still numpy's; min, max and clip as numpy's, −0 included)."""
+        n, step = len(self.probs), self.step
+        losses_end = (self.offset + n) * step
+        x = (eps if eps < losses_end else losses_end) / step
+        slack = 4 * _U * abs(x)
+        m = min(max(math.floor(x - slack if self.pessimistic else x + slack) + 1 - self.offset, 0), n)
+        out = 0.0
+        if m < n:
+            start, sp, d = self._sums(m)
+            gap = eps - (self.offset + m) * step
+            gap = np.float64(gap if gap < 0.0 else 0.0)
+            out = -np.expm1(gap) * sp[m - start] + np.exp(gap) * d[m - start]
+        out = self.p_inf if eps >= losses_end else out + self.p_inf
+        out = out * (1.0 + 8 * _U if self.pessimistic else 1.0 - 8 * _U)
+        out = out if out > 0.0 else 0.0
+        return float(out if out < 1.0 else 1.0)
 
     def epsilon(self, delta):
         """Smallest ε ≥ 0 with δ(ε) ≤ delta for this grid (inf if p_∞ > delta)."""

@@ -104,9 +104,11 @@ def normal_cells(z, sizes=None, z_err=None):
 
 
 def _nan_to_zero(x):
-    """``np.nan_to_num(x, nan=0.0)`` in place, its passes only where x is not all finite."""
-    if not np.isfinite(x).all():
-        np.nan_to_num(x, copy=False, nan=0.0)
+    """``np.nan_to_num(x, nan=0.0)`` in place: NaN to 0 (and ±∞ to ±the largest float), its
+    passes over the values that are not finite only."""
+    bad = np.flatnonzero(~np.isfinite(x))
+    if len(bad):
+        x[bad] = np.nan_to_num(x[bad], nan=0.0)
     return x
 
 
