@@ -81,12 +81,18 @@ class PLDGrid:
     def _live_log(self):
         """(log p_j, ε_j) of the points with p_j > 0 (``chernoff.LogMGF``)."""
         live = self.probs > 0
+        if live.all():
+            return np.log(self.probs), self.losses
         return np.log(self.probs[live]), self.losses[live]
 
     @property
     def losses(self):
-        """The loss value of each grid point."""
-        return (self.offset + np.arange(len(self.probs))) * self.step
+        """The loss value of each grid point: (offset + j)·step, the index sum exact in floats
+        (|offset + j| < 2^53), formed in one array."""
+        out = np.arange(len(self.probs), dtype=float)
+        out += self.offset
+        out *= self.step
+        return out
 
     @property
     def mass(self):
