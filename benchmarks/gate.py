@@ -173,7 +173,7 @@ def _timed(fn, before=None):
 
 
 def _imports(peers):
-    """Seconds: dpaccount's import, its first query's lazy imports (scipy.special, .fft, ...),
+    """Seconds: dpaccount's import, its first query's lazy imports (none of scipy's under numpy ≥ 2),
     the import of each peer named in ``peers``."""
     out = {}
     out["import dpaccount"], _ = _timed(_dpa)
@@ -200,12 +200,10 @@ def _peer_runs(fn, runs, budget):
 
 
 def _fft_seconds(fn):
-    """Seconds our transforms take in one cold run of ``fn`` (scipy.fft's rfft/irfft, by wrapping)."""
-    import scipy.fft as sfft
-
+    """Seconds our transforms take in one cold run of ``fn`` (``dpaccount.fourier``'s rfft/irfft, by wrapping)."""
+    from dpaccount import fourier
     from dpaccount.pld.grids import transform
     spent = [0.0]
-    real = (sfft.rfft, sfft.irfft)
 
     def wrap(f):
         def timed(*args, **kwargs):
@@ -217,14 +215,14 @@ def _fft_seconds(fn):
         return timed
 
     class Shim:
-        rfft, irfft, next_fast_len = wrap(real[0]), wrap(real[1]), staticmethod(sfft.next_fast_len)
+        rfft, irfft, next_fast_len = wrap(fourier.rfft), wrap(fourier.irfft), staticmethod(fourier.next_fast_len)
 
-    saved = transform.sfft
-    transform.sfft = Shim
+    saved = transform.fourier
+    transform.fourier = Shim
     try:
         _timed(fn, _clear)
     finally:
-        transform.sfft = saved
+        transform.fourier = saved
     return spent[0]
 
 
