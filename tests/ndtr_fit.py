@@ -2,101 +2,98 @@
 
     python tests/ndtr_fit.py > dpaccount/ndtr_table.py
 
-On each piece [lo, hi] of ``PIECES`` (t = −x ≥ 0), P(t) = log Φ(−t) + t²/2 is
-interpolated at the DEGREE + 1 Chebyshev points of the piece, at 40 digits
-(mpmath's erfc), and the interpolant is written as a polynomial in u = t − c,
-c the piece's midpoint, its coefficients rounded to the nearest double.
+Piece i (i = 0 … PIECES − 1) covers t = −x in [i/4, (i + 1)/4); on it log Φ(−t)
+is interpolated at the DEGREE + 1 Chebyshev points of the piece, at 40 digits
+(mpmath's erfc), and the interpolant is written as a polynomial in
+y = 4t − (i + ½) ∈ [−½, ½), its coefficients rounded to the nearest double.
 ``approximation_error`` measures what the rounded table errs by against mpmath
-(exact arithmetic on the doubles), ``horner_bound`` the a-priori bound on the
-rounding of its evaluation in float64; tests/test_ndtr.py checks both.
+(exact arithmetic on the doubles), ``horner_bound`` bounds the rounding of its
+evaluation in float64; tests/test_ndtr.py checks both.
 """
 import mpmath as mp
 
-DEGREE = 15
-PIECES = tuple((float(k), float(k + 1)) for k in range(8)) + tuple((8.0 + 2 * k, 10.0 + 2 * k) for k in range(4))
+DEGREE = 8
+PER_UNIT = 4            # pieces per unit of t
+PIECES = 64             # [0, 16)
 DPS = 40
 
 
-def exact_p(t):
-    """log Φ(−t) + t²/2 at ``DPS`` digits."""
+def exact_log_ndtr_neg(t):
+    """log Φ(−t) at ``DPS`` digits."""
     with mp.workdps(DPS):
-        t = mp.mpf(t)
-        return mp.log(mp.erfc(t / mp.sqrt(2)) / 2) + t * t / 2
+        return mp.log(mp.erfc(mp.mpf(t) / mp.sqrt(2)) / 2)
+
+
+def _at(i, y):
+    """t at y on piece i (exact: mpmath)."""
+    return (i + mp.mpf(1) / 2 + y) / PER_UNIT
 
 
 def _monomial(coeffs):
-    """Σ c_k T_k(y) as the coefficients of 1, y, y², … (mpmath)."""
+    """Σ c_k T_k(z) as the coefficients of 1, z, z², … (mpmath)."""
     out = [mp.mpf(0)] * len(coeffs)
     prev, cur = [mp.mpf(1)], [mp.mpf(0), mp.mpf(1)]   # T_0, T_1
     for k, c in enumerate(coeffs):
-        tk = prev if k == 0 else cur if k == 1 else None
-        if tk is None:
+        if k >= 2:
             nxt = [mp.mpf(0)] + [2 * v for v in cur]
-            for i, v in enumerate(prev):
-                nxt[i] -= v
-            prev, cur, tk = cur, nxt, nxt
-        for i, v in enumerate(tk):
-            out[i] += c * v
+            for j, v in enumerate(prev):
+                nxt[j] -= v
+            prev, cur = cur, nxt
+        for j, v in enumerate(prev if k == 0 else cur):
+            out[j] += c * v
     return out
 
 
-def piece_coefficients(lo, hi, degree=DEGREE):
-    """The interpolant's coefficients in u = t − c (a_0, a_1, …), as floats."""
+def piece_coefficients(i, degree=DEGREE):
+    """The interpolant's coefficients in y (b_0, b_1, …), as floats."""
     with mp.workdps(DPS):
         n = degree + 1
-        c, h = (mp.mpf(lo) + hi) / 2, (mp.mpf(hi) - lo) / 2
-        nodes = [mp.cos(mp.pi * (j + mp.mpf(1) / 2) / n) for j in range(n)]
-        values = [exact_p(c + h * y) for y in nodes]
+        nodes = [mp.cos(mp.pi * (j + mp.mpf(1) / 2) / n) for j in range(n)]   # z = 2y in [−1, 1]
+        values = [exact_log_ndtr_neg(_at(i, z / 2)) for z in nodes]
         cheb = [(1 if k else mp.mpf(1) / 2) * 2 * mp.fsum(values[j] * mp.cos(mp.pi * k * (j + mp.mpf(1) / 2) / n)
                                                           for j in range(n)) / n for k in range(n)]
-        return tuple(float(a / h ** k) for k, a in enumerate(_monomial(cheb)))
+        return tuple(float(a * 2 ** k) for k, a in enumerate(_monomial(cheb)))
 
 
 def table():
-    return tuple(piece_coefficients(lo, hi) for lo, hi in PIECES)
+    return tuple(piece_coefficients(i) for i in range(PIECES))
 
 
-def approximation_error(coeffs, lo, hi, points=2001):
-    """max over ``points`` equispaced t in [lo, hi] of |poly(t − c) − P(t)| / |log Φ(−t)|, the
-    polynomial with the table's float coefficients evaluated exactly (mpmath)."""
-    worst = 0.0
+def approximation_error(coeffs, i, points=201):
+    """max over ``points`` equispaced y in [−½, ½] of |poly(y) − log Φ(−t)| / |log Φ(−t)|,
+    the polynomial with the table's float coefficients evaluated exactly (mpmath)."""
+    worst = mp.mpf(0)
     with mp.workdps(DPS):
-        c = (mp.mpf(lo) + hi) / 2
-        for i in range(points):
-            t = mp.mpf(lo) + (mp.mpf(hi) - lo) * i / (points - 1)
-            u = t - c
-            poly = mp.fsum(mp.mpf(a) * u ** k for k, a in enumerate(coeffs))
-            exact = exact_p(t)
-            worst = max(worst, float(abs(poly - exact) / abs(exact - t * t / 2)))
-    return worst
+        for j in range(points):
+            y = mp.mpf(j) / (points - 1) - mp.mpf(1) / 2
+            exact = exact_log_ndtr_neg(_at(i, y))
+            worst = max(worst, abs(mp.fsum(mp.mpf(b) * y ** k for k, b in enumerate(coeffs)) - exact) / abs(exact))
+    return float(worst)
 
 
-def horner_bound(coeffs, half_width):
-    """A bound, in units of 2^−53 (half an ulp of one) relative to min |P| on the piece,
-    on the rounding of Horner's rule q_n = a_n, q_k = fl(fl(q_{k+1}·u) + a_k) for |u| ≤ h:
-    each step's product and sum err by ≤ 2^−53 of themselves, and an error made at step k
-    reaches the result times |u|^k, so the sum is ≤ 2^−53 Σ_k |u|^k (|u|·Q_{k+1} + Q_k)
-    (to first order), Q_k = Σ_{j ≥ k} |a_j| h^{j−k} ≥ |q_k|; the second-order terms are
-    below 2^−53·1e-13 of it. The piece's least |P| is |a_0| − Σ_{k≥1} |a_k| h^k."""
-    a = [abs(v) for v in coeffs]
-    h = half_width
-    q = [sum(a[j] * h ** (j - k) for j in range(k, len(a))) for k in range(len(a))]
-    total = sum(h ** k * ((h * q[k + 1] if k + 1 < len(a) else 0.0) + q[k]) for k in range(len(a) - 1))
-    least = a[0] - sum(a[k] * h ** k for k in range(1, len(a)))
-    return total / least
+def horner_bound(coeffs):
+    """A bound, relative to the least |log Φ(−t)| on the piece, on the rounding of Horner's
+    rule q_n = b_n, q_k = fl(fl(q_{k+1}·y) + b_k) for |y| ≤ ½, in units of 2^−53: each
+    step's product and sum err by ≤ 2^−53 of themselves, and an error made at step k
+    reaches the result times |y|^k, so the sum is ≤ 2^−53 Σ_k |y|^k (|y|·Q_{k+1} + Q_k)
+    to first order, Q_k = Σ_{j ≥ k} |b_j| 2^{k−j} ≥ |q_k| (the second-order terms are
+    below 1e-13 of it). The least |log Φ| is |b_0| − Σ_{k≥1} |b_k| 2^{−k}."""
+    b = [abs(v) for v in coeffs]
+    h = 0.5
+    q = [sum(b[j] * h ** (j - k) for j in range(k, len(b))) for k in range(len(b))]
+    total = sum(h ** k * ((h * q[k + 1] if k + 1 < len(b) else 0.0) + q[k]) for k in range(len(b) - 1))
+    return total / (b[0] - sum(b[k] * h ** k for k in range(1, len(b))))
 
 
 if __name__ == "__main__":
-    rows = table()
-    print('"""Coefficients of log Φ(−t) + t²/2 on the pieces of ``dpaccount/ndtr.py``: generated by\n'
-          '``python tests/ndtr_fit.py > dpaccount/ndtr_table.py`` (mpmath, Chebyshev interpolation), not\n'
-          'edited by hand. ``COEFFS[i][k]`` multiplies (t − c_i)^k, c_i the midpoint of ``PIECES[i]``."""\n')
-    print("PIECES = (\n    " + ",\n    ".join(", ".join(repr(p) for p in PIECES[i:i + 6])
-                                          for i in range(0, len(PIECES), 6)) + ",\n)\n")
+    print('"""Coefficients of log Φ(−t) on the pieces of ``dpaccount/ndtr.py``: generated by\n'
+          '``python tests/ndtr_fit.py > dpaccount/ndtr_table.py`` (mpmath, Chebyshev interpolation),\n'
+          'not edited by hand. ``COEFFS[i][k]`` multiplies y^k on piece i, t in [i/4, (i + 1)/4),\n'
+          'y = 4t − (i + ½)."""\n')
+    print(f"PER_UNIT = {PER_UNIT}\n")
     print("COEFFS = (")
-    for row in rows:
-        print("    (")
-        for k in range(0, len(row), 3):
-            print("        " + " ".join(f"{v!r}," for v in row[k:k + 3]))
-        print("    ),")
+    for i, row in enumerate(table()):
+        lines = [" ".join(f"{v!r}," for v in row[k:k + 3]) for k in range(0, len(row), 3)]
+        print(f"    ({lines[0]}\n" + "".join(f"     {line}\n" for line in lines[1:-1]) + f"     {lines[-1][:-1]}),"
+              + f"  # [{i / PER_UNIT:g}, {(i + 1) / PER_UNIT:g})")
     print(")")

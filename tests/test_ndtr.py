@@ -13,7 +13,7 @@ import pytest
 
 import ndtr_fit
 from dpaccount import ndtr_table
-from dpaccount.ndtr import log_ndtr
+from dpaccount.ndtr import MEASURED, log_ndtr
 from dpaccount.pld.pairs.log_cells import LOG_NDTR_ULPS
 
 U = 2.0 ** -52
@@ -32,7 +32,7 @@ def _arguments(n, seed):
     """x ≤ 0 over the whole range the grids use: uniform on [−20, 0], log-uniform out to
     −2e5 (the DP-SGD grids reach −1.1e5), dense at 0, at every piece's ends and at the tail's start."""
     rng = np.random.default_rng(seed)
-    ends = np.array([lo for lo, _ in ndtr_table.PIECES] + [16.0])
+    ends = np.arange(len(ndtr_table.COEFFS) + 1) / ndtr_table.PER_UNIT
     return -np.concatenate((
         rng.uniform(0.0, 20.0, n // 2), np.exp(rng.uniform(math.log(20.0), math.log(2e5), n // 4)),
         rng.uniform(0.0, 1e-3, n // 8), rng.uniform(15.0, 17.0, n // 8),
@@ -53,8 +53,9 @@ def test_log_ndtr_within_its_bound():
 
 @pytest.mark.slow
 def test_log_ndtr_within_its_bound_at_many_points():
-    """The measurement the module docstring quotes: ≥ 10^5 points."""
-    assert _worst(_arguments(120_000, seed=1)) <= BOUND
+    """The measurement the module docstring quotes (``ndtr.MEASURED``): ≥ 10^5 points."""
+    worst = _worst(_arguments(120_000, seed=1))
+    assert worst <= BOUND and worst <= MEASURED + 0.1   # (another libm's log moves the tail's by ≪ 0.1)
 
 
 def test_log_ndtr_far_out_and_at_the_ends():
@@ -80,21 +81,19 @@ def test_log_ndtr_of_positive_arguments():
 
 
 def test_the_table_is_the_generators():
-    assert ndtr_fit.PIECES == ndtr_table.PIECES
+    assert (ndtr_fit.PER_UNIT, ndtr_fit.PIECES) == (ndtr_table.PER_UNIT, len(ndtr_table.COEFFS))
     assert ndtr_fit.table() == ndtr_table.COEFFS
 
 
-@pytest.mark.parametrize("piece", range(len(ndtr_table.PIECES)))
-def test_each_piece_within_its_share_of_the_bound(piece):
-    """The polynomial (exact arithmetic on its float coefficients) within 0.38u·|log Φ|
-    of P, its Horner rounding within 3.19·2^−53 of |P| (1.75 but on the first piece):
-    the parts of the 4u the module docstring adds up."""
-    (lo, hi), coeffs = ndtr_table.PIECES[piece], ndtr_table.COEFFS[piece]
-    assert ndtr_fit.approximation_error(coeffs, lo, hi, points=201) <= 0.38 * U
-    assert ndtr_fit.horner_bound(coeffs, (hi - lo) / 2) <= (3.19 if piece == 0 else 1.75)
+def test_each_piece_within_its_share_of_the_bound():
+    """The polynomial (exact arithmetic on its float coefficients) within 0.4u·|log Φ|,
+    its Horner rounding within 1.7·2^−53 of it: the parts of the 4u the module docstring adds up."""
+    for i, coeffs in enumerate(ndtr_table.COEFFS):
+        assert ndtr_fit.approximation_error(coeffs, i, points=21) <= 0.4 * U, i
+        assert ndtr_fit.horner_bound(coeffs) <= 1.7, i
 
 
 @pytest.mark.slow
 def test_each_piece_within_its_share_of_the_bound_densely():
-    for (lo, hi), coeffs in zip(ndtr_table.PIECES, ndtr_table.COEFFS):
-        assert ndtr_fit.approximation_error(coeffs, lo, hi) <= 0.38 * U
+    for i, coeffs in enumerate(ndtr_table.COEFFS):
+        assert ndtr_fit.approximation_error(coeffs, i, points=401) <= 0.4 * U, i
