@@ -6,13 +6,14 @@ The bound for x ≤ 0, 4u·|log Φ(x)| (u = 2^−52), is what the Gaussian cells
 within the parts of that bound the module docstring states.
 """
 import math
+import pathlib
 
 import mpmath as mp
 import numpy as np
 import pytest
 
 import ndtr_fit
-from dpaccount import ndtr_table
+from dpaccount import ndtr
 from dpaccount.ndtr import MEASURED, log_ndtr
 from dpaccount.pld.pairs.log_cells import LOG_NDTR_ULPS
 
@@ -32,7 +33,7 @@ def _arguments(n, seed):
     """x ≤ 0 over the whole range the grids use: uniform on [−20, 0], log-uniform out to
     −2e5 (the DP-SGD grids reach −1.1e5), dense at 0, at every piece's ends and at the tail's start."""
     rng = np.random.default_rng(seed)
-    ends = np.arange(len(ndtr_table.COEFFS) + 1) / ndtr_table.PER_UNIT
+    ends = np.arange(len(ndtr.COEFFS) + 1) / ndtr.PER_UNIT
     return -np.concatenate((
         rng.uniform(0.0, 20.0, n // 2), np.exp(rng.uniform(math.log(20.0), math.log(2e5), n // 4)),
         rng.uniform(0.0, 1e-3, n // 8), rng.uniform(15.0, 17.0, n // 8),
@@ -81,19 +82,20 @@ def test_log_ndtr_of_positive_arguments():
 
 
 def test_the_table_is_the_generators():
-    assert (ndtr_fit.PER_UNIT, ndtr_fit.PIECES) == (ndtr_table.PER_UNIT, len(ndtr_table.COEFFS))
-    assert ndtr_fit.table() == ndtr_table.COEFFS
+    assert (ndtr_fit.PER_UNIT, ndtr_fit.PIECES) == (ndtr.PER_UNIT, len(ndtr.COEFFS))
+    assert ndtr_fit.table() == ndtr.COEFFS
+    assert ndtr_fit.table_source() in pathlib.Path(ndtr.__file__).read_text()
 
 
 def test_each_piece_within_its_share_of_the_bound():
     """The polynomial (exact arithmetic on its float coefficients) within 0.4u·|log Φ|,
     its Horner rounding within 1.7·2^−53 of it: the parts of the 4u the module docstring adds up."""
-    for i, coeffs in enumerate(ndtr_table.COEFFS):
+    for i, coeffs in enumerate(ndtr.COEFFS):
         assert ndtr_fit.approximation_error(coeffs, i, points=21) <= 0.4 * U, i
         assert ndtr_fit.horner_bound(coeffs) <= 1.7, i
 
 
 @pytest.mark.slow
 def test_each_piece_within_its_share_of_the_bound_densely():
-    for i, coeffs in enumerate(ndtr_table.COEFFS):
+    for i, coeffs in enumerate(ndtr.COEFFS):
         assert ndtr_fit.approximation_error(coeffs, i, points=401) <= 0.4 * U, i
