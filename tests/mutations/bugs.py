@@ -76,6 +76,19 @@ BUGS = (
         "end_err[cell] = end_err.get(cell, 0.0) + 0.0",
         ("tests/pld/test_cell_errors.py::test_poisson_end_mass_cell_within_its_bound",),
         "the base's mass at an infinite loss, landed in a finite cell of a Poisson pair, taken as exact"),
+    Bug("log-ndtr-mills-series-dropped", "dpaccount/ndtr.py",
+        "return np.log1p(g) - (np.log(t) + _HALF_LOG_2PI) - half_sq",
+        "return -(np.log(t) + _HALF_LOG_2PI) - half_sq",
+        ("tests/test_ndtr.py::test_log_ndtr_within_its_bound",),
+        "log Φ(−t) beyond t = 16 by the leading term of its asymptotic series alone (the Mills "
+        "ratio's 1 − 1/t² + … dropped): off by ~1/t², 3e-5 of log Φ at t = 16, 10^10 times "
+        "what the cells pad"),
+    Bug("log-ndtr-polynomial-off-centre", "dpaccount/ndtr.py",
+        "    y -= 0.5\n",
+        "",
+        ("tests/test_ndtr.py::test_log_ndtr_within_its_bound",),
+        "each piece's polynomial evaluated at the distance from the piece's start instead of its "
+        "midpoint (the table's variable): log Φ off by up to half a piece's change"),
     Bug("discrete-p-inf-log-err-unpadded", PLD + "pairs/discrete_pair.py",
         "m * (1 + slack) * (1 + math.expm1(w) * (1 + 8 * _U))",
         "m * (1 + slack)",
