@@ -9,13 +9,11 @@ composition assumes, η = 5u·⌈log₂ n + 1⌉ for inputs that sum to ≤ 1
 (``transform.py``: each pass errs by a few u of the sum of its inputs' moduli,
 which no pass increases), holds for either; tests/test_fourier.py checks the
 bound against exact convolution and that both libraries give the same floats
-here (numpy 2.1, scipy 1.17, sizes up to 1.9·10⁶). numpy's transform is as
-fast single-threaded (measured: 1.9M-point rfft 54 vs 51 ms, 32 rows of 129,600
-points 16 vs 17 ms CPU), and a first query no longer imports scipy.fft (~0.2 s).
-numpy 1.x has its older C pocketfft: measured (numpy 1.23.2, scipy 1.12) as
-fast on one 1.9M-point row but 45 % slower on 32 rows of 129,600 points, and
-not the same floats; there scipy.fft runs, as before, on all cores for a stack
-of rows (``workers=-1``).
+here (numpy 2.1, scipy 1.17, sizes up to 1.9·10⁶). numpy's transform costs
+the same CPU single-threaded (benchmarks/README.md), and a first query does not
+import scipy.fft. numpy 1.x has its older C pocketfft, slower on stacks of rows
+and not the same floats: there scipy.fft runs, on all cores for a stack of rows
+(``workers=-1``).
 """
 import numpy as np
 

@@ -19,20 +19,26 @@ query ~0.2 s of scipy's import. Here, with t = −x:
 * x > 0: log Φ(x) = log1p(−Φ(−x)), Φ(−x) = exp(log Φ(−x)).
 
 Error (u = ``ULP_OF_ONE`` = 2^−52), for x ≤ 0 (every argument of a default
-query): within 4u·|log Φ(x)|, on any IEEE machine. On the polynomial branch the
-table (coefficients rounded) is within 0.4u·|log Φ| of it (mpmath at 401 points a
-piece, ``tests/test_ndtr.py``); Horner's rule in float64 adds ≤ 0.85u (the a-priori
-bound ``ndtr_fit.horner_bound``: ≤ 1.7·2^−53 of the piece's least |log Φ|); y is
-exact (4t, its fractional part, and that minus ½ on the grid of 4t's ulps) but for
-t < 1/16, where it errs by ≤ 2^−55 and moves the result by ≤ 2^−55·0.25
-(|d log Φ/dy| ≤ 0.25 there, |log Φ| ≥ 0.69): ≤ 1.3u in all. Only +, −, × run on
-this branch, each correctly rounded by IEEE 754, so the bound holds on every
-platform. The tail branch: t²/2 and the three sums ½u of |log Φ| each (the terms
-share its sign), the series and log1p ≪ u, libm's log ≤ 4 ulp of log t
-(< 0.1u of |log Φ| ≥ 131): ≤ 2u. Measured against mpmath at 120,000 points
-over [−2·10^5, 0] (``tests/test_ndtr.py``): ≤ 0.971u (``MEASURED``). For x > 0 (not on
-the default path) the result, ≈ −Φ(−x), is within (4|log Φ(−x)| + 9)u of itself
-(exp and log1p ≤ 4 ulp each, as docs/portability.md assumes of libm).
+query): within 4u·|log Φ(x)|, on any IEEE machine. On the polynomial branch, for
+f(t) = log Φ(−t) on a piece of width ¼: the Chebyshev interpolant of degree 8 errs
+by ≤ max|f⁽⁹⁾|·(¼)⁹/(2¹⁷·9!) (the interpolation remainder at Chebyshev nodes), with
+max|f⁽⁹⁾| from mpmath at 25 points a piece: ≤ 0.54u·|log Φ|; rounding the
+coefficients to doubles adds ≤ Σ|c_k|2^−k·2^−53 ≤ 0.66u·|log Φ|; Horner's rule in
+float64 ≤ 0.85u (the a-priori bound ``ndtr_fit.horner_bound``: ≤ 1.7·2^−53 of the
+piece's least |log Φ|); y is exact (4t, its fractional part, and that minus ½ on
+the grid of 4t's ulps) but for t < 1/16, where it errs by ≤ 2^−55 and moves the
+result by ≤ 2^−55·0.25 (|d log Φ/dy| ≤ 0.25 there, |log Φ| ≥ 0.69): ≤ 2.1u in all,
+the piece 0 the worst (``tests/test_ndtr.py`` checks the table against mpmath at
+401 points a piece). Only +, −, × run on this branch, each correctly rounded by
+IEEE 754, so the bound holds on every platform. The tail branch: t²/2 and the
+three sums ½u of |log Φ| each (the terms share its sign), the series and log1p
+≪ u, libm's log ≤ 4 ulp of log t (< 0.1u of |log Φ| ≥ 131): ≤ 2u. Measured
+against mpmath at 120,000 points over [−2·10^5, 0] (``tests/test_ndtr.py``):
+≤ 0.971u (``MEASURED``). For 0 < x ≤ 37.5 (not on the default path) the result,
+≈ −Φ(−x), is within (4|log Φ(−x)| + 9)u of itself (exp and log1p ≤ 4 ulp each, as
+docs/portability.md assumes of libm); beyond, it is subnormal and then −0.0,
+rounded towards 0 (as scipy's): no relative bound holds there, and a caller that
+bounds 1 − Φ from it must not go past 37.5.
 
 From x ≈ −1.9e154 on, t²/2 and log Φ are beyond the floats: −inf.
 """

@@ -31,8 +31,8 @@ from ...numerics import ULP_OF_ONE as _U
 
 _SUBNORMAL = math.ulp(0.0)  # the subnormal spacing
 _NORMAL = np.finfo(float).tiny  # the least normal float
-# log_ndtr(x), x ≤ 0 (``dpaccount/ndtr.py``): ≤ 4u·|log Φ| on any IEEE machine (0.97u measured),
-# taken as 16, the allowance scipy's log_ndtr had (the rest covers the second-order terms:
+# log_ndtr(x), x ≤ 0 (``dpaccount/ndtr.py``): ≤ 4u·|log Φ| on any IEEE machine, taken as 16
+# (4x room; the rest covers the second-order terms:
 # η < 16·745u < 3e-12, so e^η − 1 ≤ η(1 + 3e-12), and the rounding of the bounds themselves)
 LOG_NDTR_ULPS = 16
 
