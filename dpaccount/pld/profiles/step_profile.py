@@ -47,10 +47,12 @@ from ..grids.cache import GRIDS
 from ..grids.chernoff import delta_bound, log_mgf
 from ..grids.compose import saddle_tilt
 from ..grids.grid import PLDGrid
+from .band_noise import band_noise
 from .tiers import TIERS, tier_of
 
 _DEEP_MERGE = 2      # deep tiers: a first look on pairs of bands merged (``_delta_at``)
 _BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted law
+_NOISY = 1.5          # a band's grid predicted this far above a query's noise limit: skipped
 
 
 def leads(rough):
@@ -160,6 +162,18 @@ class StepProfile:
         i = np.clip(np.searchsorted(edges, eps, side="right") - 1, 0, len(edges) - 2)
         centre = edges[i] + 0.25 * (edges[i + 1] - edges[i])  # tilted laws widen upwards
         return np.floor(centre / self.step).astype(np.int64)
+
+    def _band_noisy(self, direction, tilts, eps, limit):
+        """Where the grid of the band at tilt index ``tilts`` (at the first tail) is predicted
+        (``band_noise``) to leave the noise at ε above ``_NOISY`` times ``limit``."""
+        out = np.zeros(len(eps), bool)
+        pairs = self._pairs.direction(direction)
+        items = step_grids(pairs, self.step, TIERS[0])
+        proxy = None if self._bands.step == self.step else step_grids(pairs, self._bands.step, TIERS[0])
+        for j in np.unique(tilts):
+            at = tilts == j
+            out[at] = band_noise(items, proxy, self.grid(direction), int(j), eps[at]) > _NOISY * limit[at]
+        return out
 
     # -- δ(ε) --------------------------------------------------------------
     def delta(self, eps):
@@ -309,9 +323,13 @@ class StepProfile:
             if not len(idx):
                 continue
             tilts = self._band_tilt(direction, eps[idx])
+            if tier == 0:  # a band's grid predicted to stay noisy: the query's own tilt at once
+                band = ~self._band_noisy(direction, tilts, eps[idx], 0.1 * acc * out[idx])
+                idx, tilts = idx[band], tilts[band]
             for j in np.unique(tilts):
                 read(self.grid(direction, tail, pessimistic, int(j)), idx[tilts == j])
-            for i in idx[noisy[idx] & ~cut[idx]]:  # the band's grid is not enough: tilt at ε itself
+            idx = at[noisy[at]]
+            for i in idx[~cut[idx]]:  # the band's grid is not enough: tilt at ε itself
                 read(self.grid(direction, tail, pessimistic, int(math.floor(eps[i] / self.step))), [i])
         return out, tiers
 
@@ -361,6 +379,10 @@ class StepProfile:
                 if not len(idx):
                     break
                 tilts = self._band_tilt(direction, eps[idx])
+                if tier == 0:  # a band's grid predicted to stay noisy: ``_recentred`` at once
+                    band = ~self._band_noisy(direction, tilts, eps[idx], acc * target[idx])
+                    pending[idx[~band]] = False
+                    idx, tilts = idx[band], tilts[band]
                 for j in np.unique(tilts):
                     at = idx[tilts == j]
                     g = self.grid(direction, tail, pessimistic, int(j))
