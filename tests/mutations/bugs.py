@@ -537,7 +537,7 @@ BUGS = (
         "every δ read off the base grid, its noise floor too: q = 5e-5, σ = 1.1, T = 1e4 reads ε(1e-10) "
         "as 1.12 with no excess, so its cut stays above it and ε(1e-10) comes 1.2 % high from the coarse level"),
     Bug("bulk-unresolved-delta-not-read-tilted", PLD + "profiles/bulk.py",
-        "answer, grid = at.resolving(d, delta, _RESOLVED)", "answer, grid = math.nan, None",
+        "answer, grid = reader.resolving(d, delta, _RESOLVED)", "answer, grid = math.nan, None",
         ("tests/pld/test_plan_small_eps.py::test_the_bulk_cut_leaves_small_deltas_at_the_planned_level",),
         "a δ the base grid does not resolve takes the excess of the last δ it does: the blog's bulk "
         "excess at 1e-7 carried to its far tail, ε(1e-8) refined for nothing (cut 0)"),

@@ -139,6 +139,17 @@ class Plan(NamedTuple):
     def step(self, composition, level):
         return snap(composition, self.coarse / 2.0 ** level)
 
+    def remove_leads(self, values, of_delta):
+        """Where the remove direction's saddle-point answer (``Tilts``) is the larger, at an
+        array of δ (``of_delta``: ε(δ) queries) or of ε: which direction goes first."""
+        if of_delta:
+            with np.errstate(divide="ignore"):
+                logs = np.log(values)
+            rem, add = (t.at_tail(t.tail_at_delta(logs))[0] for t in self.tilts)
+        else:
+            rem, add = (np.interp(values, t.mean, t.log_delta()) for t in self.tilts)
+        return rem >= add
+
     def delta_levels(self, eps, accuracy):
         """The level δ(ε) queries need at each ε of a sorted lattice (non-decreasing):
         only directions whose Chernoff tail at ε is within 10× of the larger count.

@@ -59,6 +59,9 @@ _PLANS = GridCache(limit=4096, size_of=lambda _: 1)  # plans: small, counted not
 # alone cannot reach the accuracy (a δ plan of Poisson-RR parts starts where its upper end
 # is exact, its lower end 12 times too wide; five rounds of one level fell short)
 _JUMP = 4.0
+# the levels between a StepProfile and its scout (``StepProfile._worst``): the direction that does
+# not set the answer is first read 2^_SCOUT times coarser (its excess 4^_SCOUT times the level's)
+_SCOUT = 3
 
 
 class PrivacyProfile:
@@ -96,8 +99,9 @@ class PrivacyProfile:
         if level not in self._at:
             first = self._eps_level
             bands = self.at_level(first) if level > first else None  # δ levels share the ε level's bands
+            scout = (self.at_level(max(level - _SCOUT, 0)), self.plan) if level else None
             self._at[level] = StepProfile(self._pairs, self.accuracy, self.plan.step(self._pairs, level), bands,
-                                          self.plan.hints)
+                                          self.plan.hints, scout)
         return self._at[level]
 
     @property

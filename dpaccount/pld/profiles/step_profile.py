@@ -92,14 +92,21 @@ class StepProfile:
     may move an answer (a tenth of it) before a tilted grid is consulted.
     All take arrays."""
 
-    def __init__(self, pairs, accuracy, step, bands=None, hints=None):
+    def __init__(self, pairs, accuracy, step, bands=None, hints=None, scout=None):
         self._pairs = pairs
+        self._scout = scout  # (a coarser StepProfile, the Plan): ``_worst``
         self._hints = hints or {}  # direction → window λ at the first tail (``Plan.hints``)
         self.accuracy = accuracy
         self.step = step
         self._bands = bands or self  # whose band lattice (``_levels``) tilt centres come from
         self._true_inf = {d: p_inf_of(pairs.direction(d)) for d in DIRECTIONS}
         self._width, self._mgf = {}, {}
+
+    @property
+    def scout(self):
+        """The coarser level's ``StepProfile`` the direction that does not set an answer is
+        first read from (``_worst``), or None."""
+        return self._scout and self._scout[0]
 
     # -- grids -------------------------------------------------------------
     def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None):
@@ -186,18 +193,32 @@ class StepProfile:
 
     def _worst(self, values, one, rough):
         """max over the directions of ``one(direction, values, ceiling)``. The
-        direction whose base grid answers higher goes first; the other one is
-        refined only until its upper bound is at most the first's answer
-        (``ceiling``): below that it cannot change the max."""
+        direction whose answer is the higher goes first (by the base grids, or,
+        with a scout, by the plan's saddle points: ``Plan.remove_leads``); the
+        other one is refined only until its upper bound is at most the first's
+        answer (``ceiling``): below that it cannot change the max. With a scout
+        (a coarser level's ``StepProfile``) the other one is first read from
+        the scout's base grid, whose answer, certified too, often already is at
+        most the first's: then its grids at this step are never composed. Where
+        both directions hold the same pairs, their laws and answers are equal:
+        one is computed."""
         values = np.asarray(values, dtype=float)
         flat = values.ravel()
-        rough = {d: rough(self.grid(d), flat) for d in DIRECTIONS}
-        first = leads(rough)
+        if self._pairs.remove == self._pairs.add:
+            out = np.asarray(one("remove", flat, None), dtype=float).reshape(values.shape)
+            return float(out) if out.ndim == 0 else out
+        if self._scout is None:
+            first = leads({d: rough(self.grid(d), flat) for d in DIRECTIONS})
+        else:
+            first = self._scout[1].remove_leads(flat, rough is PLDGrid.epsilon)
         out = np.zeros(flat.shape)
         for d, mine in (("remove", first), ("add", ~first)):
             if mine.any():
                 out[mine] = one(d, flat[mine], None)
         for d, mine in (("remove", ~first), ("add", first)):
+            if self._scout is not None and mine.any():
+                idx = np.flatnonzero(mine)
+                mine[idx[rough(self._scout[0].grid(d), flat[idx]) <= out[idx]]] = False
             if mine.any():
                 out[mine] = np.maximum(out[mine], one(d, flat[mine], out[mine]))
         out = out.reshape(values.shape)
