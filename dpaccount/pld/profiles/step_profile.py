@@ -228,10 +228,6 @@ class StepProfile:
         """Mass the grid counts at +∞ beyond the true P(L = ∞): its window's tails."""
         return max(grid.p_inf - self._true_inf[direction], 0.0)
 
-    def rough_delta(self, eps):
-        """{direction: δ(ε) of its base grid}: which direction sets the answer."""
-        return {d: self.grid(d).delta(eps) for d in DIRECTIONS}
-
     def delta_of(self, direction, eps, ceiling=None):
         """Certified upper bound on δ(ε) of one direction (an array of ε); with
         ``ceiling`` (an array) refined only until it is at most the ceiling."""
