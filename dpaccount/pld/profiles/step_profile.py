@@ -108,6 +108,12 @@ class StepProfile:
         first read from (``_worst``), or None."""
         return self._scout and self._scout[0]
 
+    @property
+    def _proxy_step(self):
+        """The coarser step whose single-step grids the λ searches of this step's grids start on
+        (``accountant.composed_grid``): the scout's, else the band lattice's."""
+        return (self.scout or self._bands).step
+
     # -- grids -------------------------------------------------------------
     def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None):
         """The composed grid of one direction; ``tilt`` (a grid index) centres an
@@ -120,7 +126,7 @@ class StepProfile:
                                  pessimistic=pessimistic, step=self.step,
                                  tilt_at=None if tilt is None else tilt * self.step, base=base,
                                  hints=self._hints.get(direction, (None, None)) if tail == TIERS[0] else (None, None),
-                                 proxy_step=self._bands.step)
+                                 proxy_step=self._proxy_step)
         return GRIDS.get(key, build)
 
     def certificate(self):
@@ -145,11 +151,13 @@ class StepProfile:
             mass = g.probs.sum()
             levels.append(float(g.probs @ g.losses) / mass if mass > 0 else 0.0)
         if upto > levels[-1] and direction not in self._mgf:
-            items = step_grids(self._pairs.direction(direction), self.step, TIERS[0])
-            self._mgf[direction] = [items, log_mgf(items), 1.0]  # and the last saddle λ, the next search's start
+            pairs = self._pairs.direction(direction)
+            items = step_grids(pairs, self.step, TIERS[0])
+            proxy = None if self._proxy_step == self.step else step_grids(pairs, self._proxy_step, TIERS[0])
+            self._mgf[direction] = [items, log_mgf(items), 1.0, proxy]  # the last saddle λ: the next one's start
         while upto > levels[-1] and len(levels) < 4096:
-            items, mgf, start = self._mgf[direction]
-            lam = self._mgf[direction][2] = saddle_tilt(items, levels[-1], start=start)
+            items, mgf, start, proxy = self._mgf[direction]
+            lam = self._mgf[direction][2] = saddle_tilt(items, levels[-1], proxy, start=start)
             var = mgf.moments(lam)[2]
             levels.append(levels[-1] + max(_BAND_SDS * math.sqrt(max(var, 0.0)), 64 * self.step))
         return levels
@@ -176,7 +184,7 @@ class StepProfile:
         out = np.zeros(len(eps), bool)
         pairs = self._pairs.direction(direction)
         items = step_grids(pairs, self.step, TIERS[0])
-        proxy = None if self._bands.step == self.step else step_grids(pairs, self._bands.step, TIERS[0])
+        proxy = None if self._proxy_step == self.step else step_grids(pairs, self._proxy_step, TIERS[0])
         for j in np.unique(tilts):
             at = tilts == j
             out[at] = band_noise(items, proxy, self.grid(direction), int(j), eps[at]) > _NOISY * limit[at]
