@@ -52,7 +52,9 @@ from .tiers import TIERS, tier_of
 
 _DEEP_MERGE = 2      # deep tiers: a first look on pairs of bands merged (``_delta_at``)
 _BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted law
-_NOISY = 1.5          # a band's grid predicted this far above a query's noise limit: skipped
+# a band's grid predicted this far above a query's noise limit is skipped (``band_noise`` reads
+# 7-12 % high: the few bands within that of the limit get a grid of their own instead)
+_NOISY = 1.0
 
 
 def leads(rough):
@@ -111,8 +113,9 @@ class StepProfile:
     @property
     def _proxy_step(self):
         """The coarser step whose single-step grids the λ searches of this step's grids start on
-        (``accountant.composed_grid``): the scout's, else the band lattice's."""
-        return (self.scout or self._bands).step
+        (``accountant.composed_grid``): the band lattice's where that is a coarser level's (whose
+        grids the queries have built), else the scout's."""
+        return (self._bands if self._bands is not self else self.scout or self).step
 
     # -- grids -------------------------------------------------------------
     def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None):
