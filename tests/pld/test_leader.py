@@ -61,7 +61,7 @@ def test_a_bands_predicted_noise_is_near_its_grids():
     """``band_noise`` (which decides whether a band's tilted grid is composed) against the
     noise bound of that grid once composed, at ε across the band: within a factor 3."""
     from dpaccount.pld.grids.accountant import step_grids
-    from dpaccount.pld.profiles.band_noise import band_noise
+    from dpaccount.pld.profiles.bands import band_noise
     from dpaccount.pld.profiles.tiers import TIERS
     GRIDS.clear()
     m = dpsgd()

@@ -17,18 +17,20 @@ query gets is ``PrivacyProfile``'s choice (``profile.py``, ``plan.py``).
   composed exponentially tilted (``compose.py``): accurate to ~1e-15 of
   itself (plus the tilting's rounding pad, ~1e-8) over several standard deviations of the tilted law around its
   centre. Tilt centres sit on a fixed lattice of ε that depends on the
-  mechanism alone (``_levels``: bands 4 standard deviations of the *tilted*
+  mechanism alone (``bands.py``: bands 4 standard deviations of the *tilted*
   law wide, which widen as the tilt grows; each tilted a quarter of the way
   up), so a query's grids depend on the query alone: an array of queries
   gets exactly the answers its elements get one by one. A query the band's
   grid cannot resolve (its per-bin noise bound, ``PLDGrid.noise_effect``,
   still too large) gets a grid tilted at its own answer, re-centred until it
-  settles. Queries at the deep tiers (δ < 1e-24) first look on pairs of merged
+  settles; so does at once a query whose band's grid is predicted to stay too
+  noisy there (``bands.band_noise``). Queries at the deep tiers (δ < 1e-24) first look on pairs of merged
   bands: there the tilted laws of rare large losses are wide, and one grid
   tilted a quarter of the way up two bands resolves both; a query it does not
   resolve goes on to its own band's grid. The direction that does not set the
-  answer (its base grid answers lower) is refined only until it is below the
-  other's answer: not at all where a Chernoff bound from its single-step grids
+  answer (by the plan's saddle points, ``Plan.remove_leads``; else its base
+  grid answers lower) is refined only until it is below the other's answer:
+  not at all where a scout's (a coarser level's) base grid, or a Chernoff bound from its single-step grids
   already is (``chernoff.delta_bound``), else first on merged bands (three at a time).
 
 Every grid is pessimistic (or, for lower bounds, optimistic) on its own, so
@@ -44,17 +46,12 @@ from ...errors import AccuracyNotReached
 from ..grids.accountant import composed_grid, step_grids
 from ..pairs.composition import DIRECTIONS
 from ..grids.cache import GRIDS
-from ..grids.chernoff import delta_bound, log_mgf
-from ..grids.compose import saddle_tilt
+from ..grids.chernoff import delta_bound
 from ..grids.grid import PLDGrid
-from .band_noise import band_noise
+from .bands import Bands
 from .tiers import TIERS, tier_of
 
 _DEEP_MERGE = 2      # deep tiers: a first look on pairs of bands merged (``_delta_at``)
-_BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted law
-# a band's grid predicted this far above a query's noise limit is skipped (``band_noise`` reads
-# 7-12 % high: the few bands within that of the limit get a grid of their own instead)
-_NOISY = 1.0
 
 
 def leads(rough):
@@ -84,7 +81,7 @@ class GridCertificate(NamedTuple):
     pessimistic: bool
 
 
-class StepProfile:
+class StepProfile(Bands):
     """δ(ε) and ε(δ) of a ``PairComposition`` on grids of one step, certified.
 
     ``delta``/``epsilon`` are rigorous upper bounds (pessimistic grids);
@@ -140,58 +137,6 @@ class StepProfile:
             out.append(GridCertificate(d, g.step, g.offset, len(g.probs), g.p_inf, g.noise, TIERS[0],
                                        g.pessimistic))
         return tuple(out)
-
-    def _levels(self, direction, upto):
-        """The tilt centres of one direction, L_0 < L_1 < … reaching past ``upto``:
-        L_0 the composed mean, then L_{i+1} = L_i + W·sd(L_i), sd(L) the standard
-        deviation of the composition tilted to have mean L (from the exact
-        log-MGF of the single-step grids: K''(λ) at the saddle point λ of L).
-        Tilted laws widen with λ (a few large single-step losses carry them),
-        so the bands widen with them; they depend on the mechanism alone."""
-        levels = self._width.setdefault(direction, [])
-        if not levels:
-            g = self.grid(direction)
-            mass = g.probs.sum()
-            levels.append(float(g.probs @ g.losses) / mass if mass > 0 else 0.0)
-        if upto > levels[-1] and direction not in self._mgf:
-            pairs = self._pairs.direction(direction)
-            items = step_grids(pairs, self.step, TIERS[0])
-            proxy = None if self._proxy_step == self.step else step_grids(pairs, self._proxy_step, TIERS[0])
-            self._mgf[direction] = [items, log_mgf(items), 1.0, proxy]  # the last saddle λ: the next one's start
-        while upto > levels[-1] and len(levels) < 4096:
-            items, mgf, start, proxy = self._mgf[direction]
-            lam = self._mgf[direction][2] = saddle_tilt(items, levels[-1], proxy, start=start)
-            var = mgf.moments(lam)[2]
-            levels.append(levels[-1] + max(_BAND_SDS * math.sqrt(max(var, 0.0)), 64 * self.step))
-        return levels
-
-    def _band_tilt(self, direction, eps, coarse=1):
-        """Grid index of the tilt centre of the band holding each ε: the middle
-        of [L_i, L_{i+1}); ``coarse`` = c > 1 merges c consecutive bands (a
-        cheaper first look, where only an upper bound below a ceiling is needed)."""
-        eps = np.asarray(eps, dtype=float)
-        finite = eps[np.isfinite(eps)]
-        levels = self._bands._levels(direction, float(finite.max()) if finite.size else 0.0)
-        # whole merged bands only, so that a band's edges never depend on how far other
-        # queries have extended the lattice
-        while (len(levels) < 2 or (len(levels) - 1) % coarse) and len(levels) < 4096:
-            levels = self._bands._levels(direction, levels[-1] + self._bands.step)
-        edges = np.asarray(levels[::coarse] if levels[::coarse][-1] == levels[-1] else levels[::coarse] + [levels[-1]])
-        i = np.clip(np.searchsorted(edges, eps, side="right") - 1, 0, len(edges) - 2)
-        centre = edges[i] + 0.25 * (edges[i + 1] - edges[i])  # tilted laws widen upwards
-        return np.floor(centre / self.step).astype(np.int64)
-
-    def _band_noisy(self, direction, tilts, eps, limit):
-        """Where the grid of the band at tilt index ``tilts`` (at the first tail) is predicted
-        (``band_noise``) to leave the noise at ε above ``_NOISY`` times ``limit``."""
-        out = np.zeros(len(eps), bool)
-        pairs = self._pairs.direction(direction)
-        items = step_grids(pairs, self.step, TIERS[0])
-        proxy = None if self._proxy_step == self.step else step_grids(pairs, self._proxy_step, TIERS[0])
-        for j in np.unique(tilts):
-            at = tilts == j
-            out[at] = band_noise(items, proxy, self.grid(direction), int(j), eps[at]) > _NOISY * limit[at]
-        return out
 
     # -- δ(ε) --------------------------------------------------------------
     def delta(self, eps):
