@@ -46,6 +46,13 @@ class Bands:
     """The band lattice of a ``StepProfile`` (which provides ``grid``, ``step``, ``_pairs``,
     ``_bands``, ``_proxy_step`` and the ``_width``/``_mgf`` dictionaries it fills)."""
 
+    def _single_steps(self, direction):
+        """(the single-step grids of a direction at the first tail, those at the proxy's step
+        or None where that is this step): what its λ searches run on."""
+        pairs = self._pairs.direction(direction)
+        proxy = None if self._proxy_step == self.step else step_grids(pairs, self._proxy_step, TIERS[0])
+        return step_grids(pairs, self.step, TIERS[0]), proxy
+
     def _levels(self, direction, upto):
         """The tilt centres of one direction, L_0 < L_1 < … reaching past ``upto``:
         L_0 the composed mean, then L_{i+1} = L_i + W·sd(L_i), sd(L) the standard
@@ -59,9 +66,7 @@ class Bands:
             mass = g.probs.sum()
             levels.append(float(g.probs @ g.losses) / mass if mass > 0 else 0.0)
         if upto > levels[-1] and direction not in self._mgf:
-            pairs = self._pairs.direction(direction)
-            items = step_grids(pairs, self.step, TIERS[0])
-            proxy = None if self._proxy_step == self.step else step_grids(pairs, self._proxy_step, TIERS[0])
+            items, proxy = self._single_steps(direction)
             self._mgf[direction] = [items, log_mgf(items), 1.0, proxy]  # the last saddle λ: the next one's start
         while upto > levels[-1] and len(levels) < 4096:
             items, mgf, start, proxy = self._mgf[direction]
@@ -90,9 +95,7 @@ class Bands:
         """Where the grid of the band at tilt index ``tilts`` (at the first tail) is predicted
         (``band_noise``) to leave the noise at ε above ``_NOISY`` times ``limit``."""
         out = np.zeros(len(eps), bool)
-        pairs = self._pairs.direction(direction)
-        items = step_grids(pairs, self.step, TIERS[0])
-        proxy = None if self._proxy_step == self.step else step_grids(pairs, self._proxy_step, TIERS[0])
+        items, proxy = self._single_steps(direction)
         for j in np.unique(tilts):
             at = tilts == j
             out[at] = band_noise(items, proxy, self.grid(direction), int(j), eps[at]) > _NOISY * limit[at]
