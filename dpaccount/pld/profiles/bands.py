@@ -9,7 +9,7 @@ exactly the answers its elements get one by one.
 A query that the base grid leaves noisy is read from the tilted grid of its
 band, and from a grid tilted at its own answer where that one is still too
 noisy. At fine accuracies the band's grid often is: its transform runs at a
-tilt θ below the band centre's saddle point (``compose._read_tilt``:
+tilt θ below the band centre's saddle point (``compose.read_tilt``:
 narrower windows), so the bins near the top of a wide band keep nearly the
 untilted noise. Building it then only costs a composition. ``band_noise``
 predicts its noise bound at the query, and a query predicted to stay noisy
@@ -28,12 +28,14 @@ prediction only chooses which grids are composed: every grid consulted is
 certified on its own, so no answer depends on it being right.
 """
 import math
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..grids.accountant import step_grids
 from ..grids.chernoff import log_mgf
-from ..grids.compose import _read_tilt, saddle_tilt
+from ..grids.compose import read_tilt, saddle_tilt
+from ..grids.grid import PLDGrid
 from .tiers import TIERS
 
 _BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted law
@@ -102,7 +104,8 @@ class Bands:
         return out
 
 
-def band_noise(items, proxy, base, tilt, eps):
+def band_noise(items: Sequence[Tuple[PLDGrid, int]], proxy: Optional[Sequence[Tuple[PLDGrid, int]]], base: PLDGrid,
+               tilt: int, eps: np.ndarray) -> np.ndarray:
     """The predicted noise bound at each ε (an array) of the grid of ``items``
     (its single-step grids; ``proxy``: coarser ones the searches start on, or
     None) tilted at grid index ``tilt``, combined with ``base`` (the untilted
@@ -113,7 +116,7 @@ def band_noise(items, proxy, base, tilt, eps):
     step = base.step
     lam = saddle_tilt(items, tilt * step, proxy)
     rough = log_mgf(proxy) if proxy else log_mgf(items)
-    theta = _read_tilt(rough, lam, (base.offset + len(base.probs) - 1) * step)
+    theta = read_tilt(rough, lam, (base.offset + len(base.probs) - 1) * step)
     if not theta > 0:
         return np.full(np.shape(eps), base.noise * len(base.probs))
     cgf = rough(theta)

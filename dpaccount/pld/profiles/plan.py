@@ -139,7 +139,7 @@ class Plan(NamedTuple):
     def step(self, composition, level):
         return snap(composition, self.coarse / 2.0 ** level)
 
-    def remove_leads(self, values, of_delta):
+    def remove_leads(self, values: np.ndarray, of_delta: bool) -> np.ndarray:
         """Where the remove direction's saddle-point answer (``Tilts``) is the larger, at an
         array of δ (``of_delta``: ε(δ) queries) or of ε: which direction goes first."""
         if of_delta:

@@ -102,7 +102,7 @@ class StepProfile(Bands):
         self._width, self._mgf = {}, {}
 
     @property
-    def scout(self):
+    def scout(self) -> Optional["StepProfile"]:
         """The coarser level's ``StepProfile`` the direction that does not set an answer is
         first read from (``_worst``), or None."""
         return self._scout and self._scout[0]
