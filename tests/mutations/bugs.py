@@ -185,6 +185,15 @@ BUGS = (
         "return min(1.0, -math.expm1(sum(k * math.log1p(-g.p_inf) for g, k in items)) * (1 - 16 * _U))",
         ("tests/test_extremes.py::test_mass_at_infinity_is_rounded_up",),
         "1 − Π(1 − p_∞)^k rounded down"),
+    Bug("scout-dismisses-unread", PLD + "profiles/step_profile.py",
+        "mine[idx[rough(self._scout[0].grid(d), flat[idx]) <= out[idx]]] = False", "mine[idx] = False",
+        ("tests/pld/test_leader.py::test_a_wrong_leader_still_answers_within_the_certified_intervals",),
+        "ε(δ)'s second direction dropped without comparing its scout's answer with the first's: "
+        "where the plan's saddle points put the smaller direction first, ε(δ) is that one's"),
+    Bug("delta-scout-reads-zero", PLD + "profiles/profile.py",
+        "best[mine] = scout.grid(d).delta(flat[mine])", "best[mine] = 0.0",
+        ("tests/pld/test_leader.py::test_a_wrong_leader_still_answers_within_the_certified_intervals",),
+        "δ(ε)'s second direction taken as 0 from its scout: where the plan puts the smaller first, δ is that one's"),
     Bug("delta-anchors-dropped", PLD + "profiles/profile.py",
         "best[sel] = np.minimum(best[sel], np.minimum(got, self._anchor(d, level)))",
         "best[sel] = np.minimum(best[sel], got)",
@@ -555,7 +564,7 @@ BUGS = (
         "every δ read off the base grid, its noise floor too: q = 5e-5, σ = 1.1, T = 1e4 reads ε(1e-10) "
         "as 1.12 with no excess, so its cut stays above it and ε(1e-10) comes 1.2 % high from the coarse level"),
     Bug("bulk-unresolved-delta-not-read-tilted", PLD + "profiles/bulk.py",
-        "answer, grid = at.resolving(d, delta, _RESOLVED)", "answer, grid = math.nan, None",
+        "answer, grid = reader.resolving(d, delta, _RESOLVED)", "answer, grid = math.nan, None",
         ("tests/pld/test_plan_small_eps.py::test_the_bulk_cut_leaves_small_deltas_at_the_planned_level",),
         "a δ the base grid does not resolve takes the excess of the last δ it does: the blog's bulk "
         "excess at 1e-7 carried to its far tail, ε(1e-8) refined for nothing (cut 0)"),
