@@ -141,13 +141,16 @@ class Plan(NamedTuple):
 
     def remove_leads(self, values: np.ndarray, of_delta: bool) -> np.ndarray:
         """Where the remove direction's saddle-point answer (``Tilts``) is the larger, at an
-        array of δ (``of_delta``: ε(δ) queries) or of ε: which direction goes first."""
+        array of δ (``of_delta``: ε(δ) queries) or of ε: which direction goes first. Beyond
+        a direction's largest tilted mean its δ(ε) is taken as 0 (log −∞), not the last
+        saddle point's: a bounded loss (the add direction of a subsampled mechanism, whose
+        losses stay below −log(1 − q) a step) has δ(ε) = 0 past its largest loss."""
         if of_delta:
             with np.errstate(divide="ignore"):
                 logs = np.log(values)
             rem, add = (t.at_tail(t.tail_at_delta(logs))[0] for t in self.tilts)
         else:
-            rem, add = (np.interp(values, t.mean, t.log_delta()) for t in self.tilts)
+            rem, add = (np.interp(values, t.mean, t.log_delta(), right=-np.inf) for t in self.tilts)
         return rem >= add
 
     def delta_levels(self, eps, accuracy):
