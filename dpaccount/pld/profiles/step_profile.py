@@ -59,6 +59,12 @@ def leads(rough):
     return rough["remove"] >= rough["add"]
 
 
+def _at_floor(grid, eps):
+    """Where ε is read in a tilted grid's first cell above 0: its window starts there and
+    holds every loss below in that cell, so ε(δ) may lie lower (a tilt too high)."""
+    return (np.asarray(eps) <= (grid.offset + 1) * grid.step) & (grid.offset > 0)
+
+
 def p_inf_of(pairs):
     """P(L = +∞) of a composition of (pair, count): 1 − Π (1 − p_inf)^k."""
     if any(p.p_inf >= 1 for p, _ in pairs):
@@ -360,7 +366,7 @@ class StepProfile(Bands):
                     at = idx[tilts == j]
                     g = self.grid(direction, tail, pessimistic, int(j))
                     eps[at] = better(eps[at], g.epsilon(target[at]))
-                    loose[at] = (g.noise_effect(eps[at]) > acc * target[at]) & (eps[at] > cap[at])
+                    loose[at] = ((g.noise_effect(eps[at]) > acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])
                 pending[idx] = loose[idx] & (self._band_tilt(direction, eps[idx]) != tilts)
             for i in np.flatnonzero(loose):
                 eps[i] = self._recentred(direction, tail, pessimistic, float(target[i]), eps[i])
@@ -376,7 +382,7 @@ class StepProfile(Bands):
             g = self.grid(direction, tail, pessimistic, int(math.floor(at / self.step)))
             new = g.epsilon(delta)
             best = min(best, new) if pessimistic else max(best, new)
-            if abs(new - at) < 4 * self.step or not np.isfinite(new):
+            if (abs(new - at) < 4 * self.step and not _at_floor(g, new)) or not np.isfinite(new):
                 break
             at = new
         return best
