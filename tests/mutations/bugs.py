@@ -190,6 +190,11 @@ BUGS = (
         ("tests/pld/test_leader.py::test_a_wrong_leader_still_answers_within_the_certified_intervals",),
         "ε(δ)'s second direction dropped without comparing its scout's answer with the first's: "
         "where the plan's saddle points put the smaller direction first, ε(δ) is that one's"),
+    Bug("tilted-floor-read-as-resolved", PLD + "profiles/step_profile.py",
+        "> acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])", "> acc * target[at])) & (eps[at] > cap[at])",
+        ("tests/pld/test_tiny_delta.py::test_poisson_gaussian_at_tiny_delta_is_within_the_accuracy",),
+        "ε(δ) read at a tilted grid's window start taken as resolved: at δ = 1e-40 a band tilted too "
+        "high reads 48.4 for an exact 40.9"),
     Bug("delta-scout-reads-zero", PLD + "profiles/profile.py",
         "best[mine] = scout.grid(d).delta(flat[mine])", "best[mine] = 0.0",
         ("tests/pld/test_leader.py::test_a_wrong_leader_still_answers_within_the_certified_intervals",),
