@@ -25,6 +25,7 @@ from ...errors import GridTooLarge
 from ...numerics import ULP_OF_ONE as _U
 from .chernoff import composed_p_inf, descend, exponent, log_mgf, quantile, tail_level
 from .grid import PLDGrid, frozen
+from .split import EXACT, Term, carried_noise, heavy_split, mix, proxy_terms
 from .transform import direct, fft, untilt
 
 MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
@@ -141,22 +142,87 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
         if pessimistic:
             probs[0] += below
     else:
-        bottom, top = ja, jb
-        mgf, rough = log_mgf(items), proxy and log_mgf(proxy)
-        ja, probs, noise_bins = _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base)
-        if ja + len(probs) - 1 > top:  # the tilted window reaches higher: bound the mass above its top
-            above = min(above, _mass_beyond(mgf, rough, (ja + len(probs) - 1) * step, start=tilt))
-        if ja > bottom:  # it starts higher: bound the mass below its bottom (moved up to it),
-            # searched from the λ of the untilted window's bottom (``hints``), which lies below it
-            below = _mass_beyond(mgf, rough, ja * step, -1.0, start=hints[1] or 1e-3)
-        extra_inf = above if pessimistic else 0.0
-        if pessimistic:
-            probs[0] += below
-        return PLDGrid(step=step, offset=ja, probs=frozen(probs), p_inf=min(1.0, p_inf + extra_inf) if pessimistic
-                       else p_inf, pessimistic=pessimistic, noise=float(noise_bins.max()), noise_bins=frozen(noise_bins))
+        term = _tilted_term(items, tail, tilt, pessimistic, base, hints, proxy, (ja, jb, below, above))
+        grid = _grid(step, pessimistic, term._replace(p_inf=p_inf + term.p_inf))
+        if len(items) == 1:
+            grid = _split_if_better(grid, items[0], tail, tilt, pessimistic, proxy)
+        return grid
     p_inf_total = min(1.0, p_inf + extra_inf) if pessimistic else p_inf
     return PLDGrid(step=step, offset=ja, probs=frozen(probs), p_inf=p_inf_total, pessimistic=pessimistic,
                    noise=noise)
+
+
+def _tilted_term(items, tail, tilt, pessimistic, base=None, hints=(None, None), proxy=None, window=None):
+    """The tilted composition as a ``split.Term``: its bins, their noise bounds, the
+    untilted mass below its window (moved up to its bottom, upper bounds only) and the
+    mass above it (not the true P(L = ∞)); ``window``: ``chernoff_window``'s, if known."""
+    step = items[0][0].step
+    ja, jb, below, above = window or chernoff_window(items, tail, hints, proxy)
+    bottom, top = ja, jb
+    mgf, rough = log_mgf(items), proxy and log_mgf(proxy)
+    ja, probs, noise_bins = _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base)
+    if ja + len(probs) - 1 > top:  # the tilted window reaches higher: bound the mass above its top
+        above = min(above, _mass_beyond(mgf, rough, (ja + len(probs) - 1) * step, start=tilt))
+    if ja > bottom:  # it starts higher: bound the mass below its bottom (moved up to it),
+        # searched from the λ of the untilted window's bottom (``hints``), which lies below it
+        below = _mass_beyond(mgf, rough, ja * step, -1.0, start=hints[1] or 1e-3)
+    return Term(ja, probs, noise_bins, below if pessimistic else 0.0, above if pessimistic else 0.0)
+
+
+def _grid(step, pessimistic, term):
+    """A ``PLDGrid`` of one term (its moved mass added to its first bin)."""
+    probs = term.probs
+    probs[0] += term.below
+    return PLDGrid(step=step, offset=term.offset, probs=frozen(probs), p_inf=min(1.0, term.p_inf),
+                   pessimistic=pessimistic, noise=float(term.noise.max()), noise_bins=frozen(term.noise))
+
+
+_NOISY = 1e-5  # a tilted grid whose noise raises δ at its centre by more than this (relative) tries a split
+
+
+def _split_if_better(grid, item, tail, tilt, pessimistic, proxy=None):
+    """``grid`` (one grid taken K times, tilted), or the bulk/heavy split of the same
+    composition (``split.py``) where ``grid`` is noise-bound at its centre and the
+    split answers better there (lower δ for upper bounds, higher for lower bounds)."""
+    g, count = item
+    level = log_mgf([item]).moments(tilt)[1]  # the tilted mean: the level the tilt was chosen for
+    at = np.array([level])
+    if not float(grid.noise_effect(at)[0]) > _NOISY * float(grid.delta(at)[0]):
+        return grid
+    split = heavy_split(g, count, tilt, level, tail)
+    if split is None:
+        return grid
+    other = _split_grid(split, g, count, tail, level, pessimistic, proxy_terms(split, proxy, count))
+    better = (float(other.delta(at)[0]) < float(grid.delta(at)[0])) == pessimistic
+    return other if better else grid
+
+
+def _split_grid(split, g, count, tail, level, pessimistic, proxies=None):
+    """The terms of ``split`` (``split.py``), each tilted at its own saddle point and
+    bounding its exact term from its side (as a law: not bin by bin, since the
+    bulk's window moves mass, so it is not combined with the untilted grid), mixed.
+    ``proxies``: each term's items
+    on coarser grids (``split.proxy_terms``), which its searches start from."""
+    terms = []
+    for k in range(EXACT + pessimistic):
+        if k == 0:
+            items = [(split.bulk, count)]
+        elif k < EXACT:
+            bulk = compose([(split.bulk, count - k)], tail, pessimistic)
+            items = [(bulk, 1), (split.heavy, k)]
+        else:
+            items = [(g, count - k), (split.heavy, k)]
+        rough = proxies and proxies[k]
+        term = _tilted_term(items, tail, saddle_tilt(items, level, rough), pessimistic, proxy=rough)
+        if 0 < k < EXACT:  # the bulk's own noise bound, carried by the heavy steps
+            term.noise[:] += carried_noise(bulk, split.heavy, k, term.offset, len(term.probs))
+        # lower bounds drop the mass at +∞ (≤ K·P(L = ∞) ≤ tail: ``heavy_split``)
+        terms.append(term._replace(p_inf=composed_p_inf(items) + term.p_inf if pessimistic else 0.0))
+    first, probs, noise, moved, p_inf = mix(terms, split.weights, pessimistic)
+    for j, mass in moved:
+        probs[j - first] += mass
+    return PLDGrid(step=g.step, offset=first, probs=frozen(probs), p_inf=min(1.0, p_inf), pessimistic=pessimistic,
+                   noise=float(noise.max()), noise_bins=frozen(noise))
 
 
 def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
@@ -200,14 +266,21 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     values, bin_err, log_scale, log_pad = fft(items, new_a, n, tilt)
     outside = (tilted_tail if new_a > lo else 0.0) + (tilted_tail if new_b < hi else 0.0)
     probs, err = untilt(values, bin_err, log_scale, log_pad, tilt, step, new_a, pessimistic, outside)
-    first, last = (max(new_a, base.offset), min(new_b, base.offset + len(base.probs) - 1)) if base else (0, -1)
-    if last >= first:  # where the windows overlap, each bin bounds the same mass: keep the better one
-        part, theirs = slice(first - new_a, last - new_a + 1), base.probs[first - base.offset:last - base.offset + 1]
+    if base is not None:
+        _prefer(new_a, probs, err, base, pessimistic)
+    return new_a, probs, err
+
+
+def _prefer(offset, probs, err, base, pessimistic):
+    """Where the window from ``offset`` overlaps ``base``'s, each bin bounds the same mass:
+    keep the better one (in place; ``err`` too)."""
+    first, last = max(offset, base.offset), min(offset + len(probs) - 1, base.offset + len(base.probs) - 1)
+    if last >= first:
+        part, theirs = slice(first - offset, last - offset + 1), base.probs[first - base.offset:last - base.offset + 1]
         (np.minimum if pessimistic else np.maximum)(probs[part], theirs, out=probs[part])
         # both bins are bounds on the same mass m, each within twice its own noise of it, so the
         # better one is within twice the smaller noise of m (whichever bin that is)
         np.minimum(err[part], base.noise, out=err[part])
-    return new_a, probs, err
 
 
 _READ_RATIO = math.log(1e3)  # how far below its peak the tilted density may be where it is read

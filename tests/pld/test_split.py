@@ -1,0 +1,101 @@
+"""The bulk/heavy split of a tilted composition (``grids/split.py``) against the
+exact composition of the same grid.
+
+A single-step grid with a light bulk near 0 and rare large losses (K·p ≤ 1e-4)
+is taken K times: its exact composition is a direct convolution (each bin
+within n·u of itself), so the split's upper bound must lie at or above it and
+its lower bound at or below it at every ε, and both close to it where δ is
+far above the window's tail. Queries beyond 2·(top loss) need three heavy
+steps: there the dominated remainder R carries the whole of δ.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from dpaccount.pld.grids.compose import _split_grid, compose, saddle_tilt
+from dpaccount.pld.grids.grid import PLDGrid
+from dpaccount.pld.grids.split import EXACT, RARE, heavy_split
+from dpaccount.pld.grids.transform import direct
+
+STEP = 0.01
+COUNT = 60
+TAIL = 1e-30
+
+
+def _grid(pessimistic):
+    """Masses at losses −0.05 … 1.5 (step 0.01): a narrow bulk around 0 (a discretised
+    normal of sd 0.02) and, from 0.3 on, a heavy part of mass 1e-7 decaying in the loss."""
+    x = np.arange(-5, 151) * STEP
+    bulk = np.where(x < 0.3, np.exp(-0.5 * (x / 0.02) ** 2), 0.0)
+    heavy = np.where(x >= 0.3, np.exp(-4.0 * x), 0.0)
+    probs = (1 - 1e-7) * bulk / bulk.sum() + 1e-7 * heavy / heavy.sum()
+    return PLDGrid(step=STEP, offset=-5, probs=probs, p_inf=0.0, pessimistic=pessimistic)
+
+
+def _exact(above=True):
+    """The exact composition by direct convolution, its rounding ((n + 2)·u per bin per
+    product) taken outwards: at or above the exact value (``above``) or at or below it."""
+    grid = _grid(True)
+    lo, hi = COUNT * grid.offset, COUNT * (grid.offset + len(grid.probs) - 1)
+    probs, _ = direct([(grid, COUNT)], lo, hi, above)
+    return PLDGrid(step=STEP, offset=lo, probs=probs, p_inf=0.0, pessimistic=above)
+
+
+def _split(pessimistic, level):
+    grid = _grid(pessimistic)
+    tilt = saddle_tilt([(grid, COUNT)], level)
+    split = heavy_split(grid, COUNT, tilt, level, TAIL)
+    assert split is not None
+    return split, _split_grid(split, grid, COUNT, TAIL, level, pessimistic)
+
+
+@pytest.mark.parametrize("level", [0.6, 1.2, 2.5])
+def test_the_split_brackets_the_exact_composition(level):
+    """Upper bound ≥ exact ≥ lower bound at 61 ε from 0 to 4.5 (three heavy steps and more)."""
+    eps = np.linspace(0.0, 4.5, 61)
+    upper, below = _split(True, level)[1].delta(eps), _exact(False).delta(eps)
+    lower, above = _split(False, level)[1].delta(eps), _exact(True).delta(eps)
+    assert np.all(upper >= below), np.max(below / upper)
+    assert np.all(lower <= above), np.max(lower / above)
+
+
+@pytest.mark.parametrize("level", [0.6, 1.2])
+def test_the_split_is_tight_where_one_heavy_step_sets_delta(level):
+    """From the level to 1.5 times it δ is far above the tails (1e-30), the noise and what
+    three heavy steps add (lower bounds drop those): both bounds within 1e-6 of exact."""
+    exact = _exact()
+    eps = np.linspace(level, 1.5 * level, 11)
+    want = exact.delta(eps)
+    for pessimistic in (True, False):
+        got = _split(pessimistic, level)[1].delta(eps)
+        assert np.all(np.abs(got / want - 1) < 1e-6), (pessimistic, got / want - 1)
+
+
+def test_the_split_cuts_where_few_steps_are_heavy():
+    """The cut leaves K·p ≤ RARE heavy steps expected, and the weights are C(K, k)·2^{−ek}."""
+    split, _ = _split(True, 1.2)
+    assert COUNT * split.heavy.probs.sum() * 2.0 ** -split.exponent <= RARE * (1 + 1e-12)
+    assert 0.5 <= split.heavy.probs.sum() <= 1.0
+    for k in range(EXACT + 1):
+        assert split.weights[k] >= math.comb(COUNT, k) * 2.0 ** (-k * split.exponent)
+        assert split.weights[k] == pytest.approx(math.comb(COUNT, k) * 2.0 ** (-k * split.exponent), rel=1e-15)
+
+
+def test_the_bulk_carrying_the_level_is_not_split():
+    """At a level the bulk alone reaches (2 bulk standard deviations of the composition), the
+    heavy steps carry little of the tilted mean: no split."""
+    grid = _grid(True)
+    level = 2 * 0.02 * math.sqrt(COUNT)
+    tilt = saddle_tilt([(grid, COUNT)], level)
+    assert heavy_split(grid, COUNT, tilt, level, TAIL) is None
+
+
+def test_a_noise_bound_tilted_grid_takes_the_split():
+    """compose() at a tilt the heavy steps carry answers at most what the plain tilted grid
+    does, and still at or above the exact value."""
+    grid, exact = _grid(True), _exact(False)
+    tilt = saddle_tilt([(grid, COUNT)], 0.8)
+    got = compose([(grid, COUNT)], TAIL, True, tilt)
+    eps = np.linspace(0.8, 1.6, 9)
+    assert np.all(got.delta(eps) >= exact.delta(eps))
