@@ -43,9 +43,11 @@ def _exact(above=True):
 
 
 def _split(pessimistic, level):
+    """The split that ``heavy_split`` chooses at 0.6 (one heavy step reaches it), its terms
+    tilted towards ``level`` (beyond 1.5, two or three heavy steps)."""
     grid = _grid(pessimistic)
-    tilt = saddle_tilt([(grid, COUNT)], level)
-    split = heavy_split(grid, COUNT, tilt, level, TAIL)
+    tilt = saddle_tilt([(grid, COUNT)], 0.6)
+    split = heavy_split(grid, COUNT, tilt, 0.6, TAIL)
     assert split is not None
     return split, _split_grid(split, grid, COUNT, TAIL, level, pessimistic)
 
@@ -82,11 +84,12 @@ def test_the_split_cuts_where_few_steps_are_heavy():
         assert split.weights[k] == pytest.approx(math.comb(COUNT, k) * 2.0 ** (-k * split.exponent), rel=1e-15)
 
 
-def test_the_bulk_carrying_the_level_is_not_split():
-    """At a level the bulk alone reaches (2 bulk standard deviations of the composition), the
-    heavy steps carry little of the tilted mean: no split."""
+@pytest.mark.parametrize("level", [2 * 0.02 * math.sqrt(COUNT), 3.0])
+def test_no_split_where_the_bulk_or_many_heavy_steps_carry_the_level(level):
+    """At 2 bulk standard deviations of the composition the heavy steps carry little of the
+    tilted mean; at 3.0 the tilted law expects more than half a heavy step (R would answer):
+    no split."""
     grid = _grid(True)
-    level = 2 * 0.02 * math.sqrt(COUNT)
     tilt = saddle_tilt([(grid, COUNT)], level)
     assert heavy_split(grid, COUNT, tilt, level, TAIL) is None
 

@@ -16,6 +16,11 @@ gives the composed grid. Nothing is lost silently:
   transforms' rounding is added to every bin (pessimistic) or subtracted
   (optimistic). Small problems use exact direct convolution instead
   (relative error ≤ n·u per bin).
+* **Rare large losses** (``split.py``). A tilted grid of one grid taken K
+  times whose noise alone raises δ at its centre by ``_NOISY`` of it, where
+  one or two rare large losses on a light bulk carry that centre, is also
+  composed as a binomial expansion over the heavy steps, each term tilted at
+  its own saddle point; the better of the two at the centre is kept.
 """
 import math
 
@@ -177,7 +182,7 @@ def _grid(step, pessimistic, term):
                    pessimistic=pessimistic, noise=float(term.noise.max()), noise_bins=frozen(term.noise))
 
 
-_NOISY = 1e-5  # a tilted grid whose noise raises δ at its centre by more than this (relative) tries a split
+_NOISY = 1e-3  # a tilted grid whose noise alone raises δ at its centre by this (relative) tries a split
 
 
 def _split_if_better(grid, item, tail, tilt, pessimistic, proxy=None):
@@ -201,8 +206,8 @@ def _split_grid(split, g, count, tail, level, pessimistic, proxies=None):
     """The terms of ``split`` (``split.py``), each tilted at its own saddle point and
     bounding its exact term from its side (as a law: not bin by bin, since the
     bulk's window moves mass, so it is not combined with the untilted grid), mixed.
-    ``proxies``: each term's items
-    on coarser grids (``split.proxy_terms``), which its searches start from."""
+    ``proxies``: each term's items on coarser grids (``split.proxy_terms``), which
+    its searches start from."""
     terms = []
     for k in range(EXACT + pessimistic):
         if k == 0:
@@ -219,8 +224,9 @@ def _split_grid(split, g, count, tail, level, pessimistic, proxies=None):
         # lower bounds drop the mass at +∞ (≤ K·P(L = ∞) ≤ tail: ``heavy_split``)
         terms.append(term._replace(p_inf=composed_p_inf(items) + term.p_inf if pessimistic else 0.0))
     first, probs, noise, moved, p_inf = mix(terms, split.weights, pessimistic)
-    for j, mass in moved:
-        probs[j - first] += mass
+    for j, mass in moved:  # (lower bounds move none) the sum rounded up: 2u
+        if mass:
+            probs[j - first] = (probs[j - first] + mass) * (1 + 2 * _U)
     return PLDGrid(step=g.step, offset=first, probs=frozen(probs), p_inf=min(1.0, p_inf), pessimistic=pessimistic,
                    noise=float(noise.max()), noise_bins=frozen(noise))
 

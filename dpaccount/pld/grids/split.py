@@ -25,7 +25,7 @@ grid point with K·p ≤ ``RARE``. h is scaled by 2^e (exact) to a mass in
 (½, 1], so that every term's window tails are of its own size, and each
 term weighs C(K, k)·2^{−ek}."""
 import math
-from typing import NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from .grid import PLDGrid
 RARE = 1e-4     # K·P(L ≥ c) at the cut: the expected number of heavy steps
 EXACT = 3       # terms k < EXACT composed exactly; the rest dominated (R above)
 _CARRIED = 0.5  # the heavy losses' share of the tilted mean above which the split is tried
+_FEW = 0.5      # and the most heavy steps the tilted law may expect
 
 
 class Split(NamedTuple):
@@ -44,15 +45,16 @@ class Split(NamedTuple):
     bulk: PLDGrid
     heavy: PLDGrid
     exponent: int
-    weights: tuple
+    weights: Tuple[float, ...]
 
 
 def heavy_split(grid: PLDGrid, count: int, tilt: float, level: float, tail: float) -> Optional[Split]:
     """The split of ``grid`` taken ``count`` times (module docstring), where the
     heavy losses carry at least half of the mean of the law tilted at ``tilt``
-    (centred at ``level``): else (a bulk that reaches the level itself, or no
-    cut with K·p ≤ ``RARE``) None. The choice only decides tightness: every
-    split is an exact identity."""
+    (centred at ``level``) and that law expects at most ``_FEW`` of them (one or
+    two heavy steps on the bulk reach the level): else (a bulk that reaches the
+    level itself, many heavy steps, or no cut with K·p ≤ ``RARE``) None. The
+    choice only decides tightness: every split is an exact identity."""
     if count <= EXACT or not level > 0.0:
         return None
     probs = grid.probs
@@ -65,17 +67,23 @@ def heavy_split(grid: PLDGrid, count: int, tilt: float, level: float, tail: floa
     w = logs + tilt * losses
     w = np.exp(w - w.max())
     heavy_at = losses >= (grid.offset + cut) * grid.step
-    if count * float(w[heavy_at] @ losses[heavy_at]) < _CARRIED * level * float(w.sum()):
-        return None
-    exponent = -math.frexp(float(above[cut]) * (1 + 64 * _U))[1]  # mass·2^e ≤ 1 (e ≥ 1)
+    total = float(w.sum())
+    if count * float(w[heavy_at] @ losses[heavy_at]) < _CARRIED * level * total:
+        return None  # the bulk carries the level: the plain tilt centres it
+    if count * float(w[heavy_at].sum()) > _FEW * total:
+        return None  # three heavy steps or more carry it: R, a plain composition, would answer
+    mass = float(probs[cut:].sum()) * (1 + (len(probs) - cut + 2) * _U) + grid.p_inf * (1 + 2 * _U)
+    exponent = -math.frexp(mass)[1]  # mass·2^e ≤ 1 (e ≥ 1)
     bulk, heavy = parts(grid, cut, exponent)
     # C(K, k) as a float within u/2 of itself, padded outwards by 2u; 2^{−ek} is exact
     pad = 1 + 2 * _U if grid.pessimistic else 1 - 2 * _U
     weights = tuple(math.ldexp(float(math.comb(count, k)) * pad, -k * exponent) for k in range(EXACT + 1))
+    if not min(weights) >= 2.0 ** -1022:
+        return None  # a weight in the subnormal range would not be within 2u of itself
     return Split(bulk, heavy, exponent, weights)
 
 
-def parts(grid: PLDGrid, cut: int, exponent: int):
+def parts(grid: PLDGrid, cut: int, exponent: int) -> Tuple[PLDGrid, PLDGrid]:
     """(bulk, heavy) of ``grid``: its points below index ``cut`` and, scaled by 2^e
     (exact), those from it on with P(L = ∞)."""
     cut = min(max(cut, 0), len(grid.probs))
@@ -86,7 +94,10 @@ def parts(grid: PLDGrid, cut: int, exponent: int):
     return bulk, heavy
 
 
-def proxy_terms(split: Split, proxy, count: int):
+Items = List[Tuple[PLDGrid, int]]
+
+
+def proxy_terms(split: Split, proxy: Optional[Sequence[Tuple[PLDGrid, int]]], count: int) -> Optional[List[Items]]:
     """The items of each term (k = 0 … EXACT) on ``proxy`` (the same grid at a coarser
     step, as [(grid, count)]) cut at the same loss: their log-MGFs start the terms'
     searches (``compose._near``); None where there is no such proxy."""
@@ -112,7 +123,8 @@ class Term(NamedTuple):
     p_inf: float
 
 
-def mix(terms, weights, pessimistic):
+def mix(terms: Sequence[Term], weights: Sequence[float], pessimistic: bool
+        ) -> Tuple[int, np.ndarray, np.ndarray, List[Tuple[int, float]], float]:
     """Σ_k w_k·term_k on the union of the terms' windows: (offset, bins, noise bounds,
     [(index, moved mass)], mass at +∞). Each product and the sum of m terms round by
     at most (m + 1)·u/2 of the sum (all terms ≥ 0): a factor 1 ± 8u outwards covers it
@@ -133,7 +145,7 @@ def mix(terms, weights, pessimistic):
     return first, probs, noise, [(j, m * pad) for j, m in moved], p_inf * pad
 
 
-def carried_noise(bulk, heavy, k, offset, n):
+def carried_noise(bulk: PLDGrid, heavy: PLDGrid, k: int, offset: int, n: int) -> np.ndarray:
     """A bound on the noise that ``bulk``'s uniform per-bin bound ν puts in bins
     offset … offset + n − 1 of bulk * heavy^{*k}: ν times the mass of heavy^{*k}
     within a bulk window's reach of each bin. For k = 1 a sliding sum of heavy's
