@@ -99,7 +99,7 @@ def _near(search, mgf, rough, start=1.0, tol=0.0):
     return descend(search(mgf), start, tol)
 
 
-def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(None, None), proxy=None):
+def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(None, None), proxy=None, level=None):
     """Compose ``[(PLDGrid, count), ...]`` (same step, same rounding) into one grid.
 
     With ``tilt`` = λ > 0 the transforms run on the tilted masses p_j e^{λ ε_j}
@@ -108,7 +108,10 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
     accurate to ~1e-15 of *themselves* (plus the tilting's own rounding, a pad
     of ~1e-8 of them: ``transform.untilt``). The result is combined bin by bin with
     ``base`` (the untilted grid of the same window): the smaller upper bound
-    (pessimistic) or the larger lower bound wins, both being certified."""
+    (pessimistic) or the larger lower bound wins, both being certified.
+    ``level``: the loss the tilt was chosen for (its saddle point; by default the
+    tilted mean, which can lie far above it where the tilted mean jumps with λ),
+    where a split (``split.py``) is judged."""
     step = items[0][0].step
     for g, _ in items:
         if g.step != step:
@@ -150,7 +153,7 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
         term = _tilted_term(items, tail, tilt, pessimistic, base, hints, proxy, (ja, jb, below, above))
         grid = _grid(step, pessimistic, term._replace(p_inf=p_inf + term.p_inf))
         if len(items) == 1:
-            grid = _split_if_better(grid, items[0], tail, tilt, pessimistic, proxy)
+            grid = _split_if_better(grid, items[0], tail, tilt, pessimistic, proxy, level)
         return grid
     p_inf_total = min(1.0, p_inf + extra_inf) if pessimistic else p_inf
     return PLDGrid(step=step, offset=ja, probs=frozen(probs), p_inf=p_inf_total, pessimistic=pessimistic,
@@ -185,12 +188,13 @@ def _grid(step, pessimistic, term):
 _NOISY = 1e-3  # a tilted grid whose noise alone raises δ at its centre by this (relative) tries a split
 
 
-def _split_if_better(grid, item, tail, tilt, pessimistic, proxy=None):
+def _split_if_better(grid, item, tail, tilt, pessimistic, proxy=None, level=None):
     """``grid`` (one grid taken K times, tilted), or the bulk/heavy split of the same
-    composition (``split.py``) where ``grid`` is noise-bound at its centre and the
+    composition (``split.py``) where ``grid`` is noise-bound at ``level`` and the
     split answers better there (lower δ for upper bounds, higher for lower bounds)."""
     g, count = item
-    level = log_mgf([item]).moments(tilt)[1]  # the tilted mean: the level the tilt was chosen for
+    if level is None:
+        level = log_mgf([item]).moments(tilt)[1]  # the tilted mean
     at = np.array([level])
     if not float(grid.noise_effect(at)[0]) > _NOISY * float(grid.delta(at)[0]):
         return grid
@@ -210,19 +214,21 @@ def _split_grid(split, g, count, tail, level, pessimistic, proxies=None):
     its searches start from."""
     terms = []
     for k in range(EXACT + pessimistic):
-        if k == 0:
-            items = [(split.bulk, count)]
-        elif k < EXACT:
-            bulk = compose([(split.bulk, count - k)], tail, pessimistic)
-            items = [(bulk, 1), (split.heavy, k)]
-        else:
-            items = [(g, count - k), (split.heavy, k)]
-        rough = proxies and proxies[k]
-        term = _tilted_term(items, tail, saddle_tilt(items, level, rough), pessimistic, proxy=rough)
-        if 0 < k < EXACT:  # the bulk's own noise bound, carried by the heavy steps
+        bulk = compose([(split.bulk, count - k)], tail, pessimistic) if 0 < k < EXACT else None
+        items = [(split.bulk, count)] if k == 0 else [(bulk or g, 1 if bulk else count - k), (split.heavy, k)]
+        if k < 2:  # tilted at its own saddle point
+            rough = proxies and proxies[k]
+            term = _tilted_term(items, tail, saddle_tilt(items, level, rough), pessimistic, proxy=rough)
+            # lower bounds drop the mass at +∞ (≤ K·P(L = ∞) ≤ tail: ``heavy_split``)
+            term = term._replace(p_inf=composed_p_inf(items) + term.p_inf if pessimistic else 0.0)
+        else:  # two heavy steps or more, untilted: their weight leaves their noise far below the
+            # others', and their windows stay the untilted ones, not the far wider tilted laws'
+            part = compose(items, tail, pessimistic)
+            term = Term(part.offset, np.array(part.probs), np.full(len(part.probs), part.noise), 0.0,
+                        part.p_inf if pessimistic else 0.0)
+        if bulk is not None:  # the bulk's own noise bound, carried by the heavy steps
             term.noise[:] += carried_noise(bulk, split.heavy, k, term.offset, len(term.probs))
-        # lower bounds drop the mass at +∞ (≤ K·P(L = ∞) ≤ tail: ``heavy_split``)
-        terms.append(term._replace(p_inf=composed_p_inf(items) + term.p_inf if pessimistic else 0.0))
+        terms.append(term)
     first, probs, noise, moved, p_inf = mix(terms, split.weights, pessimistic)
     for j, mass in moved:  # (lower bounds move none) the sum rounded up: 2u
         if mass:

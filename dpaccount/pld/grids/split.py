@@ -35,7 +35,7 @@ from .grid import PLDGrid
 RARE = 1e-4     # K·P(L ≥ c) at the cut: the expected number of heavy steps
 EXACT = 3       # terms k < EXACT composed exactly; the rest dominated (R above)
 _CARRIED = 0.5  # the heavy losses' share of the tilted mean above which the split is tried
-_FEW = 0.5      # and the most heavy steps the tilted law may expect
+_FEW = 0.25     # and the most heavy steps the tilted law may expect
 
 
 class Split(NamedTuple):
