@@ -30,7 +30,7 @@ from ...errors import GridTooLarge
 from ...numerics import ULP_OF_ONE as _U
 from .chernoff import composed_p_inf, descend, exponent, log_mgf, quantile, tail_level
 from .grid import PLDGrid, frozen
-from .split import EXACT, Term, carried_noise, heavy_split, mix, proxy_terms
+from .split import Term, carried_noise, heavy_split, mix, proxy_terms, terms
 from .transform import direct, fft, untilt
 
 MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
@@ -201,7 +201,7 @@ def _split_if_better(grid, item, tail, tilt, pessimistic, proxy=None, level=None
     split = heavy_split(g, count, tilt, level, tail)
     if split is None:
         return grid
-    other = _split_grid(split, g, count, tail, level, pessimistic, proxy_terms(split, proxy, count))
+    other = _split_grid(split, g, count, tail, level, pessimistic, proxy_terms(split, proxy, count, pessimistic))
     better = (float(other.delta(at)[0]) < float(grid.delta(at)[0])) == pessimistic
     return other if better else grid
 
@@ -212,10 +212,10 @@ def _split_grid(split, g, count, tail, level, pessimistic, proxies=None):
     bulk's window moves mass, so it is not combined with the untilted grid), mixed.
     ``proxies``: each term's items on coarser grids (``split.proxy_terms``), which
     its searches start from."""
-    terms = []
-    for k in range(EXACT + pessimistic):
-        bulk = compose([(split.bulk, count - k)], tail, pessimistic) if 0 < k < EXACT else None
-        items = [(split.bulk, count)] if k == 0 else [(bulk or g, 1 if bulk else count - k), (split.heavy, k)]
+    parts = []
+    for k, dominated in terms(pessimistic):
+        bulk = compose([(split.bulk, count - k)], tail, pessimistic) if k and not dominated else None
+        items = [(split.bulk, count)] if k == 0 else [(g, count - k) if dominated else (bulk, 1), (split.heavy, k)]
         if k < 2:  # tilted at its own saddle point
             rough = proxies and proxies[k]
             term = _tilted_term(items, tail, saddle_tilt(items, level, rough), pessimistic, proxy=rough)
@@ -228,8 +228,8 @@ def _split_grid(split, g, count, tail, level, pessimistic, proxies=None):
                         part.p_inf if pessimistic else 0.0)
         if bulk is not None:  # the bulk's own noise bound, carried by the heavy steps
             term.noise[:] += carried_noise(bulk, split.heavy, k, term.offset, len(term.probs))
-        terms.append(term)
-    first, probs, noise, moved, p_inf = mix(terms, split.weights, pessimistic)
+        parts.append(term)
+    first, probs, noise, moved, p_inf = mix(parts, split.weights, pessimistic)
     for j, mass in moved:  # (lower bounds move none) the sum rounded up: 2u
         if mass:
             probs[j - first] = (probs[j - first] + mass) * (1 + 2 * _U)

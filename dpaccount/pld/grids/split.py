@@ -11,17 +11,19 @@ K·η of the tilted peak) is then far above δ at every tilt. With a cut c,
 ω = b + h (b the grid points below c, h those at or above it, with P(L = ∞))
 and the binomial theorem for convolutions,
 
-    ω^{*K} = Σ_{k<3} C(K, k) b^{*(K−k)} * h^{*k} + R,
-    R = Σ_{k≥3} C(K, k) b^{*(K−k)} * h^{*k} ≤ C(K, 3) h^{*3} * ω^{*(K−3)}
+    ω^{*K} = Σ_{k<m} C(K, k) b^{*(K−k)} * h^{*k} + R_m,
+    R_m = Σ_{k≥m} C(K, k) b^{*(K−k)} * h^{*k} ≤ C(K, m) h^{*m} * ω^{*(K−m)}
 
-(as measures: each sequence of K steps with j ≥ 3 heavy ones is counted
-C(j, 3) ≥ 1 times on the right). Each term is composed on its own, tilted
-at its own saddle point (``compose.py``): b^{*(K−k)} first (a narrow law:
-its untilted noise is small), then that grid with k heavy steps, a product
-of 1 + k factors, whose transform noise is no longer multiplied by K. The
-dominating R (upper bounds only; lower bounds drop it) weighs about
-(Kp)³/6, p = h's mass, so its own noise hardly counts. The cut is the lowest
-grid point with K·p ≤ ``RARE``. h is scaled by 2^e (exact) to a mass in
+(as measures: each sequence of K steps with j ≥ m heavy ones is counted
+C(j, m) ≥ 1 times on the right). Upper bounds take m = ``UPPER`` = 2 and the
+dominating R_2; lower bounds m = ``LOWER`` = 3 and drop R_3. Each term is
+composed on its own (``compose.py``): b^{*(K−k)} first (a narrow law: its
+untilted noise is small), then that grid with k heavy steps, a product of
+1 + k factors whose transform noise is no longer multiplied by K, tilted at
+its own saddle point for k ≤ 1. Terms with two heavy steps or more weigh
+about (Kp)²/2, p = h's mass, so their own noise hardly counts (they are
+composed untilted, on narrower windows). The cut is the lowest grid point
+with K·p ≤ ``RARE``. h is scaled by 2^e (exact) to a mass in
 (½, 1], so that every term's window tails are of its own size, and each
 term weighs C(K, k)·2^{−ek}."""
 import math
@@ -33,14 +35,15 @@ from ...numerics import ULP_OF_ONE as _U
 from .grid import PLDGrid
 
 RARE = 1e-4     # K·P(L ≥ c) at the cut: the expected number of heavy steps
-EXACT = 3       # terms k < EXACT composed exactly; the rest dominated (R above)
+UPPER = 2       # upper bounds: terms k < UPPER exactly, the rest dominated by R_UPPER
+LOWER = 3       # lower bounds: terms k < LOWER exactly, the rest dropped
 _CARRIED = 0.5  # the heavy losses' share of the tilted mean above which the split is tried
 _FEW = 0.25     # and the most heavy steps the tilted law may expect
 
 
 class Split(NamedTuple):
     """ω = bulk + 2^{−exponent}·heavy, and the weights C(K, k)·2^{−k·exponent} of the
-    terms k = 0 … EXACT (the last one R's), rounded up (pessimistic) or down."""
+    terms k < ``LOWER`` (R_UPPER's that of k = UPPER), rounded up (pessimistic) or down."""
 
     bulk: PLDGrid
     heavy: PLDGrid
@@ -55,7 +58,7 @@ def heavy_split(grid: PLDGrid, count: int, tilt: float, level: float, tail: floa
     two heavy steps on the bulk reach the level): else (a bulk that reaches the
     level itself, many heavy steps, or no cut with K·p ≤ ``RARE``) None. The
     choice only decides tightness: every split is an exact identity."""
-    if count <= EXACT or not level > 0.0:
+    if count <= LOWER or not level > 0.0:
         return None
     probs = grid.probs
     above = np.cumsum(probs[::-1])[::-1] + grid.p_inf  # P(L ≥ ε_j), as a guide only
@@ -77,7 +80,7 @@ def heavy_split(grid: PLDGrid, count: int, tilt: float, level: float, tail: floa
     bulk, heavy = parts(grid, cut, exponent)
     # C(K, k) as a float within u/2 of itself, padded outwards by 2u; 2^{−ek} is exact
     pad = 1 + 2 * _U if grid.pessimistic else 1 - 2 * _U
-    weights = tuple(math.ldexp(float(math.comb(count, k)) * pad, -k * exponent) for k in range(EXACT + 1))
+    weights = tuple(math.ldexp(float(math.comb(count, k)) * pad, -k * exponent) for k in range(LOWER))
     if not min(weights) >= 2.0 ** -1022:
         return None  # a weight in the subnormal range would not be within 2u of itself
     return Split(bulk, heavy, exponent, weights)
@@ -97,8 +100,9 @@ def parts(grid: PLDGrid, cut: int, exponent: int) -> Tuple[PLDGrid, PLDGrid]:
 Items = List[Tuple[PLDGrid, int]]
 
 
-def proxy_terms(split: Split, proxy: Optional[Sequence[Tuple[PLDGrid, int]]], count: int) -> Optional[List[Items]]:
-    """The items of each term (k = 0 … EXACT) on ``proxy`` (the same grid at a coarser
+def proxy_terms(split: Split, proxy: Optional[Sequence[Tuple[PLDGrid, int]]], count: int,
+                pessimistic: bool) -> Optional[List[Items]]:
+    """The items of each term (``terms``) on ``proxy`` (the same grid at a coarser
     step, as [(grid, count)]) cut at the same loss: their log-MGFs start the terms'
     searches (``compose._near``); None where there is no such proxy."""
     if not proxy or len(proxy) != 1 or proxy[0][1] != count:
@@ -108,8 +112,15 @@ def proxy_terms(split: Split, proxy: Optional[Sequence[Tuple[PLDGrid, int]]], co
     bulk, heavy = parts(coarse, cut, split.exponent)
     if not len(bulk.probs) or not len(heavy.probs):
         return None
-    return [[(bulk, count)]] + [[(bulk, count - k), (heavy, k)] for k in range(1, EXACT)] + \
-        [[(coarse, count - EXACT), (heavy, EXACT)]]
+    return [[(bulk, count)] if k == 0 else [(coarse if dominated else bulk, count - k), (heavy, k)]
+            for k, dominated in terms(pessimistic)]
+
+
+def terms(pessimistic: bool) -> List[Tuple[int, bool]]:
+    """(k, whether the term is R_k, the dominating remainder) of each term composed."""
+    if pessimistic:
+        return [(k, False) for k in range(UPPER)] + [(UPPER, True)]
+    return [(k, False) for k in range(LOWER)]
 
 
 class Term(NamedTuple):
@@ -123,17 +134,17 @@ class Term(NamedTuple):
     p_inf: float
 
 
-def mix(terms: Sequence[Term], weights: Sequence[float], pessimistic: bool
+def mix(parts: Sequence[Term], weights: Sequence[float], pessimistic: bool
         ) -> Tuple[int, np.ndarray, np.ndarray, List[Tuple[int, float]], float]:
     """Σ_k w_k·term_k on the union of the terms' windows: (offset, bins, noise bounds,
     [(index, moved mass)], mass at +∞). Each product and the sum of m terms round by
     at most (m + 1)·u/2 of the sum (all terms ≥ 0): a factor 1 ± 8u outwards covers it
     for m ≤ 8."""
-    first = min(t.offset for t in terms)
-    last = max(t.offset + len(t.probs) - 1 for t in terms)
+    first = min(t.offset for t in parts)
+    last = max(t.offset + len(t.probs) - 1 for t in parts)
     probs, noise = np.zeros(last - first + 1), np.zeros(last - first + 1)
     moved, p_inf = [], 0.0
-    for t, w in zip(terms, weights):
+    for t, w in zip(parts, weights):
         at = slice(t.offset - first, t.offset - first + len(t.probs))
         probs[at] += w * t.probs
         noise[at] += w * t.noise
