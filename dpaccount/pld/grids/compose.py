@@ -196,7 +196,12 @@ def _split_if_better(grid, item, tail, tilt, pessimistic, proxy=None, level=None
     if level is None:
         level = log_mgf([item]).moments(tilt)[1]  # the tilted mean
     at = np.array([level])
-    if not float(grid.noise_effect(at)[0]) > _NOISY * float(grid.delta(at)[0]):
+    first = max(int(math.floor(level / grid.step)) + 1 - grid.offset, 0)
+    # δ(level) as a plain sum (a guide only: the grid's own sums run from the top down only as far
+    # as its reads need, which often stop far above the level)
+    losses = (grid.offset + np.arange(first, len(grid.probs))) * grid.step
+    rough_delta = float(grid.probs[first:] @ -np.expm1(level - losses))
+    if not float(grid.noise_effect(at)[0]) > _NOISY * rough_delta:
         return grid
     split = heavy_split(g, count, tilt, level, tail)
     if split is None:
