@@ -197,11 +197,9 @@ def _split_if_better(grid, item, tail, tilt, pessimistic, proxy=None, level=None
         level = log_mgf([item]).moments(tilt)[1]  # the tilted mean
     at = np.array([level])
     first = max(int(math.floor(level / grid.step)) + 1 - grid.offset, 0)
-    # δ(level) as a plain sum (a guide only: the grid's own sums run from the top down only as far
-    # as its reads need, which often stop far above the level)
-    losses = (grid.offset + np.arange(first, len(grid.probs))) * grid.step
-    rough_delta = float(grid.probs[first:] @ -np.expm1(level - losses))
-    if not float(grid.noise_effect(at)[0]) > _NOISY * rough_delta:
+    # ``noise_effect`` and, a guide that is at least δ(level), the mass above the level, as plain
+    # sums (the grid's own suffix sums run from the top down only as far as its reads need)
+    if not float(grid.noise_bins[first:].sum()) > _NOISY * float(grid.probs[first:].sum()):
         return grid
     split = heavy_split(g, count, tilt, level, tail)
     if split is None:
