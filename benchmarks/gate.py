@@ -173,11 +173,12 @@ def _timed(fn, before=None):
 
 
 def _imports(peers):
-    """Seconds: dpaccount's import, its first query's lazy imports (scipy.special, .fft, ...),
-    the import of each peer named in ``peers``."""
+    """Seconds: dpaccount's import, its first query's lazy imports (none of scipy's under numpy ≥ 2:
+    the count of scipy modules loaded by then is shown), the import of each peer named in ``peers``."""
     out = {}
     out["import dpaccount"], _ = _timed(_dpa)
     out["dpaccount's first query (lazy imports)"], _ = _timed(_dpsgd(1e-3))
+    out["scipy modules it loaded (none, numpy >= 2)"] = sum(name.split(".")[0] == "scipy" for name in sys.modules)
     out["its second query"], _ = _timed(_dpsgd(1e-3), _clear)
     for name, module in ((DPL, "dp_accounting.pld"), ("PLD_accounting", "PLD_accounting.random_allocation_api")):
         if name not in peers:
@@ -200,12 +201,10 @@ def _peer_runs(fn, runs, budget):
 
 
 def _fft_seconds(fn):
-    """Seconds our transforms take in one cold run of ``fn`` (scipy.fft's rfft/irfft, by wrapping)."""
-    import scipy.fft as sfft
-
+    """Seconds our transforms take in one cold run of ``fn`` (``dpaccount.fourier``'s rfft/irfft, by wrapping)."""
+    from dpaccount import fourier
     from dpaccount.pld.grids import transform
     spent = [0.0]
-    real = (sfft.rfft, sfft.irfft)
 
     def wrap(f):
         def timed(*args, **kwargs):
@@ -217,14 +216,14 @@ def _fft_seconds(fn):
         return timed
 
     class Shim:
-        rfft, irfft, next_fast_len = wrap(real[0]), wrap(real[1]), staticmethod(sfft.next_fast_len)
+        rfft, irfft, next_fast_len = wrap(fourier.rfft), wrap(fourier.irfft), staticmethod(fourier.next_fast_len)
 
-    saved = transform.sfft
-    transform.sfft = Shim
+    saved = transform.fourier
+    transform.fourier = Shim
     try:
         _timed(fn, _clear)
     finally:
-        transform.sfft = saved
+        transform.fourier = saved
     return spent[0]
 
 
@@ -244,7 +243,8 @@ def main(argv=None):
 
     began = time.perf_counter()
     for name, secs in _imports({t.peer_name for t in tasks}).items():
-        print(f"{name:45s} {'not installed' if secs is None else f'{secs:.3f} s'}")
+        shown = "not installed" if secs is None else str(secs) if isinstance(secs, int) else f"{secs:.3f} s"
+        print(f"{name:45s} {shown}")
     dpa = _dpa()
     print(f"dpaccount {dpa.__version__} from {os.path.dirname(dpa.__file__)}; {runs} runs a task\n")
 

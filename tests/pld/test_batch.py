@@ -152,7 +152,7 @@ def test_mirror_twins_give_the_grids_computed_directly(sigma, q, step):
     for own, covers in ((r_range, r_range == cover), (cover, True), ((cover[0] + 1, cover[1]), False)):
         cells._CELLS.clear()
         pair_to_grid(remove, step, *own)
-        assert (cells._twin(add, step, a_range) is not None) == covers
+        assert (cells.twin(add, step, a_range) is not None) == covers
         mirrored = pair_to_grid(add, step, *a_range)
         assert mirrored.p_inf == direct.p_inf and np.array_equal(mirrored.probs, direct.probs)
 

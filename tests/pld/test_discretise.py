@@ -51,8 +51,8 @@ def test_grids_bracket_the_exact_curve(name, log_step):
 
 @pytest.mark.parametrize("pessimistic", [True, False])
 def test_gaussian_grids_survive_log_ndtr_erring_its_documented_worst(monkeypatch, pessimistic):
-    """log_ndtr errs by up to ≈ 8 ulp of its result, |log Φ| (4.3 measured, 4 more on
-    another platform: docs/portability.md), which the cells take as 16
+    """log_ndtr errs by up to 4u·|log Φ| (``dpaccount/ndtr.py``; scipy's by ≈ 8 ulp:
+    docs/portability.md), which the cells take as 16
     (``log_cells.LOG_NDTR_ULPS``): not of Φ, and not of a cell, a difference of two Φ
     values. Here it errs by those 16 ulp the wrong way at every point: the P-tails
     (whose arguments are −(e − μ²/2)/μ for a grid point e) rounded down and the
@@ -60,10 +60,10 @@ def test_gaussian_grids_survive_log_ndtr_erring_its_documented_worst(monkeypatch
     must still bracket the exact curve (mpmath) at their points, out to δ ≈ 1e-30.
     (The grids padded the masses by 8u of themselves and the split by 64u/h: 1.1e-12
     short at 8 ulp already, 2.4e-12 at 16.)"""
-    from scipy import special
+    from dpaccount.pld.pairs import log_cells
     mu, step = 0.7, 0.0123                # μ²/2h not an integer: the P- and Q-arguments differ
     pair = GaussianPair(mu)
-    exact_log_ndtr = special.log_ndtr
+    exact_log_ndtr = log_cells.log_ndtr
 
     def wrong_way(x):
         out = exact_log_ndtr(x)
@@ -75,7 +75,7 @@ def test_gaussian_grids_survive_log_ndtr_erring_its_documented_worst(monkeypatch
 
     lo, hi = loss_range(pair, 1e-30)
     jlo, jhi = math.floor(lo / step), math.ceil(hi / step)
-    monkeypatch.setattr(special, "log_ndtr", wrong_way)
+    monkeypatch.setattr(log_cells, "log_ndtr", wrong_way)
     grid = pair_to_grid(pair, step, jlo, jhi, pessimistic)
     monkeypatch.undo()
     eps = grid.losses[(grid.losses > 0) & (grid.losses < hi)][::4]

@@ -41,9 +41,10 @@ def test_delta_is_rounded_outwards(seed):
     pess, opt = _grids(seed, True), _grids(seed, False)
     losses = pess.losses
     points = np.concatenate((losses[losses >= 0][::53], losses[losses >= 0][::79] + 0.3 * pess.step))
-    for eps in points:
+    for eps, low, high in zip(points, opt.delta(points), pess.delta(points)):  # as an array
         exact = _exact_delta(pess, eps)
-        assert opt.delta(eps) <= exact <= pess.delta(eps), eps
+        assert low <= exact <= high, eps
+        assert opt.delta(float(eps)) <= exact <= pess.delta(float(eps)), eps  # one ε alone
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -10,7 +10,7 @@ atom at a finite loss (``atomless``) Y's cell (e_{j−1}, e_j] holds X's
 Q- and P-mass of the cell [−e_j, −e_{j−1}), which is X's cell (−e_j, −e_{j−1}]
 up to a boundary of mass 0. The two directions of a subsampled Gaussian are
 such twins (remove pair and add pair), on grids of one step: the cells of
-the first direction computed are kept (``_CELLS``, per pair and step, 32 MB) and
+the first direction computed are kept (``_CELLS``, per pair and step, 64 MB) and
 the second direction's inner cells are read from them, mirrored, where they
 cover its points. Its two end cells are computed (they would be sums of
 X's cells otherwise). For the Gaussian family the mirrored cells are
@@ -21,27 +21,29 @@ are), for any atomless pair equal up to the rounding of a cell.
 import numpy as np
 
 from .cache import GridCache
-from ..pairs.base import stacked_masses
+from ..pairs.base import own, stacked_masses
 
 # (pair, step) → (lo, hi, cells): the cells (rows A, B, err_A, err_B) of the pair's last grid at
 # that step, for its twin
-_CELLS = GridCache(limit=32 * 2 ** 20, size_of=lambda kept: kept[2].nbytes)
+_CELLS = GridCache(limit=64 * 2 ** 20, size_of=lambda kept: kept[2].nbytes)
 
 
-def grid_cells(pairs, step, ranges):
+def grid_cells(pairs, step, ranges, twins=None):
     """(A, B, err_A, err_B): the cells of pair i on the points ranges[i] = (lo_i, hi_i)
     (·step) and bounds on their errors (``stacked_masses``), concatenated in order;
-    the points' losses ``edges`` and run ``sizes`` too."""
+    the points' losses ``edges`` and run ``sizes`` too. ``twins``: each pair's kept twin
+    cells (``twin``) as looked up before (a pass over many pairs looks them all up first,
+    before its own cells, kept as it goes, push them out), else looked up here."""
     sizes = np.array([hi - lo + 1 for lo, hi in ranges], dtype=np.int64)
     first = np.cumsum(sizes) - sizes
     # point indices lo_i, …, hi_i of every run, concatenated
     lows = np.array([lo for lo, _ in ranges], dtype=np.int64)
     edges = (np.arange(int(sizes.sum())) + np.repeat(lows - first, sizes)) * step
-    twins = [_twin(p, step, r) for p, r in zip(pairs, ranges)]
+    twins = [twin(p, step, r) for p, r in zip(pairs, ranges)] if twins is None else twins
     computed = [i for i, t in enumerate(twins) if t is None]
     cell_first = np.cumsum(sizes + 1) - (sizes + 1)
     if len(computed) == len(pairs):
-        out = np.array(stacked_masses(pairs, edges, sizes, errors=True))
+        out = own(stacked_masses(pairs, edges, sizes, errors=True))
     else:
         out = np.empty((4, int(np.sum(sizes + 1))))
         if computed:
@@ -50,7 +52,8 @@ def grid_cells(pairs, step, ranges):
             out[:, put] = stacked_masses([pairs[i] for i in computed], edges[take], sizes[computed], errors=True)
     for i in computed:
         if pairs[i].atomless and pairs[i].reverse() != pairs[i]:  # kept for its twin
-            _CELLS.put((pairs[i], step), (*ranges[i], out[:, cell_first[i]:cell_first[i] + sizes[i] + 1].copy()))
+            _CELLS.put((pairs[i], step), (*ranges[i], np.array([row[cell_first[i]:cell_first[i] + sizes[i] + 1]
+                                                                for row in out])))
     mirrored = [i for i, t in enumerate(twins) if t is not None]
     if mirrored:  # the end cells computed: (−∞, e₀], (e₀, e_last] (unused), (e_last, ∞)
         ends = np.array([edges[[first[i], first[i] + sizes[i] - 1]] for i in mirrored]).ravel()
@@ -61,12 +64,13 @@ def grid_cells(pairs, step, ranges):
             # inner cell m = 1 … n−1 of Y is X's cell −own_lo − m − lo + 1 (counted from X's first cell)
             inner = slice(-own_lo - lo, -own_hi - lo, -1)
             at, top = cell_first[i], cell_first[i] + sizes[i]
-            out[:, at + 1:top] = twin[[1, 0, 3, 2], inner]  # P of Y is Q of X, and their errors
+            for row, mirror in zip(out, (1, 0, 3, 2)):  # P of Y is Q of X, and their errors
+                row[at + 1:top] = twin[mirror, inner]
             out[:, at], out[:, top] = end[:, 3 * k], end[:, 3 * k + 2]
     return (*out, edges, sizes)
 
 
-def _twin(pair, step, own):
+def twin(pair, step, own):
     """The kept cells (lo, hi, rows A, B, err_A, err_B) of pair.reverse() at ``step`` if they hold every
     inner cell of ``pair`` on the points ``own`` mirrored, else None."""
     if not pair.atomless:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ...errors import GridTooLarge
 from ...numerics import ULP_OF_ONE as _U
-from .chernoff import composed_p_inf, descend, exponent, log_mgf, quantile, tail_level
+from .chernoff import LogMGF, composed_p_inf, descend, exponent, log_mgf, quantile, tail_level
 from .grid import PLDGrid, frozen
 from .split import Term, carried_noise, heavy_split, mix, proxy_terms, terms
 from .transform import direct, fft, untilt
@@ -243,7 +243,7 @@ def _split_grid(split, g, count, tail, level, pessimistic, proxies=None):
 def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     """The tilted transform on a window that holds the tilted measure.
 
-    The tilt runs at θ ≤ λ (``_read_tilt``: narrower windows where the law
+    The tilt runs at θ ≤ λ (``read_tilt``: narrower windows where the law
     tilted at λ itself is very wide). The window is the tilted measure's own
     Chernoff quantiles at 1e-10 (1e-20 for lower bounds; its log-MGF is
     θ' ↦ Σ k Λ(θ + θ') − Σ k Λ(θ)), its top raised to the untilted window's
@@ -265,7 +265,7 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     tilted_tail = max(tail, 1e-10 if pessimistic else 1e-20)
     log_t = math.log(tilted_tail)
     rough = rough or mgf
-    tilt = _read_tilt(rough, tilt, jb * step)
+    tilt = read_tilt(rough, tilt, jb * step)
     start = math.sqrt(-2.0 * log_t / max(rough.moments(tilt)[2], 1e-300))  # the quantile of a normal law
     b, a = (sign * _near(lambda m: tail_level(m, log_t, sign, tilt), mgf, rough, start, tol=step)[0]
             for sign in (1.0, -1.0))
@@ -301,7 +301,7 @@ def _prefer(offset, probs, err, base, pessimistic):
 _READ_RATIO = math.log(1e3)  # how far below its peak the tilted density may be where it is read
 
 
-def _read_tilt(mgf, lam, top):
+def read_tilt(mgf: LogMGF, lam: float, top: float) -> float:
     """The tilt θ ≤ λ the transform runs at, for reads from about the tilted
     mean m(λ) = K'(λ) up to v = min(m + 3 sd, top) (``top``: the untilted
     window's top, above which the tier's tail sets δ anyway): the smallest θ

@@ -73,34 +73,49 @@ class DiscountedScan:
         """(η, absolute) of the module docstring for ``count`` points."""
         return _bound(self.count, self.step, self._block)
 
-    def extend(self, x):
-        """y at the next len(x) points (x non-negative floats, each ≤ 1)."""
+    def extend(self, x, out=None):
+        """y at the next len(x) points (x non-negative floats, each ≤ 1), written into ``out``
+        (a 1-d array of len(x), any stride) where given. Worked on where they go: the
+        rest of the block begun, the whole blocks after it (as rows of one 2-d view) and
+        the block begun last, each as one piece."""
         x = np.asarray(x, dtype=float)
         n, block = len(x), self._block
+        out = np.empty(n) if out is None else out
         if not n:
-            return np.zeros(0)
+            return out
         t0, b0 = self._fed % block, self._fed // block  # the first point's place: block b0, t0 in it
-        rows = -(-(t0 + n) // block)
-        width = block if rows > 1 or b0 else min(block, t0 + n)  # one block alone: its first points only
         up, down, into = _factors(self.step, block)
-        xs = np.zeros((rows, width))
-        xs.ravel()[t0:t0 + n] = x
-        xs *= up[:width]
-        if t0:  # the block begun goes on from its running sum (0 + … + r = r exactly)
-            xs[0, t0 - 1] = self._running
-        np.cumsum(xs, axis=1, out=xs)
-        last = (t0 + n - 1) % block
-        self._running = float(xs[-1, last]) if last < block - 1 else 0.0
-        xs *= down[:width]
-        done = rows if (t0 + n) % block == 0 else rows - 1  # rows whose block is complete
-        if done:
-            self._ends.extend(xs[:done, block - 1].tolist())
-        if b0 + rows > 1:
+        head = min(n, block - t0) if t0 else 0        # the rest of the block begun
+        whole = (n - head) // block                    # whole blocks
+        cuts = [(0, head, t0)] if head else []        # (from, to, place in its block) of each piece
+        cuts += [(head, head + whole * block, 0)] if whole else []
+        cuts += [(head + whole * block, n, 0)] if head + whole * block < n else []
+        pieces = []
+        for a, b, t in cuts:
+            rows = (b - a) // block if (b - a) % block == 0 and t == 0 else 1
+            width = (b - a) // rows
+            piece = out[a:b].reshape(rows, width)
+            np.multiply(x[a:b].reshape(rows, width), up[t:t + width], out=piece)
+            if t:  # the block begun goes on from its running sum (r + x·e^{th}, as a sum from r)
+                piece[0, 0] += self._running
+            np.cumsum(piece, axis=1, out=piece)
+            complete = t + width == block
+            self._running = 0.0 if complete else float(piece[-1, -1])
+            piece *= down[t:t + width]
+            if complete:
+                self._ends.extend(piece[:, -1].tolist())
+            pieces.append((piece, t, width))
+        first = b0
+        if b0 + -(-(t0 + n) // block) > 1:
             carry = self._scan()  # E_b of every block done
-            r0 = 0 if b0 else 1   # the rows of blocks b ≥ 1 get E_{b−1}·e^{−(t+1)h}
-            xs[r0:] += carry[b0 + r0 - 1:b0 + rows - 1, None] * into[None, :width]
+            for piece, t, width in pieces:  # the rows of blocks b ≥ 1 get E_{b−1}·e^{−(t+1)h}
+                rows = len(piece)
+                if first + rows > 1:
+                    skip = 0 if first else 1
+                    piece[skip:] += carry[first + skip - 1:first + rows - 1, None] * into[None, t:t + width]
+                first += rows
         self._fed += n
-        return xs.ravel()[t0:t0 + n]
+        return out
 
     def _scan(self):
         """E_b = y_loc[b, B−1] + e^{−Bh}·E_{b−1} of the blocks done, by doubling (module docstring)."""

@@ -38,10 +38,10 @@ from ... import progress
 from ...errors import AccuracyNotReached
 from ...numerics import ULP_OF_ONE as _U
 from .cache import GridCache
-from .cells import grid_cells
+from .cells import grid_cells, twin
 from .chernoff import groups
 from .discretise_optimistic import pair_to_lower_grid
-from .grid import PLDGrid
+from .grid import PLDGrid, frozen
 from ..pairs.base import stacked_masses
 
 
@@ -63,8 +63,10 @@ def pairs_to_grids(pairs, step, ranges, pessimistic=True, shifts=None):
     out = [None] * len(pairs)
     progress.expect(len(pairs), f"discretising {len(pairs)} pairs at step {step:.3g}")
     dots = [i for i, p in enumerate(pairs) if pessimistic and not hasattr(p, "atoms")]
+    twins = {i: twin(pairs[i], step, ranges[i]) for i in dots}
     for group in groups(dots, [ranges[i][1] - ranges[i][0] + 1 for i in dots], _GROUP_POINTS):
-        for i, grid in zip(group, _connect_the_dots([pairs[i] for i in group], step, [ranges[i] for i in group])):
+        for i, grid in zip(group, _connect_the_dots([pairs[i] for i in group], step, [ranges[i] for i in group],
+                                                     [twins.pop(i) for i in group])):
             out[i] = grid
         progress.advance(len(group))  # one pass over these continuous pairs
     for i, pair in enumerate(pairs):
@@ -77,46 +79,60 @@ def pairs_to_grids(pairs, step, ranges, pessimistic=True, shifts=None):
 _GROUP_POINTS = 1 << 18  # points discretised in one pass: its ~20 work arrays stay in cache
 
 
-def _connect_the_dots(pairs, step, ranges):
+def _connect_the_dots(pairs, step, ranges, twins=None):
     """Pessimistic grids of continuous pairs (the module docstring), all runs of
     points concatenated: run i holds points lo_i … hi_i and its cells
-    (−∞, e₀], (e₀, e₁], …, (e_last, ∞); the cells inside a run are split."""
+    (−∞, e₀], (e₀, e₁], …, (e_last, ∞); the cells inside a run are split (``twins``:
+    ``grid_cells``).
+
+    Every cell is worked on where it lies (its lower point's loss beside it), in place in
+    ``grid_cells``' arrays: cell k of run i lies between points k − 1 and k, and point k
+    gets the share of cell k sent up and the rest of cell k + 1. The end cells send all
+    up: the one below the first point to it (moved up: pessimistic), the one above the
+    last point to +∞ (``p_inf``)."""
     if not pairs:
         return []
-    a, b, err_a, err_b, edges, sizes = grid_cells(pairs, step, ranges)
+    a, b, err_a, err_b, edges, sizes = grid_cells(pairs, step, ranges, twins)
+    run_first = np.cumsum(sizes) - sizes
+    cell_first = run_first + np.arange(len(sizes))
+    top = cell_first + sizes
     # each cell's masses at the safe end of their error bounds: A up, B down, so the
     # share below (decreasing in B/A) and the mass split are both at least the exact ones
-    a, b = a + err_a, np.maximum(b - err_b, 0.0)
-    run_first = np.cumsum(sizes) - sizes
-    cell_first = np.cumsum(sizes + 1) - (sizes + 1)
-    inner = np.ones(len(a), bool)
-    inner[cell_first] = inner[cell_first + sizes] = False
-    lower = np.ones(len(edges), bool)       # a point with an inner cell above it
-    lower[np.cumsum(sizes) - 1] = False
-    lower = np.flatnonzero(lower)
-    inner_a, inner_b = a[inner], b[inner]
+    a += err_a
+    np.subtract(b, err_b, out=b)
+    np.maximum(b, 0.0, out=b)
+    a_top = a[top]
+    low = np.insert(edges, run_first, edges[run_first])  # each cell's lower point (the end cells': a stand-in)
     with np.errstate(divide="ignore", invalid="ignore"):
-        # ratio r = e^{ε_{j−1}} B / A ∈ [e^{−h}, 1] in exact arithmetic
-        log_a, log_b = np.log(inner_a), np.log(inner_b)
-        log_r = log_b + edges[lower] - log_a
-        share = -np.expm1(log_r) / -math.expm1(-step)
+        # ratio r = e^{ε_{j−1}} B / A ∈ [e^{−h}, 1] in exact arithmetic; share = (1 − r)/(1 − e^{−h})
+        log_a, log_b = np.log(a, out=err_a), np.log(b, out=err_b)
+        share = np.add(log_b, low)
+        np.subtract(share, log_a, out=share)
+        np.expm1(share, out=share)
+        np.divide(share, math.expm1(-step), out=share)
         # the split's own rounding: log r errs by ≤ 8u(|log A| + |log B| + |ε| + 1) absolute (two
         # logs of ≤ 4 ulp, two sums), which 1 − r passes on (r ≤ 1), divided by 1 − e^{−h};
         # expm1 twice, the quotient and the product A·share: ≤ 16u of the share
-        slack = 8 * _U * (np.abs(log_a) + np.abs(log_b) + np.abs(edges[lower]) + 1.0) / -math.expm1(-step)
-        share = share * (1.0 + 16 * _U) + slack
-    share = np.nan_to_num(share, nan=0.0, posinf=1.0, neginf=0.0)
-    share = np.where(inner_b < 1e-290, 1.0, share)  # Q-mass unresolved: all up
-    share = np.clip(share, 0.0, 1.0)
-    up = inner_a * share
-    probs = np.zeros(len(edges))
-    probs[lower + 1] += up
-    probs[lower] += inner_a - up
-    probs[run_first] += a[cell_first]       # below the first point: moved up to it
-    probs *= 1.0 + 8 * _U
-    return [PLDGrid(step=step, offset=lo, probs=probs[first:first + n], p_inf=float(pair.p_inf + a[top]) * (1 + _U),
-                    pessimistic=True)
-            for pair, (lo, _), first, n, top in zip(pairs, ranges, run_first, sizes, cell_first + sizes)]
+        slack = np.add(np.abs(log_a, out=log_a), np.abs(log_b, out=log_b), out=log_a)
+        slack += np.abs(low, out=low)
+        slack += 1.0
+        slack *= 8 * _U
+        slack /= -math.expm1(-step)
+        share *= 1.0 + 16 * _U
+        share += slack
+    # NaN (0/0, an empty cell) to 0, ±∞ and the rest into [0, 1]
+    np.fmin(np.fmax(share, 0.0, out=share), 1.0, out=share)
+    share[b < 1e-290] = 1.0  # Q-mass unresolved: all up
+    share[cell_first] = share[top] = 1.0
+    up = np.multiply(a, share, out=share)
+    down = np.subtract(a, up, out=a)
+    grids = []
+    for pair, (lo, _), first, n, top_mass in zip(pairs, ranges, cell_first, sizes, a_top):
+        probs = np.add(up[first:first + n], down[first + 1:first + n + 1])
+        probs *= 1.0 + 8 * _U
+        grids.append(PLDGrid(step=step, offset=lo, probs=frozen(probs), p_inf=float(pair.p_inf + top_mass) * (1 + _U),
+                             pessimistic=True))
+    return grids
 
 
 def _one_grid(pair, step, lo, hi, pessimistic, shift=0.0):

@@ -81,12 +81,18 @@ class PLDGrid:
     def _live_log(self):
         """(log p_j, ε_j) of the points with p_j > 0 (``chernoff.LogMGF``)."""
         live = self.probs > 0
+        if live.all():
+            return np.log(self.probs), self.losses
         return np.log(self.probs[live]), self.losses[live]
 
     @property
     def losses(self):
-        """The loss value of each grid point."""
-        return (self.offset + np.arange(len(self.probs))) * self.step
+        """The loss value of each grid point: (offset + j)·step, the index sum exact in floats
+        (|offset + j| < 2^53), formed in one array."""
+        out = np.arange(len(self.probs), dtype=float)
+        out += self.offset
+        out *= self.step
+        return out
 
     @property
     def mass(self):
@@ -103,6 +109,8 @@ class PLDGrid:
 
     def delta(self, eps):
         """δ(ε) of this grid, vectorised; in the grid's rounding direction."""
+        if isinstance(eps, (float, np.floating)) and math.isfinite(eps):
+            return self._delta_at(float(eps))
         eps = np.asarray(eps, dtype=float)
         losses_end = (self.offset + len(self.probs)) * self.step
         # m: the first ε_m > ε. ε/h may round across an integer; a pessimistic grid then
@@ -123,25 +131,43 @@ class PLDGrid:
         out = np.clip(out, 0.0, 1.0)
         return float(out) if out.ndim == 0 else out
 
+    def _delta_at(self, eps):
+        """``delta`` of one finite ε: the same floats, operation by operation, without the
+        arrays (exp and expm1 still numpy's; min, max and clip as numpy's, −0 included)."""
+        n, step = len(self.probs), self.step
+        losses_end = (self.offset + n) * step
+        x = (eps if eps < losses_end else losses_end) / step
+        slack = 4 * _U * abs(x)
+        m = min(max(math.floor(x - slack if self.pessimistic else x + slack) + 1 - self.offset, 0), n)
+        out = 0.0
+        if m < n:
+            start, sp, d = self._sums(m)
+            gap = eps - (self.offset + m) * step
+            gap = np.float64(gap if gap < 0.0 else 0.0)
+            out = -np.expm1(gap) * sp[m - start] + np.exp(gap) * d[m - start]
+        out = self.p_inf if eps >= losses_end else out + self.p_inf
+        out = out * (1.0 + 8 * _U if self.pessimistic else 1.0 - 8 * _U)
+        out = out if out > 0.0 else 0.0
+        return float(out if out < 1.0 else 1.0)
+
     def epsilon(self, delta):
         """Smallest ε ≥ 0 with δ(ε) ≤ delta for this grid (inf if p_∞ > delta)."""
         delta = np.asarray(delta, dtype=float)
         # the sums from the top down until δ(ε_start) is above every delta (the first m with
-        # δ(ε_m) ≤ delta is then above start), or to the bottom: a sixteenth, then 1.5× as far
+        # δ(ε_m) ≤ delta is then above start), or to the bottom: a sixteenth, then as far again
+        # as δ(ε_m) = D[m] + p_∞ grows (``_further``)
         n, most = len(self.probs), float(np.max(delta, initial=0.0))
         reach = max(n // 16, 1)
         while True:
             start, sp, d = self._sums(n - reach)
             if start == 0 or d[0] + self.p_inf > most:
                 break
-            reach = min(n, reach + max(reach // 2, 1))
-        at_points = d + self.p_inf  # δ(ε_m), non-increasing in m
-        # first m with δ(ε_m) ≤ delta
-        m = start + np.searchsorted(-at_points, -delta, side="left")
+            reach = min(n, _further(n - start, d, self.p_inf, most))
         out = np.empty(delta.shape)
-        flat_m, flat_t, flat_o = m.ravel(), delta.ravel(), out.ravel()
-        for i, (mm, target) in enumerate(zip(flat_m, flat_t)):
-            flat_o[i] = self._solve_in_cell(int(mm), float(target), sp[mm - start:], d[mm - start:])
+        flat_t, flat_o = delta.ravel(), out.ravel()
+        for i, target in enumerate(flat_t):
+            mm = start + _first_at_most(d, self.p_inf, float(target))
+            flat_o[i] = self._solve_in_cell(mm, float(target), sp[mm - start:], d[mm - start:])
         out = flat_o.reshape(delta.shape)
         return float(out) if out.ndim == 0 else out
 
@@ -171,6 +197,33 @@ class PLDGrid:
         return float(max(eps, 0.0))
 
 
+def _first_at_most(d, p_inf, target):
+    """The first i with δ(ε_i) = d[i] + p_∞ ≤ target (len(d) if none), d non-increasing: by
+    bisection on the values as ``delta`` sums them, without an array of them."""
+    lo, hi = 0, len(d)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if d[mid] + p_inf <= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _further(reach, d, p_inf, most):
+    """The next reach of ``epsilon``'s sums, summed ``reach`` points down (``d``: D from there
+    up) and short of ``most``: log(D + p_∞) extrapolated along its slope over the lowest
+    quarter summed to where it reaches ``most`` (×1.25, +16 points: tails steepen upwards,
+    so the slope read above is the steeper one), at least 1/16 and at most 2× further; 1.5×
+    where that slope is not known (D + p_∞ = 0 there)."""
+    width = max(len(d) // 4, 1)
+    low, high = d[0] + p_inf, d[min(width, len(d) - 1)] + p_inf
+    if not high > 0.0 or not low > high:
+        return reach + max(reach // 2, 1)
+    ahead = math.log(most / low) / (math.log(low / high) / width)
+    return int(min(2 * reach, max(reach + reach // 16 + 1, reach + 1.25 * ahead + 16)))
+
+
 class _TopDown:
     """SP[m] and D[m] of a grid (module docstring) for m ≥ start, summed from the top point
     down and extended downwards when asked (``reach``): every value is the float a sum from
@@ -185,7 +238,9 @@ class _TopDown:
     def __init__(self, grid):
         n = len(grid.probs)
         self._grid, self._scan, self._lock = grid, DiscountedScan(grid.step, n), threading.Lock()
-        self._sp, self._d = np.empty(n), np.empty(n)  # filled from the top down: [start, n)
+        # filled from the top down: SP of points [start, n) at [start, n), D at [start + 1, n + 1)
+        # (``_d[0]``: below the lowest point, where the scan is summed on)
+        self._sp, self._d = np.empty(n), np.empty(n + 1)
         self.start = n
         self._sp_run = self._d_next = None  # SP at the lowest point summed; Σ S̃ down to it
 
@@ -195,7 +250,7 @@ class _TopDown:
 
     @property
     def d(self):
-        return self._d[self.start:]
+        return self._d[self.start + 1:]
 
     def __getstate__(self):  # a grid pickled with its sums: all but the lock
         return {k: v for k, v in self.__dict__.items() if k != "_lock"}
@@ -214,13 +269,17 @@ class _TopDown:
         g, start = self._grid, self.start
         n, part = len(g.probs), g.probs[m0:start][::-1]  # the points to add, top down
         first = self._sp_run is None
-        # top down; SP from one point above the new ones, where its running sum goes on (that
-        # point's value set to it, summed, restored); D from Σ S̃ down to there
+        # top down. D: Σ S̃ down to the highest new point (at the top point: an empty sum), then the S̃ of
+        # the new points in the slots below it, summed in place; the slot below the lowest new
+        # point is left holding Σ S̃ down to it, where the next piece goes on
+        d = self._d[m0:start + 1][::-1]
+        d[0] = 0.0 if first else self._d_next
+        self._scan.extend(part, out=d[1:])
+        np.cumsum(d, out=d)
+        self._d_next = float(d[-1])
+        # SP from one point above the new ones, where its running sum goes on (that point's
+        # value set to it, summed, restored)
         sp = self._sp[m0:start + (not first)][::-1]
-        d = self._d[m0:start][::-1]
-        st = self._scan.extend(part)  # S̃ at these points
-        d[0] = 0.0 if first else self._d_next  # at the top point: an empty sum
-        np.cumsum(st[:-1], out=d[1:]) if first else np.cumsum(np.concatenate((d[:1], st[:-1])), out=d)
         if first:
             np.cumsum(part, out=sp)
         else:
@@ -228,8 +287,8 @@ class _TopDown:
             np.cumsum(sp, out=sp)
             sp[0] = held
             sp = sp[1:]
-        self._sp_run, self._d_next = float(sp[-1]), float(d[-1] + st[-1])
-        sp, d = self._sp[m0:start], self._d[m0:start]  # the same points, bottom up (contiguous)
+        self._sp_run = float(sp[-1])
+        sp, d = self._sp[m0:start], self._d[m0 + 1:start + 1]  # the same points, bottom up (contiguous)
         sign = 1.0 if g.pessimistic else -1.0
         sp *= 1.0 + sign * (n + 8) * _U
         eta, absolute = self._scan.bound

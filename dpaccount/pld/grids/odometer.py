@@ -27,16 +27,14 @@ import math
 
 import numpy as np
 
+from ... import fourier
 from ...errors import GridTooLarge
-from ...lazy import lazy
 from ...numerics import ULP_OF_ONE as _U
 from .accountant import plan_step, step_target
 from ..pairs.composition import DIRECTIONS, merge_gaussians
 from .compose import MAX_GRID, chernoff_lambdas, chernoff_window
 from .discretise import loss_moments, loss_range, pair_to_grid
 from .grid import PLDGrid
-
-sfft = lazy("scipy.fft")
 
 _LAMBDAS = np.geomspace(1e-2, 1e3, 16)  # Chernoff tilts, each at ±λ (with the planner's: ``lambdas``)
 _DEAD = 1e-250  # a frequency whose coefficient bound falls below this is dropped
@@ -90,7 +88,7 @@ class OnlineDirection:
             return None
         grid = self.known.pop(pair, None) or pair_to_grid(pair, self.step, jlo, jhi)
         k = np.arange(self.size // 2 + 1)
-        z = sfft.rfft(grid.probs, self.size) * np.exp(-2j * np.pi * k * (grid.offset % self.size) / self.size)
+        z = fourier.rfft(grid.probs, self.size) * np.exp(-2j * np.pi * k * (grid.offset % self.size) / self.size)
         # |z̃| ≤ |z| + η; the factor 1 + 4u covers the rounding of this line and of
         # each product in ``add`` (a complex product errs by ≤ √5·u): bounds err upwards
         mag = np.minimum(np.abs(z) + self.eta, 1.0 + self.eta) * (1 + 4 * _U)
@@ -182,7 +180,7 @@ class OnlineDirection:
         if eps not in self._weights:
             losses = (self.ja + np.arange(self.size)) * self.step
             w = np.where(losses > eps, -np.expm1(np.minimum(eps - losses, 0.0)), 0.0)
-            w_hat = sfft.rfft(np.roll(w, self.ja % self.size))
+            w_hat = fourier.rfft(np.roll(w, self.ja % self.size))
             fold = np.full(len(w_hat), 2.0)
             fold[0] = 1.0
             if self.size % 2 == 0:
@@ -214,7 +212,7 @@ class OnlineDirection:
         n, m = self.size, self.m
         full = np.zeros(n // 2 + 1, dtype=complex)
         full[:m] = self.spec[:m]
-        values = np.roll(sfft.irfft(full, n), -(self.ja % n))
+        values = np.roll(fourier.irfft(full, n), -(self.ja % n))
         err = self._bin_error()
         p_inf = min(1.0, self._p_inf() + self.above_window())
         return PLDGrid(step=self.step, offset=self.ja, probs=np.maximum(values + err, 0.0), p_inf=p_inf,
@@ -274,7 +272,7 @@ def plan_directions(pairs, accuracy, tail, step=None):
             ja, jb, _, _ = chernoff_window(items, tail, tilts)
             steps_ = {p for p, _ in pairs.direction(d)}  # (a merged Gaussian is no step's pair)
             known = {p: g for (p, _), (g, _) in zip(merged, items) if p in steps_}
-            windows[d] = (ja, sfft.next_fast_len(jb - ja + 1, real=True), total_k, known, tilts)
+            windows[d] = (ja, fourier.next_fast_len(jb - ja + 1), total_k, known, tilts)
         widest = max(w[1] for w in windows.values())
         if widest <= MAX_GRID:
             break

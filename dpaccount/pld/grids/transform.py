@@ -16,11 +16,8 @@ import math
 
 import numpy as np
 
-from ... import progress
-from ...lazy import lazy
+from ... import fourier, progress
 from ...numerics import ULP_OF_ONE as _U
-
-sfft = lazy("scipy.fft")
 
 
 def truncate(probs, offset, ja, jb, pessimistic):
@@ -129,7 +126,7 @@ def fft(items, ja, n, tilt=0.0):
     The composed spectrum of a grid taken many times is alive at a few hundred
     frequencies out of ~10⁶: everything after the first magnitudes runs on
     the live ones only."""
-    size = sfft.next_fast_len(n, real=True)
+    size = fourier.next_fast_len(n)
     eta = 5.0 * _U * math.ceil(math.log2(size) + 1)
     total_k = sum(k for _, k in items)
     origin = sum(k * g.offset for g, k in items)
@@ -156,7 +153,7 @@ def fft(items, ja, n, tilt=0.0):
                 stack[row] = np.bincount(np.arange(len(x)) % size, x, minlength=size)
                 theta += math.ceil(len(x) / size) * _U / 2
             log_pad += 1.01 * k * theta
-        spectra = sfft.rfft(stack, axis=1, workers=-1)
+        spectra = fourier.rfft(stack, axis=1)
         del stack
         progress.advance()
         for z, (_, k) in zip(spectra, chunk):
@@ -196,7 +193,7 @@ def fft(items, ja, n, tilt=0.0):
     spec = np.zeros(nfreq, dtype=complex)
     spec[live] = coef
     del terms, log_bound, log_max, coef
-    out = sfft.irfft(spec, size, workers=-1)
+    out = fourier.irfft(spec, size)
     del spec
     start = (ja - origin) % size  # the window's first bin in the circular result
     out = out[start:start + n] if start + n <= size else np.concatenate((out[start:], out[:start + n - size]))

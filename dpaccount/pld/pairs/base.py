@@ -211,6 +211,33 @@ def atoms_at(points, where, p_mass, q_mass):
     return p_out, q_out
 
 
+def per_point(values, sizes):
+    """A parameter of pairs (``values[i]`` of pair i) at each of their ``sizes[i]`` points:
+    one number where all pairs share it (the same floats in every elementwise operation,
+    without the array), else each repeated."""
+    first = values[0]
+    return float(first) if all(v == first for v in values) else np.repeat(values, sizes)
+
+
+def own(arrays):
+    """``arrays`` as contiguous float arrays the caller may write in place: each as it is
+    where it is one (``masses_of`` builds new arrays), a copy where it is not or where
+    two of them may share memory."""
+    out = [np.ascontiguousarray(x, dtype=float) for x in arrays]
+    for i, x in enumerate(out):
+        if not x.flags.writeable or any(np.may_share_memory(x, y) for y in out[:i]):
+            out[i] = x.copy()
+    return out
+
+
+def _z_error(z, mu):
+    """u(|z| + μ): the bound on z's error of ``GaussianPair.masses_of``."""
+    out = np.abs(z)
+    out += mu
+    out *= _U
+    return out
+
+
 def stacked_masses(pairs, edges, sizes, errors=False):
     """(A, B) of every pair on its own run of the edges (``masses_of``),
     concatenated in order: the pairs of each class together; with ``errors``,
@@ -246,11 +273,13 @@ class GaussianPair(DominatingPair):
 
     @classmethod
     def masses_of(cls, pairs, edges, sizes, errors=False):
-        mu = np.repeat([p._mu for p in pairs], sizes)
+        mu = per_point([p._mu for p in pairs], sizes)
         e = np.asarray(edges, dtype=float)
         # z = (e ∓ μ²/2)/μ: μ², the sum and the quotient each round by ≤ ½ ulp, so z errs by ≤ u(|z| + μ)
-        a, b = (normal_cells(z, sizes, _U * (np.abs(z) + mu) if errors else None)
-                for z in ((e - mu * mu / 2) / mu, (e + mu * mu / 2) / mu))
+        z_p, z_q = np.subtract(e, mu * mu / 2), np.add(e, mu * mu / 2)
+        z_p /= mu
+        z_q /= mu
+        a, b = (normal_cells(z, sizes, _z_error(z, mu) if errors else None) for z in (z_p, z_q))
         return (a[0], b[0], a[1], b[1]) if errors else (a, b)
 
     def delta(self, eps, upper=True):

@@ -26,35 +26,46 @@ import math
 
 import numpy as np
 
-from ...lazy import lazy
+from ...ndtr import log_ndtr
 from ...numerics import ULP_OF_ONE as _U
-
-special = lazy("scipy.special")
 
 _SUBNORMAL = math.ulp(0.0)  # the subnormal spacing
 _NORMAL = np.finfo(float).tiny  # the least normal float
-# log_ndtr(x), x ≤ 0: ≤ 4.3 ulp of its result measured here (scipy 1.17, docs/portability.md),
-# 4 more on another platform: 8.3, taken as 16 (the rest covers the second-order terms:
+# log_ndtr(x), x ≤ 0 (``dpaccount/ndtr.py``): ≤ 4u·|log Φ| on any IEEE machine, taken as 16
+# (4x room; the rest covers the second-order terms:
 # η < 16·745u < 3e-12, so e^η − 1 ≤ η(1 + 3e-12), and the rounding of the bounds themselves)
 LOG_NDTR_ULPS = 16
 
 
-def log_cells(logs, eta=None):
+def log_cells(logs, eta=None, out=None):
     """Masses between consecutive points of a non-decreasing F given as ``logs``
     = log F at the points (non-decreasing; −inf where F = 0), as in the module
     docstring. With ``eta`` (bounds on each log's absolute error, any value where
     F = 0), also (bounds on each cell's error, η·F at each point). (A contiguous
     ``logs``: numpy's exp may round a strided array otherwise, and the mirrored
-    cells of ``pld/grids/cells.py`` rely on equal inputs giving equal cells.)"""
+    cells of ``pld/grids/cells.py`` rely on equal inputs giving equal cells.)
+    ``out``: the array (with ``eta``, the two arrays) to write the cells (and their
+    bounds) into, of any stride."""
     f = np.exp(logs)
+    n = len(f) - 1
+    cells, err = (np.empty(n), None if eta is None else np.empty(n)) if out is None else \
+        ((out, None) if eta is None else out)
     with np.errstate(invalid="ignore"):
-        cells = f[1:] * -np.expm1(logs[:-1] - logs[1:])
+        work = np.subtract(logs[:-1], logs[1:])  # contiguous, for expm1
+        np.negative(np.expm1(work, out=work), out=work)
+        np.multiply(f[1:], work, out=cells)
         if eta is None:
             return cells
         # η·F, + 8 subnormal spacings for an e^l below the normal range (exp ≤ 4 ulp, its
         # product with 1 − e^{l_i − l_{i+1}} ½); F = 0 exactly at −inf (η = ∞ there)
-        ends = np.where(f > 0, eta * f, 0.0) + np.where((f < _NORMAL) & (logs > -np.inf), 8 * _SUBNORMAL, 0.0)
-    return cells, ends[:-1] + ends[1:] + 16 * _U * np.abs(cells), ends
+        unresolved = np.logical_not(f > 0)
+        subnormal = (f < _NORMAL) & (logs > -np.inf)
+        ends = np.multiply(eta, f, out=f)
+        ends[unresolved] = 0.0
+        np.add(ends, 8 * _SUBNORMAL, out=ends, where=subnormal)
+    np.add(ends[:-1], ends[1:], out=err)
+    err += np.multiply(np.abs(cells, out=work), 16 * _U, out=work)
+    return cells, err, ends
 
 
 def normal_cells(z, sizes=None, z_err=None):
@@ -73,40 +84,63 @@ def normal_cells(z, sizes=None, z_err=None):
     taken as |z| + 2 for the distance moved."""
     z = np.asarray(z, dtype=float)
     sizes = np.array([len(z)] if sizes is None else sizes, dtype=np.int64)
-    slack = None if z_err is None else (np.abs(z) + 2) * z_err
+    slack = None
+    if z_err is not None:
+        slack = np.abs(z)
+        slack += 2
+        slack *= z_err
     if len(sizes) > 1 and len(z) < _LONG * len(sizes):
         out, err = _stacked_cells(z, sizes, slack)
     else:
         cuts = np.concatenate(([0], np.cumsum(sizes)))
-        runs = [_run_cells(z[a:b], None if slack is None else slack[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
-        out = np.concatenate([r[0] for r in runs])
-        err = None if slack is None else np.concatenate([r[1] for r in runs])
-    out = np.nan_to_num(out, nan=0.0)
-    return out if err is None else (out, np.nan_to_num(err, nan=0.0))
+        out, err = np.empty(len(z) + len(sizes)), None if slack is None else np.empty(len(z) + len(sizes))
+        for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):  # run i's cells: a + i … b + i
+            _run_cells(z[a:b], None if slack is None else slack[a:b],
+                       out[a + i:b + i + 1], None if err is None else err[a + i:b + i + 1])
+    _nan_to_zero(out)
+    return out if err is None else (out, _nan_to_zero(err))
+
+
+def _nan_to_zero(x):
+    """``np.nan_to_num(x, nan=0.0)`` in place: NaN to 0 (and ±∞ to ±the largest float), its
+    passes over the values that are not finite only."""
+    bad = np.flatnonzero(~np.isfinite(x))
+    if len(bad):
+        x[bad] = np.nan_to_num(x[bad], nan=0.0)
+    return x
 
 
 _LONG = 1024  # runs this long on average go one by one: the per-run calls are then a small cost
 
 
-def _run_cells(z, slack):
-    """(cells, errors or None) of one non-decreasing run: with p = (−∞, z, +∞), the cell
-    (p_i, p_{i+1}] from log Φ at both ends where p_{i+1} ≤ 0, from log Φ(−·) at both ends
-    where p_i ≥ 0 (that one where both hold: z has a 0), else (p_i < 0 < p_{i+1}, one such
-    cell at most) 1 − Φ(p_i) − Φ(−p_{i+1}). ``slack``: z's error times the slope bound."""
+def _run_cells(z, slack, out=None, err=None):
+    """(cells, errors or None) of one non-decreasing run, written into ``out`` and ``err``
+    where given (the errors where ``slack`` is given): with p = (−∞, z, +∞), the cell (p_i, p_{i+1}] from
+    log Φ at both ends where p_{i+1} ≤ 0, from log Φ(−·) at both ends where p_i ≥ 0 (that
+    one where both hold: z has a 0), else (p_i < 0 < p_{i+1}, one such cell at most)
+    1 − Φ(p_i) − Φ(−p_{i+1}). ``slack``: z's error times the slope bound."""
     n = len(z)
+    out = np.empty(n + 1) if out is None else out
+    err = np.empty(n + 1) if err is None and slack is not None else err
     k, j = int(np.searchsorted(z, 0.0, side="right")), int(np.searchsorted(z, 0.0, side="left"))
-    out, err = np.empty(n + 1), None if slack is None else np.empty(n + 1)
+    # log Φ(p) at p_0 … p_k (≤ 0); log Φ(−p) at p_{n+1} … p_{j+1} (p ≥ 0, −p non-decreasing)
+    points = np.empty(n + 2 + k - j)  # (−∞, z_0 … z_{k−1}, −∞, −z_{n−1} … −z_j)
+    points[0] = points[k + 1] = -np.inf
+    points[1:k + 1] = z[:k]
+    np.negative(z[j:][::-1], out=points[k + 2:])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # log Φ(p) at p_0 … p_k (≤ 0); log Φ(−p) at p_{n+1} … p_{j+1} (p ≥ 0, −p non-decreasing)
-        lp = special.log_ndtr(np.concatenate(([-np.inf], z[:k])))
-        lm = special.log_ndtr(np.concatenate(([-np.inf], -z[j:][::-1])))
+        logs = log_ndtr(points)
+        lp, lm = logs[:k + 1], logs[k + 1:]
         if slack is None:
-            out[:k] = log_cells(lp)
-            out[j + 1:] = log_cells(lm)[::-1]
+            log_cells(lp, out=out[:k])
+            log_cells(lm, out=out[j + 1:][::-1])
         else:
-            out[:k], err[:k], end_p = log_cells(lp, _eta(lp, np.concatenate(([0.0], slack[:k]))))
-            cells, cell_err, end_m = log_cells(lm, _eta(lm, np.concatenate(([0.0], slack[j:][::-1]))))
-            out[j + 1:], err[j + 1:] = cells[::-1], cell_err[::-1]
+            eta = np.abs(logs, out=points)
+            eta *= LOG_NDTR_ULPS * _U  # ``_eta``
+            eta[1:k + 1] += slack[:k]
+            eta[k + 2:] += slack[j:][::-1]
+            _, _, end_p = log_cells(lp, eta[:k + 1], (out[:k], err[:k]))
+            _, _, end_m = log_cells(lm, eta[k + 1:], (out[j + 1:][::-1], err[j + 1:][::-1]))
         if j == k:  # p_k < 0 < p_{k+1}
             straddle, straddle_err = _straddle(lp[-1:], lm[-1:], None if err is None else (end_p[-1:], end_m[-1:]))
             out[k] = straddle[0]
@@ -129,8 +163,9 @@ def _stacked_cells(z, sizes, slack):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # consecutive z ≤ 0 (z ≥ 0) of one run are adjacent: those cells lie left (right) of 0;
         # a pair that is not adjacent spans a cell written below (straddling, or across runs)
-        lp = special.log_ndtr(padded[neg])                    # log Φ(z)
-        lm = special.log_ndtr(-padded[pos][::-1])             # log Φ(−z), z descending: non-decreasing
+        # log Φ(z), then log Φ(−z) with z descending (non-decreasing): one call for both
+        lp = log_ndtr(np.concatenate((padded[neg], -padded[pos][::-1])))
+        lp, lm = lp[:len(neg)], lp[len(neg):]
         mid = np.flatnonzero((padded[:-1] < 0) & (padded[1:] > 0))  # lo < 0 < hi
         lo, hi = np.searchsorted(neg, mid), len(pos) - 1 - np.searchsorted(pos, mid + 1)
         if err is None:

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .base import DominatingPair, atoms_at, stacked_masses
+from .base import DominatingPair, atoms_at, own, per_point, stacked_masses
 from ...numerics import ULP_OF_ONE as _U
 
 
@@ -47,11 +47,17 @@ def _remove_base_edges(edges, q, with_error=False):
     and turns y's ≤ 5 ulp into 5u·y/(1 − y): both under
     8u(|ε| + |log q| + |edge| + 1 + min(|x|/(1 + x), y/(1 − y)))."""
     e = np.asarray(edges, dtype=float)
+    if e.ndim != 1:  # worked on as one row (in place), returned in its shape
+        got = _remove_base_edges(e.reshape(-1), q if np.ndim(q) == 0 else np.reshape(q, -1), with_error)
+        return tuple(v.reshape(e.shape) for v in got) if with_error else got.reshape(e.shape)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         em1 = np.expm1(e)
         x = em1 / q
-        out = np.where(x > -1.0, np.log1p(np.maximum(x, -1.0)), -np.inf)
-        second = (np.isinf(x) & (e > 0)) | (2.0 * (1.0 - q) < -em1)
+        # where 2(1 − q) < 1 − e^ε (for a scalar q as e^ε − 1 < −2(1 − q): the same comparison)
+        second = np.isinf(x) & (e > 0)
+        second |= (2.0 * (1.0 - q) < -em1) if np.ndim(q) else (em1 < -(2.0 * (1.0 - q)))
+        out = np.log1p(np.maximum(x, -1.0, out=em1), out=em1)
+        out[np.logical_not(x > -1.0)] = -np.inf
         if second.any():  # the second form, where it is used only (rare: few ε qualify)
             es = e[second]
             qs = q[second] if np.ndim(q) else q
@@ -142,13 +148,14 @@ class _PoissonPair(DominatingPair):
         (The mapped edges' rounding moves P- and Q-mass across an edge together:
         second order in δ, as for any edge.)"""
         edges = np.asarray(edges, dtype=float)
-        q = np.array([p.q for p in pairs])
-        base = stacked_masses([p.base for p in pairs], cls._base_edges(edges, np.repeat(q, sizes)), sizes, errors)
-        q_cells = np.repeat(q, np.asarray(sizes) + 1)
+        sizes = np.asarray(sizes, dtype=np.int64)
+        q = [p.q for p in pairs]
+        base = own(stacked_masses([p.base for p in pairs], cls._base_edges(edges, per_point(q, sizes)), sizes, errors))
+        q_cells = per_point(q, sizes + 1)
         a, b = cls._mix(base[0], base[1], q_cells)
-        end_err = np.zeros(len(a))
-        first = np.cumsum(np.asarray(sizes) + 1) - (np.asarray(sizes) + 1)
+        first = np.cumsum(sizes + 1) - (sizes + 1)
         run = np.cumsum(sizes) - sizes
+        end_err = {}
         for i, p in enumerate(pairs):  # base mass at an infinite loss lands at a finite one
             m = p._end_mass()
             if m > 0 and p.q < 1:
@@ -156,11 +163,15 @@ class _PoissonPair(DominatingPair):
                 cell = first[i] + np.searchsorted(edges[run[i]:run[i] + sizes[i]], at)
                 a[cell] += mix[0] * m
                 b[cell] += mix[1] * m
-                end_err[cell] += p._end_mass_error()
+                end_err[cell] = end_err.get(cell, 0.0) + p._end_mass_error()
         if not errors:
             return a, b
-        err_a, err_b = cls._mix(base[2], base[3], q_cells)
-        return a, b, err_a + 4 * _U * a + end_err, err_b + 4 * _U * b + end_err
+        out = cls._mix(base[2], base[3], q_cells)
+        for err, mass in zip(out, (a, b)):
+            err += np.multiply(mass, 4 * _U)
+            for cell, extra in end_err.items():
+                err[cell] += extra
+        return (a, b) + out
 
 
 class PoissonRemovePair(_PoissonPair):
@@ -191,7 +202,10 @@ class PoissonRemovePair(_PoissonPair):
 
     @staticmethod
     def _mix(a, b, q):
-        return (1.0 - q) * b + q * a, b
+        """((1 − q)·b + q·a, b), the first in a's array (``a`` and ``b`` owned: ``_own``)."""
+        a *= q
+        a += np.multiply(b, 1.0 - q)
+        return a, b
 
     def _end_mass(self):
         """The base's Q-mass at L = −∞ (P = 0): it lands at L' = log(1−q) (``_end_cell``)."""
@@ -262,7 +276,10 @@ class PoissonAddPair(_PoissonPair):
 
     @staticmethod
     def _mix(a, b, q):
-        return a, (1.0 - q) * a + q * b
+        """(a, (1 − q)·a + q·b), the second in b's array (``a`` and ``b`` owned: ``_own``)."""
+        b *= q
+        b += np.multiply(a, 1.0 - q)
+        return a, b
 
     def _end_mass(self):
         """The base's P-mass at L = +∞ (Q = 0): it lands at L' = −log(1−q) (``_end_cell``)."""

@@ -98,13 +98,15 @@ def bulk_split(plan: Plan, composition: PairComposition, at: StepProfile, accura
     certified."""
     checked, zero = {}, {}
     for d, t in zip(DIRECTIONS, plan.tilts):
+        if d == "add" and composition.add == composition.remove:
+            continue  # the same law both ways: the remove direction's reading is its
         pairs = merge_gaussians(composition.direction(d))
         if t.rounded and all(p.atomless_off_zero for p, _ in pairs if p.lattice is None):
             checked[d] = t
             zero[d] = not all(p.atomless for p, _ in pairs)
     if not checked:
         return math.inf, 0
-    looks = [_carried(*look) for look in _resolved_excess(at, checked, zero)]
+    looks = [_carried(*look) for look in _resolved_excess(at, checked, zero, _scouted(plan, at))]
     top = np.max([np.where(np.isnan(eps), 0.0, eps) for eps, _ in looks], axis=0)
     worst = np.max([np.where(~(eps < 0.8 * top), excess, 0.0) for eps, excess in looks], axis=0)
     over = np.flatnonzero(worst > _SLACK * accuracy)
@@ -115,17 +117,39 @@ def bulk_split(plan: Plan, composition: PairComposition, at: StepProfile, accura
     return (float(_CHECKED[last]) if last < len(_CHECKED) else 0.0), extra
 
 
-def _resolved_excess(at, looks, zero):
+def _scouted(plan, at):
+    """{direction: (the ``StepProfile`` it is read from at each δ of ``_CHECKED``, as an array
+    of them)}: ``at``'s scout (``StepProfile.scout``) where the plan's saddle points put the
+    direction below the other (``Plan.remove_leads``: it is first read there for the answer
+    too, and its grids at ``at``'s step are then seldom composed), else ``at``."""
+    if at.scout is None:
+        return {d: np.full(len(_CHECKED), at) for d in DIRECTIONS}
+    remove = plan.remove_leads(_CHECKED, True)
+    return {d: np.where(remove if d == "remove" else ~remove, at, at.scout) for d in DIRECTIONS}
+
+
+def _read(at, readers, direction, rounded, zero):
+    """``rounding_excess`` of a direction's base grids at ``_CHECKED``, each δ from its reader's
+    (``_scouted``), a scout's excess scaled to ``at``'s step (∝ h²)."""
+    eps, excess, resolved = np.empty(len(_CHECKED)), np.empty(len(_CHECKED)), np.empty(len(_CHECKED), bool)
+    for reader in set(readers.tolist()):
+        sel = np.array([r is reader for r in readers])
+        got = rounding_excess(reader.grid(direction), rounded, _CHECKED[sel], zero)
+        eps[sel], excess[sel], resolved[sel] = got[0], got[1] * (at.step / reader.step) ** 2, got[2]
+    return eps, excess, resolved
+
+
+def _resolved_excess(at, looks, zero, readers):
     """[(ε, excess, resolved) of ``rounding_excess`` at ``_CHECKED``] of the directions
     ``looks`` ({direction: its ``Tilts``}; ``zero``: {direction: whether its law may have an
-    atom at 0}): from the base grids, and at each δ a base grid
+    atom at 0}; ``readers``: ``_scouted``): from the base grids, and at each δ a base grid
     does not resolve, from the band's tilted grid (``StepProfile.resolving``), unless
     - its base grid's ε (an upper bound, the noise included) is below 0.8 of another
       direction's (below the top filter of ``bulk_split``), or
     - at the last δ it resolved the saddle point of its tilts (``Tilts.log_delta``) reads
       that δ within ``_AGREE``: the tilts describe its law there, and the plan's tails
       (``plan.py``) size the step for the smaller δ (excess 0, ε the saddle point's)."""
-    out = {d: rounding_excess(at.grid(d), t.rounded, _CHECKED, zero[d]) for d, t in looks.items()}
+    out = {d: _read(at, readers[d], d, t.rounded, zero[d]) for d, t in looks.items()}
     last = dict.fromkeys(out)  # direction → the last index resolved
     for i, delta in enumerate(_CHECKED):
         known = max([float(eps[i]) for eps, _, ok in out.values() if ok[i] and np.isfinite(eps[i])], default=0.0)
@@ -138,10 +162,11 @@ def _resolved_excess(at, looks, zero):
                     t = looks[d]
                     eps[i], excess[i], resolved[i] = float(t.at_tail(t.tail_at_delta(math.log(delta)))[0]), 0.0, True
                 else:
-                    answer, grid = at.resolving(d, delta, _RESOLVED)
+                    reader = readers[d][i]
+                    answer, grid = reader.resolving(d, delta, _RESOLVED)
                     if grid is not None:
                         _, got, _ = rounding_excess(grid, looks[d].rounded, _CHECKED[i:i + 1], zero[d])
-                        eps[i], excess[i], resolved[i] = answer, got[0], True
+                        eps[i], excess[i], resolved[i] = answer, got[0] * (at.step / reader.step) ** 2, True
                 if resolved[i] and np.isfinite(eps[i]):
                     known = max(known, float(eps[i]))
             if resolved[i] and np.isfinite(eps[i]):

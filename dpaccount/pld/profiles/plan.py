@@ -14,7 +14,8 @@ multiplies the tilted law's MGF by e^{λ²s²/2}: the tail's quantiles move by
 
 λ taken ≥ 1 (near the mean the first-order picture has no tilt to lean on).
 Measured (benchmarks/rho_calibration.py) the first predicts the excess of ε
-within a factor 0.5–1.3 on subsampled Gaussians and Laplace; c = 1/2.
+within a factor 0.5–1.3 on subsampled Gaussians and Laplace; c = 1/2 for
+ε(δ), 0.3 for δ(ε) (``SHARE_DELTA``).
 
 Why not plan from the composed variance V alone (h² = 4ρV/K): that is the
 λ = ε/V special case of the Gaussian, and wrong by orders of magnitude where the
@@ -63,6 +64,10 @@ from ..grids.compose import BYTES_PER_POINT, chernoff_lambdas, chernoff_window
 from ..grids.discretise import is_multiple, loss_ranges
 
 SHARE = 0.5                       # c: the share of the accuracy the step may spend
+# δ(ε) queries' c: their saddle-point excess model (``delta_ratio``) reads low in the bulk of a
+# heterogeneous composition (11 Poisson-Gaussians ×500, δ(1): 0.47 of the accuracy measured at a
+# step planned for 0.33), and the δ levels are clipped at ``DELTA_LEVELS`` anyway
+SHARE_DELTA = 0.3
 _POINTS = 4096                    # points of the coarsest composed window
 _LAMBDAS = np.geomspace(1e-2, 1e3, 41)
 _REFINE = 16                      # rounds of λ refinement
@@ -134,6 +139,17 @@ class Plan(NamedTuple):
     def step(self, composition, level):
         return snap(composition, self.coarse / 2.0 ** level)
 
+    def remove_leads(self, values: np.ndarray, of_delta: bool) -> np.ndarray:
+        """Where the remove direction's saddle-point answer (``Tilts``) is the larger, at an
+        array of δ (``of_delta``: ε(δ) queries) or of ε: which direction goes first."""
+        if of_delta:
+            with np.errstate(divide="ignore"):
+                logs = np.log(values)
+            rem, add = (t.at_tail(t.tail_at_delta(logs))[0] for t in self.tilts)
+        else:
+            rem, add = (np.interp(values, t.mean, t.log_delta()) for t in self.tilts)
+        return rem >= add
+
     def delta_levels(self, eps, accuracy):
         """The level δ(ε) queries need at each ε of a sorted lattice (non-decreasing):
         only directions whose Chernoff tail at ε is within 10× of the larger count.
@@ -143,7 +159,7 @@ class Plan(NamedTuple):
         need = np.full(np.shape(eps), np.inf)
         for tail, ratio, rounded in looks:
             if rounded:
-                step = np.sqrt(8 * SHARE * accuracy / (ratio * rounded))
+                step = np.sqrt(8 * SHARE_DELTA * accuracy / (ratio * rounded))
                 need = np.where(tail >= top - math.log(10.0), np.minimum(need, step), need)
         first = self.eps_level + self.extra  # (``profile.py``: δ(ε) queries start there)
         return np.clip(levels_for(self.coarse, np.minimum.accumulate(need)), first, first + DELTA_LEVELS)

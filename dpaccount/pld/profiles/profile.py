@@ -44,7 +44,7 @@ from ...errors import AccuracyWarning, GridTooLarge
 from ..grids.cache import GridCache
 from .bulk import bulk_split
 from .plan import affordable, plan
-from .step_profile import StepProfile, leads
+from .step_profile import StepProfile
 from .tiers import TIERS
 
 if TYPE_CHECKING:
@@ -59,6 +59,9 @@ _PLANS = GridCache(limit=4096, size_of=lambda _: 1)  # plans: small, counted not
 # alone cannot reach the accuracy (a δ plan of Poisson-RR parts starts where its upper end
 # is exact, its lower end 12 times too wide; five rounds of one level fell short)
 _JUMP = 4.0
+# the levels between a StepProfile and its scout (``StepProfile._worst``): the direction that does
+# not set the answer is first read 2^_SCOUT times coarser (its excess 4^_SCOUT times the level's)
+_SCOUT = 3
 
 
 class PrivacyProfile:
@@ -96,8 +99,9 @@ class PrivacyProfile:
         if level not in self._at:
             first = self._eps_level
             bands = self.at_level(first) if level > first else None  # δ levels share the ε level's bands
+            scout = (self.at_level(max(level - _SCOUT, 0)), self.plan) if level else None
             self._at[level] = StepProfile(self._pairs, self.accuracy, self.plan.step(self._pairs, level), bands,
-                                          self.plan.hints)
+                                          self.plan.hints, scout)
         return self._at[level]
 
     @property
@@ -184,24 +188,34 @@ class PrivacyProfile:
         """Certified upper bound on δ(ε), vectorised over ε ≥ 0: per direction the
         smaller of its answer at the query's level ℓ(ε) and the anchors below
         ℓ(ε) (``_anchor``), then the larger direction. The direction whose rough
-        answer is lower is refined only until it is below the other's, from
-        the ε(δ) level up (that level often suffices; where its Chernoff bound
-        already is below, from no grid at all: ``StepProfile.chernoff_delta``)."""
+        answer is lower (by the plan's saddle points, ``Plan.remove_leads``) is
+        refined only until it is below the other's: from the base grid of the
+        first level's scout (``StepProfile.scout``), then from the ε(δ) level up
+        (that level often suffices; where its Chernoff bound already is below,
+        from no grid at all: ``StepProfile.chernoff_delta``). Where both
+        directions hold the same pairs, one is computed."""
         eps = np.asarray(eps, dtype=float)
         flat = eps.ravel()
         wanted = self._delta_levels(np.where(np.isfinite(flat), flat, 0.0))
         levels = affordable(self.plan, wanted)
         first = self._delta_first
-        leading = leads(self.at_level(first).rough_delta(flat))
+        mirror = self._pairs.remove == self._pairs.add  # one law both ways: one direction
+        leading = np.ones(flat.shape, bool) if mirror else self.plan.remove_leads(flat, False)
+        scout = self.at_level(first).scout
         out = np.zeros(flat.shape)
         for d, mine, ceiling in (("remove", leading, None), ("add", ~leading, None),
                                  ("remove", ~leading, out), ("add", leading, out)):
+            if mirror and d == "add":
+                continue
             cap = np.full(flat.shape, -np.inf) if ceiling is None else ceiling
             best = np.full(flat.shape, np.inf)
+            if ceiling is not None and scout is not None and mine.any():  # the scout's base grid first
+                best[mine] = scout.grid(d).delta(flat[mine])
             # the ε(δ) level: for every query of the refined direction (it often suffices there),
             # for the leading one only where it is the query's own level
-            ask = mine if ceiling is not None else mine & (levels <= first)
-            best[ask] = self.at_level(first).delta_of(d, flat[ask], None if ceiling is None else cap[ask])
+            ask = mine & (best > cap) if ceiling is not None else mine & (levels <= first)
+            best[ask] = np.minimum(best[ask], self.at_level(first).delta_of(d, flat[ask],
+                                                                            None if ceiling is None else cap[ask]))
             for level in np.unique(levels[mine & (levels > first) & (best > cap)]):
                 sel = mine & (levels == level) & (best > cap)
                 got, level = self._delta_fitting(d, flat[sel], int(level), None if ceiling is None else cap[sel])

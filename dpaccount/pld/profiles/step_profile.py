@@ -17,18 +17,20 @@ query gets is ``PrivacyProfile``'s choice (``profile.py``, ``plan.py``).
   composed exponentially tilted (``compose.py``): accurate to ~1e-15 of
   itself (plus the tilting's rounding pad, ~1e-8) over several standard deviations of the tilted law around its
   centre. Tilt centres sit on a fixed lattice of ε that depends on the
-  mechanism alone (``_levels``: bands 4 standard deviations of the *tilted*
+  mechanism alone (``bands.py``: bands 4 standard deviations of the *tilted*
   law wide, which widen as the tilt grows; each tilted a quarter of the way
   up), so a query's grids depend on the query alone: an array of queries
   gets exactly the answers its elements get one by one. A query the band's
   grid cannot resolve (its per-bin noise bound, ``PLDGrid.noise_effect``,
   still too large) gets a grid tilted at its own answer, re-centred until it
-  settles. Queries at the deep tiers (δ < 1e-24) first look on pairs of merged
+  settles; so does at once a query whose band's grid is predicted to stay too
+  noisy there (``bands.band_noise``). Queries at the deep tiers (δ < 1e-24) first look on pairs of merged
   bands: there the tilted laws of rare large losses are wide, and one grid
   tilted a quarter of the way up two bands resolves both; a query it does not
   resolve goes on to its own band's grid. The direction that does not set the
-  answer (its base grid answers lower) is refined only until it is below the
-  other's answer: not at all where a Chernoff bound from its single-step grids
+  answer (by the plan's saddle points, ``Plan.remove_leads``; else its base
+  grid answers lower) is refined only until it is below the other's answer:
+  not at all where a scout's (a coarser level's) base grid, or a Chernoff bound from its single-step grids
   already is (``chernoff.delta_bound``), else first on merged bands (three at a time).
 
 Every grid is pessimistic (or, for lower bounds, optimistic) on its own, so
@@ -44,13 +46,12 @@ from ...errors import AccuracyNotReached
 from ..grids.accountant import composed_grid, step_grids
 from ..pairs.composition import DIRECTIONS
 from ..grids.cache import GRIDS
-from ..grids.chernoff import delta_bound, log_mgf
-from ..grids.compose import saddle_tilt
+from ..grids.chernoff import delta_bound
 from ..grids.grid import PLDGrid
+from .bands import Bands
 from .tiers import TIERS, tier_of
 
 _DEEP_MERGE = 2      # deep tiers: a first look on pairs of bands merged (``_delta_at``)
-_BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted law
 
 
 def leads(rough):
@@ -80,7 +81,7 @@ class GridCertificate(NamedTuple):
     pessimistic: bool
 
 
-class StepProfile:
+class StepProfile(Bands):
     """δ(ε) and ε(δ) of a ``PairComposition`` on grids of one step, certified.
 
     ``delta``/``epsilon`` are rigorous upper bounds (pessimistic grids);
@@ -90,14 +91,28 @@ class StepProfile:
     may move an answer (a tenth of it) before a tilted grid is consulted.
     All take arrays."""
 
-    def __init__(self, pairs, accuracy, step, bands=None, hints=None):
+    def __init__(self, pairs, accuracy, step, bands=None, hints=None, scout=None):
         self._pairs = pairs
+        self._scout = scout  # (a coarser StepProfile, the Plan): ``_worst``
         self._hints = hints or {}  # direction → window λ at the first tail (``Plan.hints``)
         self.accuracy = accuracy
         self.step = step
         self._bands = bands or self  # whose band lattice (``_levels``) tilt centres come from
         self._true_inf = {d: p_inf_of(pairs.direction(d)) for d in DIRECTIONS}
         self._width, self._mgf = {}, {}
+
+    @property
+    def scout(self) -> Optional["StepProfile"]:
+        """The coarser level's ``StepProfile`` the direction that does not set an answer is
+        first read from (``_worst``), or None."""
+        return self._scout and self._scout[0]
+
+    @property
+    def _proxy_step(self):
+        """The coarser step whose single-step grids the λ searches of this step's grids start on
+        (``accountant.composed_grid``): the band lattice's where that is a coarser level's (whose
+        grids the queries have built), else the scout's."""
+        return (self._bands if self._bands is not self else self.scout or self).step
 
     # -- grids -------------------------------------------------------------
     def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None):
@@ -111,7 +126,7 @@ class StepProfile:
                                  pessimistic=pessimistic, step=self.step,
                                  tilt_at=None if tilt is None else tilt * self.step, base=base,
                                  hints=self._hints.get(direction, (None, None)) if tail == TIERS[0] else (None, None),
-                                 proxy_step=self._bands.step)
+                                 proxy_step=self._proxy_step)
         return GRIDS.get(key, build)
 
     def certificate(self):
@@ -122,44 +137,6 @@ class StepProfile:
             out.append(GridCertificate(d, g.step, g.offset, len(g.probs), g.p_inf, g.noise, TIERS[0],
                                        g.pessimistic))
         return tuple(out)
-
-    def _levels(self, direction, upto):
-        """The tilt centres of one direction, L_0 < L_1 < … reaching past ``upto``:
-        L_0 the composed mean, then L_{i+1} = L_i + W·sd(L_i), sd(L) the standard
-        deviation of the composition tilted to have mean L (from the exact
-        log-MGF of the single-step grids: K''(λ) at the saddle point λ of L).
-        Tilted laws widen with λ (a few large single-step losses carry them),
-        so the bands widen with them; they depend on the mechanism alone."""
-        levels = self._width.setdefault(direction, [])
-        if not levels:
-            g = self.grid(direction)
-            mass = g.probs.sum()
-            levels.append(float(g.probs @ g.losses) / mass if mass > 0 else 0.0)
-        if upto > levels[-1] and direction not in self._mgf:
-            items = step_grids(self._pairs.direction(direction), self.step, TIERS[0])
-            self._mgf[direction] = [items, log_mgf(items), 1.0]  # and the last saddle λ, the next search's start
-        while upto > levels[-1] and len(levels) < 4096:
-            items, mgf, start = self._mgf[direction]
-            lam = self._mgf[direction][2] = saddle_tilt(items, levels[-1], start=start)
-            var = mgf.moments(lam)[2]
-            levels.append(levels[-1] + max(_BAND_SDS * math.sqrt(max(var, 0.0)), 64 * self.step))
-        return levels
-
-    def _band_tilt(self, direction, eps, coarse=1):
-        """Grid index of the tilt centre of the band holding each ε: the middle
-        of [L_i, L_{i+1}); ``coarse`` = c > 1 merges c consecutive bands (a
-        cheaper first look, where only an upper bound below a ceiling is needed)."""
-        eps = np.asarray(eps, dtype=float)
-        finite = eps[np.isfinite(eps)]
-        levels = self._bands._levels(direction, float(finite.max()) if finite.size else 0.0)
-        # whole merged bands only, so that a band's edges never depend on how far other
-        # queries have extended the lattice
-        while (len(levels) < 2 or (len(levels) - 1) % coarse) and len(levels) < 4096:
-            levels = self._bands._levels(direction, levels[-1] + self._bands.step)
-        edges = np.asarray(levels[::coarse] if levels[::coarse][-1] == levels[-1] else levels[::coarse] + [levels[-1]])
-        i = np.clip(np.searchsorted(edges, eps, side="right") - 1, 0, len(edges) - 2)
-        centre = edges[i] + 0.25 * (edges[i + 1] - edges[i])  # tilted laws widen upwards
-        return np.floor(centre / self.step).astype(np.int64)
 
     # -- δ(ε) --------------------------------------------------------------
     def delta(self, eps):
@@ -172,18 +149,32 @@ class StepProfile:
 
     def _worst(self, values, one, rough):
         """max over the directions of ``one(direction, values, ceiling)``. The
-        direction whose base grid answers higher goes first; the other one is
-        refined only until its upper bound is at most the first's answer
-        (``ceiling``): below that it cannot change the max."""
+        direction whose answer is the higher goes first (by the base grids, or,
+        with a scout, by the plan's saddle points: ``Plan.remove_leads``); the
+        other one is refined only until its upper bound is at most the first's
+        answer (``ceiling``): below that it cannot change the max. With a scout
+        (a coarser level's ``StepProfile``) the other one is first read from
+        the scout's base grid, whose answer, certified too, often already is at
+        most the first's: then its grids at this step are never composed. Where
+        both directions hold the same pairs, their laws and answers are equal:
+        one is computed."""
         values = np.asarray(values, dtype=float)
         flat = values.ravel()
-        rough = {d: rough(self.grid(d), flat) for d in DIRECTIONS}
-        first = leads(rough)
+        if self._pairs.remove == self._pairs.add:
+            out = np.asarray(one("remove", flat, None), dtype=float).reshape(values.shape)
+            return float(out) if out.ndim == 0 else out
+        if self._scout is None:
+            first = leads({d: rough(self.grid(d), flat) for d in DIRECTIONS})
+        else:
+            first = self._scout[1].remove_leads(flat, rough is PLDGrid.epsilon)
         out = np.zeros(flat.shape)
         for d, mine in (("remove", first), ("add", ~first)):
             if mine.any():
                 out[mine] = one(d, flat[mine], None)
         for d, mine in (("remove", ~first), ("add", first)):
+            if self._scout is not None and mine.any():
+                idx = np.flatnonzero(mine)
+                mine[idx[rough(self._scout[0].grid(d), flat[idx]) <= out[idx]]] = False
             if mine.any():
                 out[mine] = np.maximum(out[mine], one(d, flat[mine], out[mine]))
         out = out.reshape(values.shape)
@@ -192,10 +183,6 @@ class StepProfile:
     def _excess(self, direction, grid):
         """Mass the grid counts at +∞ beyond the true P(L = ∞): its window's tails."""
         return max(grid.p_inf - self._true_inf[direction], 0.0)
-
-    def rough_delta(self, eps):
-        """{direction: δ(ε) of its base grid}: which direction sets the answer."""
-        return {d: self.grid(d).delta(eps) for d in DIRECTIONS}
 
     def delta_of(self, direction, eps, ceiling=None):
         """Certified upper bound on δ(ε) of one direction (an array of ε); with
@@ -309,9 +296,13 @@ class StepProfile:
             if not len(idx):
                 continue
             tilts = self._band_tilt(direction, eps[idx])
+            if tier == 0:  # a band's grid predicted to stay noisy: the query's own tilt at once
+                band = ~self._band_noisy(direction, tilts, eps[idx], 0.1 * acc * out[idx])
+                idx, tilts = idx[band], tilts[band]
             for j in np.unique(tilts):
                 read(self.grid(direction, tail, pessimistic, int(j)), idx[tilts == j])
-            for i in idx[noisy[idx] & ~cut[idx]]:  # the band's grid is not enough: tilt at ε itself
+            idx = at[noisy[at]]
+            for i in idx[~cut[idx]]:  # the band's grid is not enough: tilt at ε itself
                 read(self.grid(direction, tail, pessimistic, int(math.floor(eps[i] / self.step))), [i])
         return out, tiers
 
@@ -361,6 +352,10 @@ class StepProfile:
                 if not len(idx):
                     break
                 tilts = self._band_tilt(direction, eps[idx])
+                if tier == 0:  # a band's grid predicted to stay noisy: ``_recentred`` at once
+                    band = ~self._band_noisy(direction, tilts, eps[idx], acc * target[idx])
+                    pending[idx[~band]] = False
+                    idx, tilts = idx[band], tilts[band]
                 for j in np.unique(tilts):
                     at = idx[tilts == j]
                     g = self.grid(direction, tail, pessimistic, int(j))
