@@ -53,8 +53,8 @@ class Split(NamedTuple):
 
 def heavy_split(grid: PLDGrid, count: int, tilt: float, level: float, tail: float) -> Optional[Split]:
     """The split of ``grid`` taken ``count`` times (module docstring), where the
-    heavy losses carry at least half of the mean of the law tilted at ``tilt``
-    (centred at ``level``) and that law expects at most ``_FEW`` of them (one or
+    heavy losses carry at least half of the rise of the mean of the law tilted
+    at ``tilt`` (centred at ``level``) over the untilted mean and that law expects at most ``_FEW`` of them (one or
     two heavy steps on the bulk reach the level): else (a bulk that reaches the
     level itself, many heavy steps, or no cut with K·p ≤ ``RARE``) None. The
     choice only decides tightness: every split is an exact identity."""
@@ -67,11 +67,15 @@ def heavy_split(grid: PLDGrid, count: int, tilt: float, level: float, tail: floa
         return None  # (lower bounds drop R, and with it K·P(L = ∞) at most: kept below the tail)
     cut = int(rare[0])
     logs, losses = grid._live_log
+    # the heavy steps' share of the tilted mean's rise over the untilted mean K·x̄ (both rise
+    # alike under a shift of every loss, as in an optimistic grid's frame)
+    mean = float(np.exp(logs - logs.max()) @ losses) / float(np.exp(logs - logs.max()).sum())
     w = logs + tilt * losses
     w = np.exp(w - w.max())
     heavy_at = losses >= (grid.offset + cut) * grid.step
     total = float(w.sum())
-    if count * float(w[heavy_at] @ losses[heavy_at]) < _CARRIED * level * total:
+    rise = level - count * mean
+    if not rise > 0 or count * float(w[heavy_at] @ (losses[heavy_at] - mean)) < _CARRIED * rise * total:
         return None  # the bulk carries the level: the plain tilt centres it
     if count * float(w[heavy_at].sum()) > _FEW * total:
         return None  # three heavy steps or more carry it: R, a plain composition, would answer
