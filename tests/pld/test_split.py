@@ -128,3 +128,14 @@ def test_the_remove_direction_of_a_tiny_q_gaussian_is_resolved_by_the_split():
     assert plain.noise_effect(at)[0] > plain.delta(at)[0]
     assert got.noise_effect(at)[0] < 1e-2 * got.delta(at)[0]
     assert got.delta(at)[0] < plain.delta(at)[0]
+
+
+@pytest.mark.slow
+def test_the_tiny_q_interval_is_reached_with_split_lower_bounds():
+    """σ = 0.8, q = 1e-5, T = 1e4, ε(1e-10) certified at accuracy 1e-2: reached, lower and
+    upper ends from split grids (the optimistic ones in their shifted frame too), and the
+    default within it (plus the default accuracy)."""
+    mechanism = dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=0.8), 1e-5)], [10_000])
+    bounds = mechanism.get_approxDP_bounds(1e-10, accuracy=1e-2)
+    assert bounds.upper <= bounds.lower * (1 + 1e-2)
+    assert bounds.lower <= mechanism.get_approxDP(1e-10) <= bounds.upper * (1 + 1e-3)
