@@ -24,7 +24,7 @@ its own saddle point for k ≤ 1. Terms with two heavy steps or more weigh
 about (Kp)²/2, p = h's mass, so their own noise hardly counts (they are
 composed untilted, on narrower windows). The cut is the lowest grid point
 with K·p ≤ ``RARE``. h is scaled by 2^e (exact) to a mass in
-(½, 1], so that every term's window tails are of its own size, and each
+[½, 1], so that every term's window tails are of its own size, and each
 term weighs C(K, k)·2^{−ek}."""
 import math
 from typing import List, NamedTuple, Optional, Sequence, Tuple
@@ -37,7 +37,7 @@ from .grid import PLDGrid
 RARE = 1e-4     # K·P(L ≥ c) at the cut: the expected number of heavy steps
 UPPER = 2       # upper bounds: terms k < UPPER exactly, the rest dominated by R_UPPER
 LOWER = 3       # lower bounds: terms k < LOWER exactly, the rest dropped
-_CARRIED = 0.5  # the heavy losses' share of the tilted mean above which the split is tried
+_CARRIED = 0.5  # the heavy losses' share of the tilted mean's rise above which the split is tried
 _FEW = 0.25     # and the most heavy steps the tilted law may expect
 
 
