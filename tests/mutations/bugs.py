@@ -35,6 +35,17 @@ SAMPLED = "tests/transformers/test_poisson_sampling.py"
 CF_CERTIFIED = "tests/cf/test_certified.py"
 ATTAINED = "tests/pld/test_attained.py"
 BUGS = (
+    # ---------------------------------------------------------------- bulk/heavy split
+    Bug("split-remainder-dropped-from-upper-bounds", PLD + "grids/split.py",
+        "return [(k, False) for k in range(UPPER)] + [(UPPER, True)]", "return [(k, False) for k in range(UPPER)]",
+        ("tests/pld/test_split.py::test_the_split_brackets_the_exact_composition",),
+        "the split's upper bound forgets R (two heavy steps or more): δ below the exact "
+        "composition where only two heavy steps reach"),
+    Bug("split-weights-without-the-heavy-scale", PLD + "grids/split.py",
+        "math.ldexp(float(math.comb(count, k)) * pad, -k * exponent)", "float(math.comb(count, k)) * pad",
+        ("tests/pld/test_split.py::test_the_split_brackets_the_exact_composition",),
+        "the terms weighed C(K, k) without 2^{−ek} (the heavy part was scaled up by 2^e): "
+        "lower bounds far above the exact composition"),
     # ---------------------------------------------------------------- discretisation
     Bug("ctd-tail-to-inf-dropped", PLD + "grids/discretise.py",
         "p_inf=float(pair.p_inf + top_mass)", "p_inf=float(pair.p_inf)",

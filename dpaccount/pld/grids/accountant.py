@@ -111,7 +111,8 @@ def _composed(pairs, tail, tilt_at, base, hints, proxy_step, step, pessimistic, 
         base = None  # the untilted grid on the other frame (it did not fit): the tilted one alone
     if base is not None and whole:
         base = replace(base, offset=base.offset - whole)
-    out = compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base, hints=hints, proxy=proxy)
+    out = compose(items, tail=tail, pessimistic=pessimistic, tilt=tilt, base=base, hints=hints, proxy=proxy,
+                  level=None if tilt_at is None else tilt_at - float(total))
     # back from the frame: every loss moved down by the fraction of a step dropped from
     # Σ k·shift (moving loss down lowers every δ: still a lower bound)
     return replace(out, offset=out.offset + whole) if whole else out

@@ -16,6 +16,11 @@ gives the composed grid. Nothing is lost silently:
   transforms' rounding is added to every bin (pessimistic) or subtracted
   (optimistic). Small problems use exact direct convolution instead
   (relative error ≤ n·u per bin).
+* **Rare large losses** (``split.py``). A tilted grid of one grid taken K
+  times whose noise alone raises δ at its centre by ``_NOISY`` of it, where
+  one or two rare large losses on a light bulk carry that centre, is also
+  composed as a binomial expansion over the heavy steps, each term tilted at
+  its own saddle point; the better of the two at the centre is kept.
 """
 import math
 
@@ -25,6 +30,7 @@ from ...errors import GridTooLarge
 from ...numerics import ULP_OF_ONE as _U
 from .chernoff import LogMGF, composed_p_inf, descend, exponent, log_mgf, quantile, tail_level
 from .grid import PLDGrid, frozen
+from .split import Term, carried_noise, heavy_split, mix, proxy_terms, terms
 from .transform import direct, fft, untilt
 
 MAX_GRID = 1 << 23  # 8.4M points: a complex spectrum is 134 MB
@@ -93,7 +99,7 @@ def _near(search, mgf, rough, start=1.0, tol=0.0):
     return descend(search(mgf), start, tol)
 
 
-def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(None, None), proxy=None):
+def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(None, None), proxy=None, level=None):
     """Compose ``[(PLDGrid, count), ...]`` (same step, same rounding) into one grid.
 
     With ``tilt`` = λ > 0 the transforms run on the tilted masses p_j e^{λ ε_j}
@@ -102,7 +108,10 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
     accurate to ~1e-15 of *themselves* (plus the tilting's own rounding, a pad
     of ~1e-8 of them: ``transform.untilt``). The result is combined bin by bin with
     ``base`` (the untilted grid of the same window): the smaller upper bound
-    (pessimistic) or the larger lower bound wins, both being certified."""
+    (pessimistic) or the larger lower bound wins, both being certified.
+    ``level``: the loss the tilt was chosen for (its saddle point; by default the
+    tilted mean, which can lie far above it where the tilted mean jumps with λ),
+    where a split (``split.py``) is judged."""
     step = items[0][0].step
     for g, _ in items:
         if g.step != step:
@@ -141,22 +150,94 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
         if pessimistic:
             probs[0] += below
     else:
-        bottom, top = ja, jb
-        mgf, rough = log_mgf(items), proxy and log_mgf(proxy)
-        ja, probs, noise_bins = _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base)
-        if ja + len(probs) - 1 > top:  # the tilted window reaches higher: bound the mass above its top
-            above = min(above, _mass_beyond(mgf, rough, (ja + len(probs) - 1) * step, start=tilt))
-        if ja > bottom:  # it starts higher: bound the mass below its bottom (moved up to it),
-            # searched from the λ of the untilted window's bottom (``hints``), which lies below it
-            below = _mass_beyond(mgf, rough, ja * step, -1.0, start=hints[1] or 1e-3)
-        extra_inf = above if pessimistic else 0.0
-        if pessimistic:
-            probs[0] += below
-        return PLDGrid(step=step, offset=ja, probs=frozen(probs), p_inf=min(1.0, p_inf + extra_inf) if pessimistic
-                       else p_inf, pessimistic=pessimistic, noise=float(noise_bins.max()), noise_bins=frozen(noise_bins))
+        term = _tilted_term(items, tail, tilt, pessimistic, base, hints, proxy, (ja, jb, below, above))
+        grid = _grid(step, pessimistic, term._replace(p_inf=p_inf + term.p_inf))
+        if len(items) == 1:
+            grid = _split_if_better(grid, items[0], tail, tilt, pessimistic, proxy, level)
+        return grid
     p_inf_total = min(1.0, p_inf + extra_inf) if pessimistic else p_inf
     return PLDGrid(step=step, offset=ja, probs=frozen(probs), p_inf=p_inf_total, pessimistic=pessimistic,
                    noise=noise)
+
+
+def _tilted_term(items, tail, tilt, pessimistic, base=None, hints=(None, None), proxy=None, window=None):
+    """The tilted composition as a ``split.Term``: its bins, their noise bounds, the
+    untilted mass below its window (moved up to its bottom, upper bounds only) and the
+    mass above it (not the true P(L = ∞)); ``window``: ``chernoff_window``'s, if known."""
+    step = items[0][0].step
+    ja, jb, below, above = window or chernoff_window(items, tail, hints, proxy)
+    bottom, top = ja, jb
+    mgf, rough = log_mgf(items), proxy and log_mgf(proxy)
+    ja, probs, noise_bins = _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base)
+    if ja + len(probs) - 1 > top:  # the tilted window reaches higher: bound the mass above its top
+        above = min(above, _mass_beyond(mgf, rough, (ja + len(probs) - 1) * step, start=tilt))
+    if ja > bottom:  # it starts higher: bound the mass below its bottom (moved up to it),
+        # searched from the λ of the untilted window's bottom (``hints``), which lies below it
+        below = _mass_beyond(mgf, rough, ja * step, -1.0, start=hints[1] or 1e-3)
+    return Term(ja, probs, noise_bins, below if pessimistic else 0.0, above if pessimistic else 0.0)
+
+
+def _grid(step, pessimistic, term):
+    """A ``PLDGrid`` of one term (its moved mass added to its first bin)."""
+    probs = term.probs
+    probs[0] += term.below
+    return PLDGrid(step=step, offset=term.offset, probs=frozen(probs), p_inf=min(1.0, term.p_inf),
+                   pessimistic=pessimistic, noise=float(term.noise.max()), noise_bins=frozen(term.noise))
+
+
+_NOISY = 1e-3  # a tilted grid whose noise alone raises δ at its centre by this (relative) tries a split
+
+
+def _split_if_better(grid, item, tail, tilt, pessimistic, proxy=None, level=None):
+    """``grid`` (one grid taken K times, tilted), or the bulk/heavy split of the same
+    composition (``split.py``) where ``grid`` is noise-bound at ``level`` and the
+    split answers better there (lower δ for upper bounds, higher for lower bounds)."""
+    g, count = item
+    if level is None:
+        level = log_mgf([item]).moments(tilt)[1]  # the tilted mean
+    at = np.array([level])
+    first = max(int(math.floor(level / grid.step)) + 1 - grid.offset, 0)
+    # ``noise_effect`` and, a guide that is at least δ(level), the mass above the level, as plain
+    # sums (the grid's own suffix sums run from the top down only as far as its reads need)
+    if not float(grid.noise_bins[first:].sum()) > _NOISY * float(grid.probs[first:].sum()):
+        return grid
+    split = heavy_split(g, count, tilt, level, tail)
+    if split is None:
+        return grid
+    other = _split_grid(split, g, count, tail, level, pessimistic, proxy_terms(split, proxy, count, pessimistic))
+    better = (float(other.delta(at)[0]) < float(grid.delta(at)[0])) == pessimistic
+    return other if better else grid
+
+
+def _split_grid(split, g, count, tail, level, pessimistic, proxies=None):
+    """The terms of ``split`` (``split.py``), each tilted at its own saddle point and
+    bounding its exact term from its side (as a law: not bin by bin, since the
+    bulk's window moves mass, so it is not combined with the untilted grid), mixed.
+    ``proxies``: each term's items on coarser grids (``split.proxy_terms``), which
+    its searches start from."""
+    parts = []
+    for k, dominated in terms(pessimistic):
+        bulk = compose([(split.bulk, count - k)], tail, pessimistic) if k and not dominated else None
+        items = [(split.bulk, count)] if k == 0 else [(g, count - k) if dominated else (bulk, 1), (split.heavy, k)]
+        if k < 2:  # tilted at its own saddle point
+            rough = proxies and proxies[k]
+            term = _tilted_term(items, tail, saddle_tilt(items, level, rough), pessimistic, proxy=rough)
+            # lower bounds drop the mass at +∞ (≤ K·P(L = ∞) ≤ tail: ``heavy_split``)
+            term = term._replace(p_inf=composed_p_inf(items) + term.p_inf if pessimistic else 0.0)
+        else:  # two heavy steps or more, untilted: their weight leaves their noise far below the
+            # others', and their windows stay the untilted ones, not the far wider tilted laws'
+            part = compose(items, tail, pessimistic)
+            term = Term(part.offset, np.array(part.probs), np.full(len(part.probs), part.noise), 0.0,
+                        part.p_inf if pessimistic else 0.0)
+        if bulk is not None:  # the bulk's own noise bound, carried by the heavy steps
+            term.noise[:] += carried_noise(bulk, split.heavy, k, term.offset, len(term.probs))
+        parts.append(term)
+    first, probs, noise, moved, p_inf = mix(parts, split.weights, pessimistic)
+    for j, mass in moved:  # (lower bounds move none) the sum rounded up: 2u
+        if mass:
+            probs[j - first] = (probs[j - first] + mass) * (1 + 2 * _U)
+    return PLDGrid(step=g.step, offset=first, probs=frozen(probs), p_inf=min(1.0, p_inf), pessimistic=pessimistic,
+                   noise=float(noise.max()), noise_bins=frozen(noise))
 
 
 def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
@@ -200,14 +281,21 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     values, bin_err, log_scale, log_pad = fft(items, new_a, n, tilt)
     outside = (tilted_tail if new_a > lo else 0.0) + (tilted_tail if new_b < hi else 0.0)
     probs, err = untilt(values, bin_err, log_scale, log_pad, tilt, step, new_a, pessimistic, outside)
-    first, last = (max(new_a, base.offset), min(new_b, base.offset + len(base.probs) - 1)) if base else (0, -1)
-    if last >= first:  # where the windows overlap, each bin bounds the same mass: keep the better one
-        part, theirs = slice(first - new_a, last - new_a + 1), base.probs[first - base.offset:last - base.offset + 1]
+    if base is not None:
+        _prefer(new_a, probs, err, base, pessimistic)
+    return new_a, probs, err
+
+
+def _prefer(offset, probs, err, base, pessimistic):
+    """Where the window from ``offset`` overlaps ``base``'s, each bin bounds the same mass:
+    keep the better one (in place; ``err`` too)."""
+    first, last = max(offset, base.offset), min(offset + len(probs) - 1, base.offset + len(base.probs) - 1)
+    if last >= first:
+        part, theirs = slice(first - offset, last - offset + 1), base.probs[first - base.offset:last - base.offset + 1]
         (np.minimum if pessimistic else np.maximum)(probs[part], theirs, out=probs[part])
         # both bins are bounds on the same mass m, each within twice its own noise of it, so the
         # better one is within twice the smaller noise of m (whichever bin that is)
         np.minimum(err[part], base.noise, out=err[part])
-    return new_a, probs, err
 
 
 _READ_RATIO = math.log(1e3)  # how far below its peak the tilted density may be where it is read
