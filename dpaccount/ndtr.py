@@ -86,13 +86,31 @@ def _polynomial(t):
     whole = np.floor(s)
     y = s - whole                           # exact: s's fractional part
     y -= 0.5
-    c = _TABLE.take(whole.astype(np.intp), axis=1)   # row k: each point's coefficient of y^{8−k}
+    c = _coefficients(whole.astype(np.intp))  # row k: each point's coefficient of y^{8−k}
     p = c[0] * y
     for row in c[1:-1]:
         p += row
         p *= y
     p += c[-1]
     return p
+
+
+def _coefficients(piece):
+    """``_TABLE``'s columns at ``piece`` (9 rows): a long array whose pieces come in runs (the
+    grids' sorted points) repeats each run's column, else gathers point by point: the same
+    floats either way."""
+    if len(piece) >= _RUNS_FROM:
+        cut = np.flatnonzero(piece[1:] != piece[:-1])
+        if _RUNS_AT_MOST * len(cut) < len(piece):
+            cut += 1
+            starts = np.concatenate(([0], cut))
+            lengths = np.diff(np.append(starts, len(piece)))
+            return np.repeat(_TABLE[:, piece[starts]], lengths, axis=1)
+    return _TABLE.take(piece, axis=1)
+
+
+_RUNS_FROM = 4096    # points from which runs are looked for
+_RUNS_AT_MOST = 4    # runs are repeated when they number at most a quarter of the points
 
 
 def _tail(t):

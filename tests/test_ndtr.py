@@ -99,3 +99,15 @@ def test_each_piece_within_its_share_of_the_bound():
 def test_each_piece_within_its_share_of_the_bound_densely():
     for i, coeffs in enumerate(ndtr.COEFFS):
         assert ndtr_fit.approximation_error(coeffs, i, points=401) <= 0.4 * U, i
+
+
+def test_sorted_runs_give_the_point_by_point_values():
+    # a long sorted array takes each run's coefficients once (``_coefficients``); the same
+    # points in a shuffled order are gathered one by one: the same Horner sums, so equal floats
+    rng = np.random.default_rng(7)
+    x = np.concatenate((np.sort(rng.uniform(-17.0, 0.0, 6000)), -np.sort(rng.uniform(0.0, 17.0, 6000))))
+    order = rng.permutation(len(x))
+    shuffled = np.empty_like(x)
+    shuffled[order] = log_ndtr(x[order])
+    assert np.array_equal(log_ndtr(x), shuffled)
+    assert np.array_equal(log_ndtr(x[:100]), shuffled[:100])

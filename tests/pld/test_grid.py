@@ -76,3 +76,15 @@ def test_sums_summed_down_in_pieces_are_those_of_one_pass(seed, pessimistic):
     assert starts[0] > 0 and starts == sorted(starts, reverse=True)  # summed down in pieces
     assert got == [whole.epsilon(d) for d in deltas]
     assert np.array_equal(pieces.delta(eps), whole.delta(eps))
+
+
+def test_loss_moment_is_the_exact_sum_to_its_rounding():
+    # Σ p_j (offset + j)·h against mpmath's exact sum of the same floats: the products and the
+    # pairwise sum err by ≤ (n + 2)u of Σ|p_j ε_j|
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet(np.ones(5000))
+    g = PLDGrid(step=1e-3, offset=-2500, probs=probs, p_inf=0.0, pessimistic=True)
+    with mp.workdps(60):
+        exact = mp.fsum(mp.mpf(float(p)) * (-2500 + j) * mp.mpf(1e-3) for j, p in enumerate(probs))
+        scale = mp.fsum(mp.mpf(float(p)) * abs(-2500 + j) * mp.mpf(1e-3) for j, p in enumerate(probs))
+    assert abs(mp.mpf(g.loss_moment) - exact) <= (len(probs) + 2) * 2.0 ** -52 * scale

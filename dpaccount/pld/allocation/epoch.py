@@ -129,8 +129,11 @@ def epoch_pair(pair, t, h, n, cells, pessimistic, side="call"):
         p_inf = min(1.0, (p_inf + jump[2]) * (1 + 4 * _U))
     # groups narrow against the spread of the loss (sd of S/S̄: the loss's, to first order),
     # whose second-order error they otherwise set
+    # (products and numpy's pairwise sums, not BLAS's dot, whose threads wait for one another on
+    # a few shared cores: the width is a choice, any rounding of the moments will do)
     i = np.arange(len(q), dtype=float)
-    m1, m2 = float(q @ i), float(q @ (i * i))
+    qi = q * i
+    m1, m2 = float(qi.sum()), float(np.multiply(qi, i, out=qi).sum())
     spread = math.sqrt(max(m2 * float(q.sum()) / (m1 * m1) - 1.0, 0.0)) if m1 > 0 else 1.0
     index, q, rel = coarsen(q, pessimistic, min(_GROUP, 0.02 * spread))
     live = q > 0

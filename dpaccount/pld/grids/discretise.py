@@ -154,7 +154,7 @@ def _one_grid(pair, step, lo, hi, pessimistic, shift=0.0):
             except OverflowError:
                 pass  # losses beyond ±700, or the curve reaches 0 before the grid
         if grids:  # the one whose mean loss is the larger: the less biased
-            return max(grids, key=lambda g: float(g.probs @ g.losses) + g.p_inf * (hi + 2) * step)
+            return max(grids, key=lambda g: g.loss_moment + g.p_inf * (hi + 2) * step)
     if hasattr(pair, "atoms"):
         return _atoms_to_grid(pair, step, lo, hi, pessimistic)
     # optimistic, where neither lowering applies: each cell's P-mass (its lower bound) to its lower end

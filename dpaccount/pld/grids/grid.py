@@ -95,6 +95,15 @@ class PLDGrid:
         return out
 
     @property
+    def loss_moment(self) -> float:
+        """Σ_j p_j ε_j over the finite points, to a few ulps per point (numpy's pairwise sum of
+        the products; not BLAS's dot, whose threads wait for one another on a few shared cores):
+        for choices (a band centre, the less biased of two lowerings), never a bound."""
+        terms = self.losses
+        terms *= self.probs
+        return float(terms.sum())
+
+    @property
     def mass(self):
         """Total P-mass, finite part plus p_∞ (1 up to rounding and padding)."""
         return float(self.probs.sum() + self.p_inf)

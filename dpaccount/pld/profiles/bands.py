@@ -66,7 +66,7 @@ class Bands:
         if not levels:
             g = self.grid(direction)
             mass = g.probs.sum()
-            levels.append(float(g.probs @ g.losses) / mass if mass > 0 else 0.0)
+            levels.append(g.loss_moment / mass if mass > 0 else 0.0)
         if upto > levels[-1] and direction not in self._mgf:
             items, proxy = self._single_steps(direction)
             self._mgf[direction] = [items, log_mgf(items), 1.0, proxy]  # the last saddle λ: the next one's start
