@@ -5,7 +5,7 @@ A threaded BLAS dot splits its sum among the threads, so the rounding of a long 
 product follows the thread count (numpy's OpenBLAS threads a dot above ~10,000 terms).
 The sums that feed the odometer's δ, a Toeplitz strategy's sensitivity, the subsampled
 characteristic function and random allocation's grouping are numpy reductions, whose order
-is fixed. Each answer is computed under one BLAS thread and under two, in this process (the
+is fixed, and the allocation witness's convolutions take dots of at most 4,096 terms. Each answer is computed under one BLAS thread and under two, in this process (the
 thread count is set through OpenBLAS's own function; the test is skipped under another
 BLAS), from fresh mechanisms and an empty grid cache, and the floats must be equal.
 """
@@ -19,6 +19,7 @@ import pytest
 import dpaccount as dpa
 from dpaccount import strategies
 from dpaccount.mechanisms.matrix_sensitivity import matrix_sensitivity
+from dpaccount.pld.allocation.lower import _convolve
 
 
 def _openblas():
@@ -87,8 +88,16 @@ def _allocation():
     return [dpa.RandomAllocation()(dpa.GaussianMechanism(1.1), 50).get_approxDP(1e-5)]
 
 
+def _witness_convolution():
+    """A convolution of two 20,000-point laws, as the allocation witness takes them (each
+    output a sum of up to 20,000 products), rounded up and down."""
+    rng = np.random.default_rng(7)
+    x, y = rng.random(20000), rng.random(20000)
+    return np.concatenate((_convolve(x, y, True), _convolve(x, y, False)))
+
+
 @pytest.mark.skipif(_BLAS is None, reason="the thread count is set through OpenBLAS's own function")
-@pytest.mark.parametrize("answers", [_odometer, _sensitivities, _characteristic, _allocation])
+@pytest.mark.parametrize("answers", [_odometer, _sensitivities, _characteristic, _allocation, _witness_convolution])
 def test_answers_do_not_depend_on_the_blas_thread_count(answers):
     runs = []
     for n in (1, 2):
