@@ -23,12 +23,14 @@ from dpaccount.pld.allocation.lower import _convolve
 
 
 def _openblas():
-    """(set, get) of the loaded OpenBLAS's thread count, or None."""
+    """[(set, get) of the thread count] of every loaded OpenBLAS (numpy's, and scipy's where
+    it brings its own), or [] (another BLAS, or not Linux)."""
     try:
         with open("/proc/self/maps", encoding="utf-8") as f:
             paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower()})
     except OSError:
-        return None
+        return []
+    out = []
     for path in paths:
         lib = ctypes.CDLL(path)
         for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "64_"),
@@ -36,8 +38,9 @@ def _openblas():
             put, get = (getattr(lib, f"{prefix}_{verb}_num_threads{suffix}", None) for verb in ("set", "get"))
             if put is not None and get is not None:
                 get.restype = ctypes.c_int
-                return put, get
-    return None
+                out.append((put, get))
+                break
+    return out
 
 
 _BLAS = _openblas()
@@ -45,14 +48,15 @@ _BLAS = _openblas()
 
 @contextlib.contextmanager
 def _threads(n):
-    put, get = _BLAS
-    before = get()
-    put(n)
+    before = [get() for _, get in _BLAS]
+    for put, _ in _BLAS:
+        put(n)
     try:
-        assert get() == n
+        assert all(get() == n for _, get in _BLAS)
         yield
     finally:
-        put(before)
+        for (put, _), k in zip(_BLAS, before):
+            put(k)
 
 
 def _odometer():
@@ -96,7 +100,7 @@ def _witness_convolution():
     return np.concatenate((_convolve(x, y, True), _convolve(x, y, False)))
 
 
-@pytest.mark.skipif(_BLAS is None, reason="the thread count is set through OpenBLAS's own function")
+@pytest.mark.skipif(not _BLAS, reason="the thread count is set through OpenBLAS's own function")
 @pytest.mark.parametrize("answers", [_odometer, _sensitivities, _characteristic, _allocation, _witness_convolution])
 def test_answers_do_not_depend_on_the_blas_thread_count(answers):
     runs = []
