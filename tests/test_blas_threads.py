@@ -5,9 +5,10 @@ A threaded BLAS dot splits its sum among the threads, so the rounding of a long 
 product follows the thread count (numpy's OpenBLAS threads a dot above ~10,000 terms).
 The sums that feed the odometer's δ, a Toeplitz strategy's sensitivity, the subsampled
 characteristic function and random allocation's grouping are numpy reductions, whose order
-is fixed, and the allocation witness's convolutions take dots of at most 4,096 terms. Each answer is computed under one BLAS thread and under two, in this process (the
-thread count is set through OpenBLAS's own function; the test is skipped under another
-BLAS), from fresh mechanisms and an empty grid cache, and the floats must be equal.
+is fixed, and the allocation witness's convolutions take dots of at most 4,096 terms.
+Each answer is computed under one BLAS thread and under two, in this process (the thread
+count is set through OpenBLAS's own function; the test is skipped under another BLAS),
+from fresh mechanisms and an empty grid cache, and the floats must be equal.
 """
 import contextlib
 import ctypes
