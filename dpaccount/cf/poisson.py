@@ -174,7 +174,8 @@ def log_continuous(pair, s):
         for i in range(0, len(idx), chunk):
             theta = 0.5 * np.outer(sig.imag[idx[i:i + chunk]], ph)
             sn = np.sin(theta)
-            d = real_part - 2.0 * ((sn * sn) @ wa) + 2j * ((sn * np.cos(theta)) @ wa)
+            # row sums by numpy's pairwise summation: the log₂N of ``log_error_continuous``
+            d = real_part - 2.0 * np.sum(sn * sn * wa, axis=1) + 2j * np.sum(sn * np.cos(theta) * wa, axis=1)
             with np.errstate(divide="ignore"):
                 out[idx[i:i + chunk]] = top + np.log(math.exp(log_c0 - top) + d)
     return out.reshape(s.shape)

@@ -40,7 +40,9 @@ Cases (``matrix_sensitivity`` returns the value, whether it is exact, and which)
 Floating point: sums of n products err by at most n·u relative to the sums of
 their absolute values (Higham, Accuracy and Stability, §3.1), and |X_ij| ≤
 ‖C[:, i]‖‖C[:, j]‖, so every Δ² is padded upward by that (``_pad``) before the
-square root, which is rounded up.
+square root, which is rounded up. That holds in any order of summation: the Gram
+matrix CᵀC is a BLAS product (O(n³), no numpy reduction would do), whose last bits
+follow the BLAS thread count; the other sums are numpy's, in a fixed order.
 """
 from __future__ import annotations
 
@@ -184,7 +186,7 @@ def _monotone_toeplitz(c: np.ndarray, n: int, b: int, k: int) -> float:
     for start in range(0, (k - 1) * b + 1, b):
         m = min(c.size, n - start)
         y[start:start + m] += c[:m]
-    return float(np.dot(y, y))
+    return float(np.sum(y * y))
 
 
 def _autocorrelation_bound(c: np.ndarray, n: int, b: int, k: int) -> float:
@@ -194,7 +196,7 @@ def _autocorrelation_bound(c: np.ndarray, n: int, b: int, k: int) -> float:
     size = 1 << int(2 * a.size - 1).bit_length()
     spec = np.fft.rfft(a, size)
     corr = np.fft.irfft(spec * np.conj(spec), size)[:a.size]
-    corr = np.maximum(corr, 0.0) + 16 * (math.log2(size) + 1) * _U * float(np.dot(a, a))  # FFT error: up
+    corr = np.maximum(corr, 0.0) + 16 * (math.log2(size) + 1) * _U * float(np.sum(a * a))  # FFT error: up
     full = np.zeros(n)
     full[:corr.size] = corr
     tail = full[b:]

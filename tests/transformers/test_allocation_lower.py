@@ -131,3 +131,18 @@ def test_an_atom_at_the_top_loss_stays_below_the_top_edge(eps):
     assert a[-1] == 0.0 and b[-1] == 0.0
     assert a[-2] == pytest.approx(0.9 * e / (1 + e), rel=1e-12)
     assert b[-2] == pytest.approx(0.9 / (1 + e), rel=1e-12)
+
+
+def test_a_convolution_longer_than_one_dot_brackets_the_exact_sums():
+    """The witness's convolution takes the shorter law in pieces of 4,096 points: 9,000 and
+    12,000 points of 26-bit floats (exact products), rounded up and down, against the exact
+    sums (Fractions) at outputs on both sides of the pieces' edges."""
+    from dpaccount.pld.allocation.lower import _convolve
+    rng = np.random.default_rng(11)
+    x, y = (np.ldexp(rng.integers(1, 2 ** 26, n), -26 - rng.integers(0, 8, n)) for n in (9000, 12000))
+    up, down = _convolve(x, y, True), _convolve(x, y, False)
+    for j in (0, 4095, 4096, 4097, 8191, 8192, 8999, 9000, 12000, 15000, 20998):
+        lo, hi = max(0, j - len(y) + 1), min(j, len(x) - 1)
+        exact = sum(Fraction(float(x[i])) * Fraction(float(y[j - i])) for i in range(lo, hi + 1))
+        assert Fraction(float(down[j])) <= exact <= Fraction(float(up[j]))
+        assert float(up[j]) <= float(exact) * (1 + 1e-11) and float(down[j]) >= float(exact) * (1 - 1e-11)

@@ -169,7 +169,7 @@ def _compact_upper(x, w):
     """Drop empty points and spread each negligible group to its two ends (mean kept)."""
     live = w > 0
     x, w = x[live], w[live]
-    mean = float(x @ w) / max(float(w.sum()), 1e-300)
+    mean = float(np.sum(x * w)) / max(float(w.sum()), 1e-300)
     starts = _groups(x, w, max(mean, 1e-300))
     ends = np.append(starts[1:], len(x)) - 1
     if len(starts) == len(x):
@@ -202,7 +202,7 @@ def _compact_lower(law):
     x, w = law
     order = np.argsort(x, kind="stable")
     x, w = x[order], w[order]
-    mean = float(x @ w) / max(float(w.sum()), 1e-300)
+    mean = float(np.sum(x * w)) / max(float(w.sum()), 1e-300)
     starts = _groups(x, w, max(mean, 1e-300))
     if len(starts) == len(x):
         return x, w

@@ -56,12 +56,23 @@ SUPPORT = 1 << 15   # labels of T (direct convolutions of ≤ 2^15 points a witn
 _FINITE_CELLS = 1024  # cells for a finite pair (whose atoms two cells apart stay apart)
 _TOP_TAIL = 1e-6    # the P-quantile of the loss where the linear cells stop
 _TINY = 1e-300      # per-term pad of the Q-side against underflow (subnormal products)
+_DOT = 4096         # the longest dot product of a convolution (``_convolve``)
 
 
 def _convolve(x, y, up):
-    """x * y (non-negative), rounded ``up`` or down: (m + 2)u relative, m the terms of a sum."""
+    """x * y (non-negative), rounded ``up`` or down: (m + 2)u relative, m the terms of a sum.
+    The shorter factor goes in pieces of ``_DOT`` points (np.convolve takes each output as a
+    BLAS dot, which OpenBLAS splits among its threads above 10,000 terms, in an order that
+    follows the thread count), their sums added in order: each output a sum of at most
+    _DOT + m/_DOT ≤ m + 2 roundings deep."""
     m = min(len(x), len(y))
-    out = np.convolve(x, y)
+    short, other = (x, y) if len(x) <= len(y) else (y, x)
+    out = np.convolve(short[:_DOT], other)
+    if m > _DOT:
+        out = np.concatenate((out, np.zeros(m - _DOT)))
+        for i in range(_DOT, m, _DOT):
+            part = np.convolve(short[i:i + _DOT], other)
+            out[i:i + len(part)] += part
     return out * (1 + (m + 2) * _U) + m * _TINY if up else out * (1 - (m + 2) * _U)
 
 

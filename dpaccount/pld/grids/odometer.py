@@ -168,8 +168,9 @@ class OnlineDirection:
 
     def _fold_dot(self, x, y):
         """Σ_k c_k x_k y_k over the live prefix with the rfft multiplicities c_k
-        (1 at k = 0 and at n/2 for even n, else 2): the full-spectrum sum."""
-        total = 2.0 * float(x @ y) - float(x[0] * y[0])
+        (1 at k = 0 and at n/2 for even n, else 2): the full-spectrum sum (numpy's pairwise
+        sum, not a BLAS dot: the same floats whatever the thread count)."""
+        total = 2.0 * float(np.sum(x * y)) - float(x[0] * y[0])
         if self.size % 2 == 0 and len(x) == self.size // 2 + 1:
             total -= float(x[-1] * y[-1])
         return total
@@ -225,10 +226,13 @@ class OnlineDirection:
             return 0.0 if eps >= 0 else -math.expm1(eps)
         w_pairs, w_abs, weight_sum = self._weights_fft(eps)
         spec, bound = self.spec[:m], self.bound[:m]
-        # Plancherel: Σ_j p_j w_j = (1/n) Σ_k c_k Re(P_k conj(W_k)), one real dot product
-        value = float(spec.view(float) @ w_pairs[:2 * m]) / n
-        # the spectrum's per-bin noise, then the rounding of the dot product itself
-        dot_err = self.eta * float(bound @ w_abs[:m]) / n
+        # Plancherel: Σ_j p_j w_j = (1/n) Σ_k c_k Re(P_k conj(W_k)), one real dot product as a
+        # pairwise sum (numpy's, in a fixed order: a BLAS dot's order depends on its threads)
+        value = float(np.sum(spec.view(float) * w_pairs[:2 * m])) / n
+        # the spectrum's per-bin noise, then the rounding of the dot product itself: numpy's
+        # pairwise sum of N products adds each in at most log₂N + 18 roundings (blocks of 128
+        # in 8 accumulators, then halves), + 1 for the product: within η = 5u(log₂n + 1)
+        dot_err = self.eta * float(np.sum(bound * w_abs[:m])) / n
         return min(1.0, max(value, 0.0) + self._bin_error() * weight_sum + dot_err + self.above_window()
                    + self._p_inf())
 

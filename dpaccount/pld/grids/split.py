@@ -69,13 +69,13 @@ def heavy_split(grid: PLDGrid, count: int, tilt: float, level: float, tail: floa
     logs, losses = grid._live_log
     # the heavy steps' share of the tilted mean's rise over the untilted mean K·x̄ (both rise
     # alike under a shift of every loss, as in an optimistic grid's frame)
-    mean = float(np.exp(logs - logs.max()) @ losses) / float(np.exp(logs - logs.max()).sum())
+    mean = float(np.sum(np.exp(logs - logs.max()) * losses)) / float(np.exp(logs - logs.max()).sum())
     w = logs + tilt * losses
     w = np.exp(w - w.max())
     heavy_at = losses >= (grid.offset + cut) * grid.step
     total = float(w.sum())
     rise = level - count * mean
-    if not rise > 0 or count * float(w[heavy_at] @ (losses[heavy_at] - mean)) < _CARRIED * rise * total:
+    if not rise > 0 or count * float(np.sum(w[heavy_at] * (losses[heavy_at] - mean))) < _CARRIED * rise * total:
         return None  # the bulk carries the level: the plain tilt centres it
     if count * float(w[heavy_at].sum()) > _FEW * total:
         return None  # three heavy steps or more carry it: R, a plain composition, would answer

@@ -28,12 +28,12 @@ prediction only chooses which grids are composed: every grid consulted is
 certified on its own, so no answer depends on it being right.
 """
 import math
-from typing import Optional, Sequence, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..grids.accountant import step_grids
-from ..grids.chernoff import log_mgf
+from ..grids.chernoff import LogMGF, log_mgf
 from ..grids.compose import read_tilt, saddle_tilt
 from ..grids.grid import PLDGrid
 from .tiers import TIERS
@@ -43,10 +43,22 @@ _BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted
 # 7-12 % high: the few bands within that of the limit get a grid of their own instead)
 _NOISY = 1.0
 
+_StepGrids = List[Tuple[PLDGrid, int]]
+
+
+class _Search(NamedTuple):
+    """Where a direction's search up the band lattice stands (``Bands._levels``): replaced,
+    not changed, at each new level."""
+    items: _StepGrids             # the single-step grids at the first tail (``_single_steps``)
+    mgf: LogMGF                  # their exact log-MGF: the tilted laws' variances
+    lam: float                   # the last level's saddle λ: where the next level's search starts
+    proxy: Optional[_StepGrids]   # the coarser single-step grids the searches start on, or None
+
 
 class Bands:
     """The band lattice of a ``StepProfile`` (which provides ``grid``, ``step``, ``_pairs``,
-    ``_bands``, ``_proxy_step`` and the ``_width``/``_mgf`` dictionaries it fills)."""
+    ``_bands``, ``_proxy_step`` and the dictionaries it fills: ``_width``, each direction's
+    levels, and ``_mgf``, each direction's ``_Search``)."""
 
     def _single_steps(self, direction):
         """(the single-step grids of a direction at the first tail, those at the proxy's step
@@ -69,11 +81,12 @@ class Bands:
             levels.append(g.loss_moment / mass if mass > 0 else 0.0)
         if upto > levels[-1] and direction not in self._mgf:
             items, proxy = self._single_steps(direction)
-            self._mgf[direction] = [items, log_mgf(items), 1.0, proxy]  # the last saddle λ: the next one's start
+            self._mgf[direction] = _Search(items, log_mgf(items), 1.0, proxy)
         while upto > levels[-1] and len(levels) < 4096:
-            items, mgf, start, proxy = self._mgf[direction]
-            lam = self._mgf[direction][2] = saddle_tilt(items, levels[-1], proxy, start=start)
-            var = mgf.moments(lam)[2]
+            search = self._mgf[direction]
+            lam = saddle_tilt(search.items, levels[-1], search.proxy, start=search.lam)
+            self._mgf[direction] = search._replace(lam=lam)
+            var = search.mgf.moments(lam)[2]
             levels.append(levels[-1] + max(_BAND_SDS * math.sqrt(max(var, 0.0)), 64 * self.step))
         return levels
 
