@@ -19,7 +19,7 @@ accuracy a:
 law whose steps put their mass on atoms (Poisson-sampled Laplace: two atoms
 carry most of it) is rounded by the full h²/4 wherever an atom sits mid-cell
 (a continuous law averages ~h²/6), and ε(1e-6) of q = 0.005, b = 0.15, 1000
-steps (λ ≈ 1) came out 1.8 of the accuracy's share above exact when ε(δ)
+steps (λ ≈ 1) came out 1.6 times the accuracy's share above exact when ε(δ)
 was planned from λ alone. Measured (benchmarks/rho_calibration.py, with λ)
 the model predicted the excess of ε within a factor 0.5–1.3 on subsampled
 Gaussians and Laplace; c = 1/2 for ε(δ), 0.3 for δ(ε) (``SHARE_DELTA``).
