@@ -781,6 +781,20 @@ BUGS = (
         ("tests/review/test_review_d.py::test_tiny_but_genuine_epsilons_keep_the_default_accuracy",),
         "the plan's ε floor applied whatever the losses (as on the speed branch): a Gaussian composition "
         "at σ = 1e11 planned at the coarse level, 0.67 % above the exact ε(1e-20)"),
+    Bug("plan-rounding-mean-left-out", PLD + "profiles/plan.py",
+        "np.maximum(lam + 1.0, 0.8 / _spread(t, eps)), lam + 1.0)",
+        "np.maximum(np.maximum(lam, 1.0), 0.8 / _spread(t, eps)), np.maximum(lam, 1.0))",
+        ("tests/test_default_within_accuracy.py::test_the_step_spends_at_most_its_share_of_the_accuracy_where_"
+         "the_tilt_is_near_one[poisson-laplace-x1000-b02-1e-05]",),
+        "ε(δ) planned from λ alone, without the rounding's mean (Connect-the-Dots keeps E_P[e^{−L}]: its "
+        "noise has mean s²/2): at a tilt near 1 (Poisson-sampled Laplace, b = 0.2, q = 0.01, 1000 steps) "
+        "the default spends 1.3× its share of the accuracy"),
+    Bug("poisson-sampled-laplace-atom-off-the-grid", PLD + "pairs/poisson_sampling.py",
+        "        return math.log1p(self._q * math.expm1(g))", "        return None",
+        ("tests/test_default_within_accuracy.py::test_default_epsilon_within_the_accuracy_of_the_finer_"
+         "certified_interval[poisson-laplace-x10-1e-07]",),
+        "a Poisson-sampled Laplace pair without an anchor: its heavy atom between grid points, ε(1e-7) of "
+        "10 steps (b = 0.1, q = 1e-3) at a composed atom 1.24e-3 above the exact value"),
     Bug("plan-floor-never", PLD + "profiles/plan.py",
         "    return _EPS_FLOOR if reach <= _EPS_FLOOR / 30 else 0.0", "    return 0.0",
         ("tests/api/test_fdp.py::test_random_finite_compositions_are_pessimistic",),

@@ -46,7 +46,8 @@ def rounding_excess(grid: PLDGrid, rounded: int, deltas: np.ndarray,
     ≈ (s²/2)·E_P[f″(L)] = (s²/2)(p(ε) − e^ε Q(L > ε)) (the kink at L = ε has
     slope jump 1, and f″ = −e^{ε−L} above it), and ε by that over
     −dδ/dε = e^ε Q(L > ε): Δε ≈ (K h²/8)(p(ε)/(e^ε Q(L > ε)) − 1). In an
-    exponential tail of rate λ the ratio is λ + 1 (the plan's λKh²/8); where
+    exponential tail of rate λ the ratio is λ + 1 (the plan adds the rounding's mean s²/2,
+    which moves δ by (s²/2)e^ε Q(L > ε) more: its (λ + 1)Kh²/8, ``plan.py``); where
     ε(δ) sits in the bulk of a mixture (few steps of a rare large loss) it
     is the bulk's density, far above what the saddle point of the whole law
     says (σ = 0.8, q = 1e-3, T = 10: 200 against 7.5 at ε(1e-3) ≈ 0.004).

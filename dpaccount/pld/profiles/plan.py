@@ -2,20 +2,27 @@
 
 Connect-the-Dots rounding widens each rounded single-step loss by at most
 h²/4 in variance (``accountant.py``), so K rounded steps add to the composed
-loss an independent-like noise of variance s² ≤ K h²/4. Near a level ε whose
-tail the exponential tilt λ governs (the saddle point, K'(λ) = ε with K the
-composed log-MGF of the P-law of the loss), a noise of variance s²
-multiplies the tilted law's MGF by e^{λ²s²/2}: the tail's quantiles move by
-≈ λs²/2 ≤ λKh²/8 and, as d log δ/dε ≈ −λ there, δ by a factor
-≈ 1 + λ²Kh²/8. Asking for a share ``c`` of the accuracy a:
+loss an independent-like noise of variance s² ≤ K h²/4. That noise is not
+centred: the rounding keeps both masses, E_P[1] and E_P[e^{−L}], so its
+log-MGF vanishes at λ = 0 and at λ = −1 and is ≈ λ(λ + 1)s²/2 (its mean
+s²/2). Near a level ε whose tail the exponential tilt λ governs (the saddle
+point, K'(λ) = ε with K the composed log-MGF of the P-law of the loss), it
+multiplies the tilted law's MGF by e^{λ(λ+1)s²/2}: δ by a factor
+≈ 1 + λ(λ + 1)Kh²/8 and, as d log δ/dε ≈ −λ there, the tail's quantiles
+move by ≈ (λ + 1)s²/2 ≤ (λ + 1)Kh²/8. Asking for a share ``c`` of the
+accuracy a:
 
-    ε(δ) queries:  λ K h²/8 ≤ c·a·ε   →   h² = 8 c a ε / (λ K),
-    δ(ε) queries:  λ²K h²/8 ≤ c·a     →   h² = 8 c a / (λ² K),
+    ε(δ) queries:  (λ + 1) K h²/8 ≤ c·a·ε   →   h² = 8 c a ε / ((λ + 1) K),
+    δ(ε) queries:  λ(λ + 1) K h²/8 ≤ c·a    →   h² = 8 c a / (λ(λ + 1) K)
 
-λ taken ≥ 1 (near the mean the first-order picture has no tilt to lean on).
-Measured (benchmarks/rho_calibration.py) the first predicts the excess of ε
-within a factor 0.5–1.3 on subsampled Gaussians and Laplace; c = 1/2 for
-ε(δ), 0.3 for δ(ε) (``SHARE_DELTA``).
+(``delta_ratio``, λ taken ≥ 1 there). The mean matters where λ ≲ 2: a
+law whose steps put their mass on atoms (Poisson-sampled Laplace: two atoms
+carry most of it) is rounded by the full h²/4 wherever an atom sits mid-cell
+(a continuous law averages ~h²/6), and ε(1e-6) of q = 0.005, b = 0.15, 1000
+steps (λ ≈ 1) came out 1.6 times the accuracy's share above exact when ε(δ)
+was planned from λ alone. Measured (benchmarks/rho_calibration.py, with λ)
+the model predicted the excess of ε within a factor 0.5–1.3 on subsampled
+Gaussians and Laplace; c = 1/2 for ε(δ), 0.3 for δ(ε) (``SHARE_DELTA``).
 
 Why not plan from the composed variance V alone (h² = 4ρV/K): that is the
 λ = ε/V special case of the Gaussian, and wrong by orders of magnitude where the
@@ -121,10 +128,10 @@ class Tilts(NamedTuple):
         return np.interp(log_delta, self.log_delta()[order], self.tail[order])
 
     def at_tail(self, log_tail):
-        """(ε, λ ≥ 1) where the Chernoff tail is ``log_tail``."""
+        """(ε, λ) where the Chernoff tail is ``log_tail``."""
         order = slice(None, None, -1)  # the tail decreases in λ: reverse for interp
         return (np.interp(log_tail, self.tail[order], self.mean[order]),
-                np.maximum(np.interp(log_tail, self.tail[order], self.lam[order]), 1.0))
+                np.interp(log_tail, self.tail[order], self.lam[order]))
 
 
 class Plan(NamedTuple):
@@ -264,11 +271,12 @@ def plan(composition, accuracy, tail):
         if rounded and np.any(use & (eps <= _EPS_FLOOR)):  # (the pairs' δ(0) only where it matters)
             use &= eps > _floor(pairs)
         if rounded and use.any():
-            # near the mean the density leads (``delta_ratio``); a tail the table never reaches (its
-            # law's top atom heavier than e^level) is beyond the support, where at_tail clamps to the
-            # last λ, whose tilted variance may be 0 (the rate 0.8/σ infinite: RR(0.51)x5 +
-            # RR(0.999999)x6 + 2 Poisson-Gaussians asked for a step of 4e-14): there λ alone
-            rate = np.where(levels >= t.tail[-1], np.maximum(lam, 0.8 / _spread(t, eps)), lam)
+            # the quantiles move by (λ + 1)s²/2 (the module docstring); near the mean the density
+            # leads (``delta_ratio``); a tail the table never reaches (its law's top atom heavier
+            # than e^level) is beyond the support, where at_tail clamps to the last λ, whose tilted
+            # variance may be 0 (the rate 0.8/σ infinite: RR(0.51)x5 + RR(0.999999)x6 + 2
+            # Poisson-Gaussians asked for a step of 4e-14): there λ + 1 alone
+            rate = np.where(levels >= t.tail[-1], np.maximum(lam + 1.0, 0.8 / _spread(t, eps)), lam + 1.0)
             with np.errstate(divide="ignore", invalid="ignore"):
                 here = np.sqrt(8 * SHARE * accuracy * eps / (rate * rounded))
             need = np.where(use, np.minimum(need, here), need)
