@@ -57,12 +57,22 @@ def log_cells(logs, eta=None, out=None):
         if eta is None:
             return cells
         # η·F, + 8 subnormal spacings for an e^l below the normal range (exp ≤ 4 ulp, its
-        # product with 1 − e^{l_i − l_{i+1}} ½); F = 0 exactly at −inf (η = ∞ there)
-        unresolved = np.logical_not(f > 0)
-        subnormal = (f < _NORMAL) & (logs > -np.inf)
-        ends = np.multiply(eta, f, out=f)
-        ends[unresolved] = 0.0
-        np.add(ends, 8 * _SUBNORMAL, out=ends, where=subnormal)
+        # product with 1 − e^{l_i − l_{i+1}} ½); F = 0 exactly at −inf (η = ∞ there). Where every
+        # F but the first is normal (the runs of ``normal_cells`` begin at −∞), only the first is
+        # looked at: the same floats, without the masks' passes
+        if n and f[1:].min() >= _NORMAL:  # (NaN fails the test)
+            first, at_first = float(f[0]), float(logs[0])
+            ends = np.multiply(eta, f, out=f)
+            if not first > 0:
+                ends[0] = 0.0
+            if first < _NORMAL and at_first > -np.inf:
+                ends[0] += 8 * _SUBNORMAL
+        else:
+            unresolved = np.logical_not(f > 0)
+            subnormal = (f < _NORMAL) & (logs > -np.inf)
+            ends = np.multiply(eta, f, out=f)
+            ends[unresolved] = 0.0
+            np.add(ends, 8 * _SUBNORMAL, out=ends, where=subnormal)
     np.add(ends[:-1], ends[1:], out=err)
     err += np.multiply(np.abs(cells, out=work), 16 * _U, out=work)
     return cells, err, ends
