@@ -31,6 +31,7 @@ from ...numerics import ULP_OF_ONE as _U
 
 _SUBNORMAL = math.ulp(0.0)  # the subnormal spacing
 _NORMAL = np.finfo(float).tiny  # the least normal float
+_LARGEST = np.finfo(float).max  # the largest float (``_nan_to_zero``: nan_to_num's ±∞)
 # log_ndtr(x), x ≤ 0 (``dpaccount/ndtr.py``): ≤ 4u·|log Φ| on any IEEE machine, taken as 16
 # (4x room; the rest covers the second-order terms:
 # η < 16·745u < 3e-12, so e^η − 1 ≤ η(1 + 3e-12), and the rounding of the bounds themselves)
@@ -115,8 +116,9 @@ def _nan_to_zero(x):
     """``np.nan_to_num(x, nan=0.0)`` in place: NaN to 0 (and ±∞ to ±the largest float), its
     passes over the values that are not finite only."""
     bad = np.flatnonzero(~np.isfinite(x))
-    if len(bad):
-        x[bad] = np.nan_to_num(x[bad], nan=0.0)
+    if len(bad):  # each one NaN or ±∞ (nan_to_num's own checks cost more than these few values)
+        v = x[bad]
+        x[bad] = np.where(np.isnan(v), 0.0, np.copysign(_LARGEST, v))
     return x
 
 
