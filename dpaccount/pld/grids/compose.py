@@ -314,12 +314,14 @@ _HELD = math.log(1e10)  # how far below the tilted tail the untilted top's bound
 def _top_holds(mgf, theta, lam, top, tail, log_tilted):
     """Whether the untilted window's top (the loss ``top``, whose λ is ``lam``: K(λ) − λ·top ≤
     log ``tail``, ``_window``) holds the law tilted at θ < λ far beyond its own tail
-    e^``log_tilted``: there P_θ(S ≥ top) ≤ e^{K(λ) − K(θ) − (λ − θ)·top} ≤ tail·e^{θ·top − K(θ)},
-    checked ``_HELD`` below e^``log_tilted``, so that the tilted quantile (``tail_level``), a
-    least value over θ' > 0 found within a step, lies far below ``top`` and needs no search
-    (the window's top is ``top`` either way). K(θ) is taken less its rounding (``LogMGF.error``)
-    and the sum padded by 8u of its terms. A top that did not hold would only widen what
-    aliasing adds to the bins (``_tilted``): the grid's bounds stand whatever the window."""
+    e^``log_tilted``: P_θ(S ≥ top) = E[e^{θS − K(θ)}; S ≥ top] ≤ e^{K(λ) − K(θ) − (λ − θ)·top}
+    ≤ tail·e^{θ·top − K(θ)}, checked ``_HELD`` below e^``log_tilted``. The window's requirement
+    (the tilted mass above its top at most e^``log_tilted``) then holds at ``top`` without the
+    tilted quantile's search (``tail_level``), whose level, the least value over θ' > 0 found to
+    within about a step, lies ≥ 23/(λ − θ) below ``top`` (at θ' = λ − θ already), so that it
+    would not have raised the top. K(θ) is taken less its rounding (``LogMGF.error``) and the
+    sum padded by 8u of its terms. (The grid's bounds stand whatever the window: aliasing only
+    adds mass, ``_tilted``.)"""
     if lam is None or not 0.0 < theta < lam or not math.isfinite(top):
         return False
     k_theta = mgf(theta) - mgf.error(theta)
