@@ -86,29 +86,27 @@ def _polynomial(t):
     whole = np.floor(s)
     y = s - whole                           # exact: s's fractional part
     y -= 0.5
-    row = _coefficients(whole.astype(np.intp))  # row(k): each point's coefficient of y^{8−k}
-    p = row(0)
-    p *= y
-    for k in range(1, 8):
-        p += row(k)
+    c = _coefficients(whole.astype(np.intp))  # row k: each point's coefficient of y^{8−k}
+    p = c[0] * y
+    for row in c[1:-1]:
+        p += row
         p *= y
-    p += row(8)
+    p += c[-1]
     return p
 
 
 def _coefficients(piece):
-    """k ↦ row k of ``_TABLE``'s columns at ``piece`` (a new array): a long array whose pieces
-    come in runs (the grids' sorted points) repeats each run's coefficient, one row at a time
-    (no 9-row table of the points), else gathers point by point: the same floats either way."""
+    """``_TABLE``'s columns at ``piece`` (9 rows): a long array whose pieces come in runs (the
+    grids' sorted points) repeats each run's column, else gathers point by point: the same
+    floats either way."""
     if len(piece) >= _RUNS_FROM:
         cut = np.flatnonzero(piece[1:] != piece[:-1])
         if _RUNS_AT_MOST * len(cut) < len(piece):
             cut += 1
             starts = np.concatenate(([0], cut))
             lengths = np.diff(np.append(starts, len(piece)))
-            table = _TABLE[:, piece[starts]]
-            return lambda k: np.repeat(table[k], lengths)
-    return _TABLE.take(piece, axis=1).__getitem__
+            return np.repeat(_TABLE[:, piece[starts]], lengths, axis=1)
+    return _TABLE.take(piece, axis=1)
 
 
 _RUNS_FROM = 4096    # points from which runs are looked for
