@@ -53,6 +53,9 @@ CASES = [
     pytest.param(0.9, 4, 40, 1e-3, None, id="direct-window-cut"),
     pytest.param(0.55, 10, 300, 1e-30, 31.0, id="fft-tilted"),
     pytest.param(0.55, 10, 300, 1e-30, 50.0, id="fft-tilted-beyond-the-window"),  # δ(50) ≈ 1e-44
+    # its window starts at ε ≈ 1.4, below the mean: the mass under it (0.41 of the law) moved up
+    # to its first bin by the bound at the bottom quantile's own λ (``compose._mass_below``)
+    pytest.param(0.55, 10, 300, 1e-30, 26.0, id="fft-tilted-bottom-above-0"),
 ]
 
 

@@ -61,6 +61,11 @@ def chernoff_window(items, tail, hints=(None, None), proxy=None):
     ``chernoff_lambdas`` of the same pairs on coarser grids (searched from;
     a λ is refined only where that promises to save a grid point); where
     there are none, ``proxy`` (such grids) gives them."""
+    return _window(items, tail, hints, proxy)[:4]
+
+
+def _window(items, tail, hints=(None, None), proxy=None):
+    """``chernoff_window``, and the λ of its top: K(λ) − λ·jb·h ≤ log ``tail`` (``_top_holds``)."""
     step = items[0][0].step
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
@@ -68,11 +73,11 @@ def chernoff_window(items, tail, hints=(None, None), proxy=None):
     if proxy is not None and None in hints:
         rough = log_mgf(proxy)
         hints = tuple(quantile(rough, log_t, sign)[1] if h is None else h for h, sign in zip(hints, (1.0, -1.0)))
-    b = quantile(mgf, log_t, 1.0, hints[0], tol=step)[0]
+    b, lam_top = quantile(mgf, log_t, 1.0, hints[0], tol=step)
     a = -quantile(mgf, log_t, -1.0, hints[1], tol=step)[0]
     ja = max(lo, int(math.floor(a / step)))
     jb = max(min(hi, int(math.ceil(b / step))), ja)
-    return ja, jb, (tail if ja > lo else 0.0), (tail if jb < hi else 0.0)
+    return ja, jb, (tail if ja > lo else 0.0), (tail if jb < hi else 0.0), lam_top
 
 
 def _mass_beyond(mgf, rough, level, sign=1.0, start=1.0):
@@ -80,6 +85,17 @@ def _mass_beyond(mgf, rough, level, sign=1.0, start=1.0):
     (λ searched from ``start`` on ``rough``, the log-MGF of coarser grids, first: ``_near``)."""
     exponent_ = _near(lambda m: exponent(m, level, sign), mgf, rough, start, tol=1e-4)[0]
     return min(1.0, math.exp(min(exponent_, 0.0)) * (1 + 16 * _U))
+
+
+def _mass_below(mgf, rough, level, lam, hint):
+    """Chernoff: P(S < level) ≤ exp(Σ k Λ(−λ) + λ·level), rounded up (``exponent``), at the λ > 0
+    of the tilted window's bottom (``_tilted``: its quantile's first-order condition K'(−λ) = its
+    bottom is that of this bound's optimum at ``level``, within a step, and the log-MGF there is
+    already known); any λ > 0 gives a bound. Where there is none, searched (``_mass_beyond``) from
+    ``hint`` (the untilted window bottom's λ)."""
+    if not lam > 0:
+        return _mass_beyond(mgf, rough, level, -1.0, start=hint or 1e-3)
+    return min(1.0, math.exp(min(exponent(mgf, level, -1.0)(lam)[0], 0.0)) * (1 + 16 * _U))
 
 
 def saddle_tilt(items, level, proxy=None, start=1.0):
@@ -128,7 +144,8 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
         extra = math.exp(log_mass) if pessimistic else 0.0
         return PLDGrid(step=step, offset=sum(k * g.offset for g, k in items), probs=np.zeros(1),
                        p_inf=min(1.0, p_inf + extra), pessimistic=pessimistic)
-    ja, jb, below, above = chernoff_window(items, tail, hints, proxy)
+    window = _window(items, tail, hints, proxy)
+    ja, jb, below, above, _ = window
     n = jb - ja + 1
     if n > MAX_GRID:
         raise _too_large("the composed privacy-loss window", n, step)
@@ -150,7 +167,7 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
         if pessimistic:
             probs[0] += below
     else:
-        term = _tilted_term(items, tail, tilt, pessimistic, base, hints, proxy, (ja, jb, below, above))
+        term = _tilted_term(items, tail, tilt, pessimistic, base, hints, proxy, window)
         grid = _grid(step, pessimistic, term._replace(p_inf=p_inf + term.p_inf))
         if len(items) == 1:
             grid = _split_if_better(grid, items[0], tail, tilt, pessimistic, proxy, level)
@@ -163,18 +180,19 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
 def _tilted_term(items, tail, tilt, pessimistic, base=None, hints=(None, None), proxy=None, window=None):
     """The tilted composition as a ``split.Term``: its bins, their noise bounds, the
     untilted mass below its window (moved up to its bottom, upper bounds only) and the
-    mass above it (not the true P(L = ∞)); ``window``: ``chernoff_window``'s, if known."""
+    mass above it (not the true P(L = ∞)); ``window``: ``_window``'s, if known."""
     step = items[0][0].step
-    ja, jb, below, above = window or chernoff_window(items, tail, hints, proxy)
+    ja, jb, below, above, lam_top = window or _window(items, tail, hints, proxy)
     bottom, top = ja, jb
     mgf, rough = log_mgf(items), proxy and log_mgf(proxy)
-    ja, probs, noise_bins = _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base)
+    ja, probs, noise_bins, lam_bottom = _tilted(items, mgf, rough, (ja, jb, lam_top), tail, tilt, pessimistic, base)
+    if not pessimistic:  # lower bounds move no mass: nothing to bound
+        return Term(ja, probs, noise_bins, 0.0, 0.0)
     if ja + len(probs) - 1 > top:  # the tilted window reaches higher: bound the mass above its top
         above = min(above, _mass_beyond(mgf, rough, (ja + len(probs) - 1) * step, start=tilt))
-    if ja > bottom:  # it starts higher: bound the mass below its bottom (moved up to it),
-        # searched from the λ of the untilted window's bottom (``hints``), which lies below it
-        below = _mass_beyond(mgf, rough, ja * step, -1.0, start=hints[1] or 1e-3)
-    return Term(ja, probs, noise_bins, below if pessimistic else 0.0, above if pessimistic else 0.0)
+    if ja > bottom:  # it starts higher: bound the mass below its bottom (moved up to it)
+        below = _mass_below(mgf, rough, ja * step, lam_bottom, hints[1])
+    return Term(ja, probs, noise_bins, below, above)
 
 
 def _grid(step, pessimistic, term):
@@ -240,14 +258,15 @@ def _split_grid(split, g, count, tail, level, pessimistic, proxies=None):
                    noise=float(noise.max()), noise_bins=frozen(noise))
 
 
-def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
+def _tilted(items, mgf, rough, window, tail, tilt, pessimistic, base):
     """The tilted transform on a window that holds the tilted measure.
 
     The tilt runs at θ ≤ λ (``read_tilt``: narrower windows where the law
     tilted at λ itself is very wide). The window is the tilted measure's own
     Chernoff quantiles at 1e-10 (1e-20 for lower bounds; its log-MGF is
     θ' ↦ Σ k Λ(θ + θ') − Σ k Λ(θ)), its top raised to the untilted window's
-    [ja, jb] where that is higher; the untilted mass below its bottom is
+    [ja, jb] (``window``: ja, jb and the λ of jb) where that is higher (its
+    top is not searched where jb holds it by far, ``_top_holds``); the untilted mass below its bottom is
     moved up to the bottom (``compose``: pessimistic, and nothing for δ(ε)
     at the ε it is read at, which lie above). Circular
     aliasing only adds mass, so the upper bounds stand whatever the window;
@@ -258,6 +277,7 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     centre plus that width, far below 1e-10 of theirs. (A 1e-20 quantile
     made the windows of DP-SGD's far tail half as wide again, for nothing.)"""
     step = items[0][0].step
+    ja, jb, lam_top = window
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
     # of the tilted measure: upper bounds only lose accuracy far from the bands read; lower
@@ -267,14 +287,16 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     rough = rough or mgf
     tilt = read_tilt(rough, tilt, jb * step)
     start = math.sqrt(-2.0 * log_t / max(rough.moments(tilt)[2], 1e-300))  # the quantile of a normal law
-    b, a = (sign * _near(lambda m: tail_level(m, log_t, sign, tilt), mgf, rough, start, tol=step)[0]
-            for sign in (1.0, -1.0))
+    b = -math.inf if _top_holds(mgf, tilt, lam_top, jb * step, tail, log_t) else \
+        _near(lambda m: tail_level(m, log_t, 1.0, tilt), mgf, rough, start, tol=step)[0]
+    a, lower = _near(lambda m: tail_level(m, log_t, -1.0, tilt), mgf, rough, start, tol=step)
+    a = -a
     # the bottom is the tilted measure's own: the untilted mass below it is moved up to it (by
     # ``compose``), where it adds nothing to δ(ε) for ε above the bottom, the tilted grid's use
     # (lower bounds keep the untilted bottom: below their window they drop mass, and an ε(δ)
     # read at the window's bottom would be no lower bound)
     bottom = int(math.floor(a / step)) if pessimistic else min(ja, int(math.floor(a / step)))
-    new_a, new_b = max(lo, bottom), min(hi, max(jb, int(math.ceil(b / step))))
+    new_a, new_b = max(lo, bottom), min(hi, jb if b == -math.inf else max(jb, int(math.ceil(b / step))))
     n = new_b - new_a + 1
     if n > MAX_GRID:
         raise _too_large("the tilted privacy-loss window", n, step)
@@ -283,7 +305,29 @@ def _tilted(items, mgf, rough, ja, jb, tail, tilt, pessimistic, base):
     probs, err = untilt(values, bin_err, log_scale, log_pad, tilt, step, new_a, pessimistic, outside)
     if base is not None:
         _prefer(new_a, probs, err, base, pessimistic)
-    return new_a, probs, err
+    return new_a, probs, err, lower - tilt  # the bottom's untilted λ: K(tilt − θ') is known there
+
+
+_HELD = math.log(1e10)  # how far below the tilted tail the untilted top's bound must put it
+
+
+def _top_holds(mgf, theta, lam, top, tail, log_tilted):
+    """Whether the untilted window's top (the loss ``top``, whose λ is ``lam``: K(λ) − λ·top ≤
+    log ``tail``, ``_window``) holds the law tilted at θ < λ far beyond its own tail
+    e^``log_tilted``: P_θ(S ≥ top) = E[e^{θS − K(θ)}; S ≥ top] ≤ e^{K(λ) − K(θ) − (λ − θ)·top}
+    ≤ tail·e^{θ·top − K(θ)}, checked ``_HELD`` below e^``log_tilted``. The window's requirement
+    (the tilted mass above its top at most e^``log_tilted``) then holds at ``top`` without the
+    tilted quantile's search (``tail_level``), whose level, the least value over θ' > 0 found to
+    within about a step, lies ≥ 23/(λ − θ) below ``top`` (at θ' = λ − θ already), so that it
+    would not have raised the top. K(θ) is taken less its rounding (``LogMGF.error``) and the
+    sum padded by 8u of its terms. (The grid's bounds stand whatever the window: aliasing only
+    adds mass, ``_tilted``.)"""
+    if lam is None or not 0.0 < theta < lam or not math.isfinite(top):
+        return False
+    k_theta = mgf(theta) - mgf.error(theta)
+    exponent_ = math.log(tail) + theta * top - k_theta
+    exponent_ += 8 * _U * (abs(math.log(tail)) + abs(theta * top) + abs(k_theta))
+    return exponent_ <= log_tilted - _HELD
 
 
 def _prefer(offset, probs, err, base, pessimistic):

@@ -64,6 +64,7 @@ class DiscountedScan:
     def __init__(self, step: float, count: int):
         self.step, self.count = step, count
         self._block = _block(step)
+        self._reach = min(self._block, 1 << max(count - 1, 0).bit_length())  # factors used: t < count
         self._fed = 0
         self._ends: list = []   # y_loc at the last point of each block done
         self._running = 0.0     # Σ x[bB + t']·e^{t'h} over the points fed of the block begun
@@ -84,7 +85,7 @@ class DiscountedScan:
         if not n:
             return out
         t0, b0 = self._fed % block, self._fed // block  # the first point's place: block b0, t0 in it
-        up, down, into = _factors(self.step, block)
+        up, down, into = _factors(self.step, self._reach)
         head = min(n, block - t0) if t0 else 0        # the rest of the block begun
         whole = (n - head) // block                    # whole blocks
         cuts = [(0, head, t0)] if head else []        # (from, to, place in its block) of each piece
@@ -136,14 +137,16 @@ def _block(step):
 
 
 @functools.lru_cache(maxsize=8)
-def _factors(step, block):
-    """e^{th}, e^{−th} and e^{−(t+1)h} for t < B, each exponent rounded once (counted in η);
-    computed once a step, so a point's factors do not depend on how many points a call has."""
-    t = np.arange(block + 1) * step
-    up, down, into = np.exp(t[:-1]), np.exp(-t[:-1]), np.exp(-t[1:])
-    for a in (up, down, into):
-        a.setflags(write=False)
-    return up, down, into
+def _factors(step, reach):
+    """e^{th}, e^{−th} and e^{−(t+1)h} for t < ``reach`` (≤ B), each exponent rounded once (counted
+    in η); computed once a step (and reach: a grid of fewer points than B uses fewer), the same
+    floats at every t whatever the reach, so a point's factors do not depend on how many points
+    a call has."""
+    t = np.arange(reach + 1) * step
+    up, falls = np.exp(t[:-1]), np.exp(-t)  # e^{−(t+1)h} is e^{−th} one point on: one exp for both
+    up.setflags(write=False)
+    falls.setflags(write=False)
+    return up, falls[:-1], falls[1:]
 
 
 def _bound(count, step, block):

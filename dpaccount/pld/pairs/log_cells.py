@@ -31,6 +31,7 @@ from ...numerics import ULP_OF_ONE as _U
 
 _SUBNORMAL = math.ulp(0.0)  # the subnormal spacing
 _NORMAL = np.finfo(float).tiny  # the least normal float
+_LARGEST = np.finfo(float).max  # the largest float (``_nan_to_zero``: nan_to_num's ±∞)
 # log_ndtr(x), x ≤ 0 (``dpaccount/ndtr.py``): ≤ 4u·|log Φ| on any IEEE machine, taken as 16
 # (4x room; the rest covers the second-order terms:
 # η < 16·745u < 3e-12, so e^η − 1 ≤ η(1 + 3e-12), and the rounding of the bounds themselves)
@@ -57,12 +58,22 @@ def log_cells(logs, eta=None, out=None):
         if eta is None:
             return cells
         # η·F, + 8 subnormal spacings for an e^l below the normal range (exp ≤ 4 ulp, its
-        # product with 1 − e^{l_i − l_{i+1}} ½); F = 0 exactly at −inf (η = ∞ there)
-        unresolved = np.logical_not(f > 0)
-        subnormal = (f < _NORMAL) & (logs > -np.inf)
-        ends = np.multiply(eta, f, out=f)
-        ends[unresolved] = 0.0
-        np.add(ends, 8 * _SUBNORMAL, out=ends, where=subnormal)
+        # product with 1 − e^{l_i − l_{i+1}} ½); F = 0 exactly at −inf (η = ∞ there). Where every
+        # F but the first is normal (the runs of ``normal_cells`` begin at −∞), only the first is
+        # looked at: the same floats, without the masks' passes
+        if n and f[1:].min() >= _NORMAL:  # (NaN fails the test)
+            first, at_first = float(f[0]), float(logs[0])
+            ends = np.multiply(eta, f, out=f)
+            if not first > 0:
+                ends[0] = 0.0
+            if first < _NORMAL and at_first > -np.inf:
+                ends[0] += 8 * _SUBNORMAL
+        else:
+            unresolved = np.logical_not(f > 0)
+            subnormal = (f < _NORMAL) & (logs > -np.inf)
+            ends = np.multiply(eta, f, out=f)
+            ends[unresolved] = 0.0
+            np.add(ends, 8 * _SUBNORMAL, out=ends, where=subnormal)
     np.add(ends[:-1], ends[1:], out=err)
     err += np.multiply(np.abs(cells, out=work), 16 * _U, out=work)
     return cells, err, ends
@@ -105,8 +116,9 @@ def _nan_to_zero(x):
     """``np.nan_to_num(x, nan=0.0)`` in place: NaN to 0 (and ±∞ to ±the largest float), its
     passes over the values that are not finite only."""
     bad = np.flatnonzero(~np.isfinite(x))
-    if len(bad):
-        x[bad] = np.nan_to_num(x[bad], nan=0.0)
+    if len(bad):  # each one NaN or ±∞ (nan_to_num's own checks cost more than these few values)
+        v = x[bad]
+        x[bad] = np.where(np.isnan(v), 0.0, np.copysign(_LARGEST, v))
     return x
 
 

@@ -103,9 +103,16 @@ class StepProfile(Bands):
         self._hints = hints or {}  # direction → window λ at the first tail (``Plan.hints``)
         self.accuracy = accuracy
         self.step = step
-        self._bands = bands or self  # whose band lattice (``_levels``) tilt centres come from
+        self._lattice = bands  # a coarser step's, whose band lattice to share (``_bands``), or None
         self._true_inf = {d: p_inf_of(pairs.direction(d)) for d in DIRECTIONS}
         self._width, self._mgf = {}, {}
+
+    @property
+    def _bands(self):
+        """Whose band lattice (``_levels``) tilt centres come from: this profile, or a coarser
+        step's (held apart from ``self``: a profile that held itself would be a reference cycle,
+        its grids freed only by the cyclic garbage collector)."""
+        return self._lattice or self
 
     @property
     def scout(self) -> Optional["StepProfile"]:
@@ -118,7 +125,7 @@ class StepProfile(Bands):
         """The coarser step whose single-step grids the λ searches of this step's grids start on
         (``accountant.composed_grid``): the band lattice's where that is a coarser level's (whose
         grids the queries have built), else the scout's."""
-        return (self._bands if self._bands is not self else self.scout or self).step
+        return (self._lattice or self.scout or self).step
 
     # -- grids -------------------------------------------------------------
     def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None):
