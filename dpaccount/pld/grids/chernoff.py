@@ -33,6 +33,7 @@ keeps the K(λ) and moments it has computed.
 """
 import math
 import threading
+import weakref
 
 import numpy as np
 
@@ -45,8 +46,11 @@ optimize = lazy("scipy.optimize")
 _BLOCK = 1 << 18  # points × λ values per pass (2 MB per work array; one λ at least)
 _GROUP = 1 << 18  # points of the grids a pass takes together (a larger grid alone)
 _SCAN = np.geomspace(1e-3, 1e3, 10)  # the first look of every λ search
-# the last compositions' log-MGFs, keyed by their grids' identities (the grids held with them)
-_RECENT = GridCache(limit=64 * 2 ** 20, size_of=lambda held: held[1].nbytes)
+# the last compositions' log-MGFs, keyed by their grids' identities (the grids held with them);
+# and every one still held elsewhere (a band lattice's, larger than the budget), by the same keys
+_RECENT = GridCache(limit=160 * 2 ** 20, size_of=lambda held: held[1].nbytes)
+_HELD: "weakref.WeakValueDictionary[tuple, LogMGF]" = weakref.WeakValueDictionary()
+_HELD_LOCK = threading.Lock()
 
 
 def groups(items, points, limit):
@@ -63,9 +67,18 @@ def groups(items, points, limit):
 
 
 def log_mgf(items):
-    """The ``LogMGF`` of [(grid, count), ...], shared with the last ones asked for."""
+    """The ``LogMGF`` of [(grid, count), ...], shared with the last ones asked for and with
+    any still held (a ``LogMGF`` holds its grids, so their identities stay theirs while it lives)."""
     items = tuple(items)
-    return _RECENT.get(tuple((id(g), k) for g, k in items), lambda: (items, LogMGF(items)))[1]
+    key = tuple((id(g), k) for g, k in items)
+
+    def build():
+        with _HELD_LOCK:
+            mgf = _HELD.get(key)
+            if mgf is None:
+                mgf = _HELD[key] = LogMGF(items)
+        return items, mgf
+    return _RECENT.get(key, build)[1]
 
 
 class LogMGF:
@@ -74,6 +87,7 @@ class LogMGF:
     A grid without finite mass makes K = −∞."""
 
     def __init__(self, items):
+        self._items = tuple(items)  # held: ``log_mgf`` keys log-MGFs by their grids' identities
         parts = [(g._live_log, k) for g, k in items]
         live = [(logs, k) for logs, k in parts if len(logs[1])]
         self._void = len(live) < len(parts)
@@ -82,6 +96,10 @@ class LogMGF:
         self._logp = np.concatenate([lp for (lp, _), _ in live]) if live else np.zeros(0)
         self._x = np.concatenate([x for (_, x), _ in live]) if live else np.zeros(0)
         self._starts, self._sizes = np.cumsum(sizes) - sizes, sizes
+        # each grid's (log p, ε) from now on views of these arrays: one copy of its points, not two
+        self._logp.flags.writeable = self._x.flags.writeable = False
+        for g, start, n in zip((g for g, _ in items if len(g._live_log[1])), self._starts.tolist(), sizes.tolist()):
+            g.__dict__["_live_log"] = (self._logp[start:start + n], self._x[start:start + n])
         # the grids in groups of ≤ _GROUP points, each a pass of its own (a grid's sums are the
         # same floats whichever group holds it): the work arrays stay in cache
         self._groups = [(g[0], g[-1] + 1) for g in groups(range(len(sizes)), sizes.tolist(), _GROUP)]
