@@ -74,8 +74,11 @@ def test_a_held_log_mgf_is_shared_and_its_grids_keep_their_points():
     from dpaccount.pld.grids.discretise import pair_to_grid
     from dpaccount.pld.pairs.base import GaussianPair
 
+    from dpaccount.pld.grids.grid import PLDGrid
+
     grids = [pair_to_grid(GaussianPair(mu), 0.01, -300, 400) for mu in (0.5, 1.0)]
-    items = [(grids[0], 3), (grids[1], 5)]
+    grids.append(PLDGrid(step=0.01, offset=5, probs=np.array([0.25, 0.0, 0.5]), p_inf=0.0))  # an empty point
+    items = [(grids[0], 3), (grids[1], 5), (grids[2], 2)]
     own = [(np.log(g.probs[g.probs > 0]), g.losses[g.probs > 0]) for g in grids]
     held = chernoff.log_mgf(items)
     chernoff._RECENT.clear()
