@@ -39,11 +39,16 @@ def next_fast_len(n: int) -> int:
     return best
 
 
-def rfft(x: np.ndarray, n: "int | None" = None, axis: int = -1) -> np.ndarray:
-    """The real FFT of ``x`` along ``axis`` (zero-padded or cut to ``n``), unnormalised."""
+def rfft(x: np.ndarray, n: "int | None" = None, axis: int = -1, out: "np.ndarray | None" = None) -> np.ndarray:
+    """The real FFT of ``x`` along ``axis`` (zero-padded or cut to ``n``), unnormalised; written
+    into ``out`` (a complex array of the result's shape) where given, and returned."""
     if _NUMPY_FFT:
-        return np.fft.rfft(x, n, axis=axis)
-    return _sfft.rfft(x, n, axis=axis, workers=-1)
+        return np.fft.rfft(x, n, axis=axis, out=out)
+    z = _sfft.rfft(x, n, axis=axis, workers=-1)
+    if out is None:
+        return z
+    out[...] = z
+    return out
 
 
 def irfft(z: np.ndarray, n: int, axis: int = -1) -> np.ndarray:

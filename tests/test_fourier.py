@@ -88,3 +88,40 @@ def test_numpy_and_scipy_transforms_agree_within_the_bound():
     assert np.max(np.abs(ours - theirs)) <= 2 * eta
     back = fourier.irfft(ours, size, axis=1)
     assert np.max(np.abs(back - scipy.fft.irfft(theirs, size, axis=1))) <= 4 * eta
+
+
+def _batched_items():
+    """Five distinct grids (exact dyadic masses, some 0) on a transform of 2^21 points: two grids a
+    batch, so rows are used again, a short grid after a long one (300, 5 and 7 points in row 0)."""
+    from dpaccount.pld.grids.grid import PLDGrid
+    rng = np.random.default_rng(5)
+    items = []
+    for n, k, offset in ((300, 1, -20), (40, 2, 3), (5, 1, 0), (200, 1, -7), (7, 2, 1)):
+        ints = rng.integers(0, 2 ** 10, n) * (rng.random(n) < 0.8)
+        ints[0] = ints[-1] = 1
+        probs = ints / float(1 << (int(ints.sum()) - 1).bit_length())
+        items.append((PLDGrid(step=0.01, offset=offset, probs=probs, p_inf=0.0), k))
+    return items
+
+
+@pytest.mark.parametrize("tilt", [0.0, 3.0])
+def test_a_transform_of_several_batches_matches_direct_convolution(tilt):
+    """``fft`` reuses its rows from batch to batch: every bin, untilted, within the noise bound
+    of exact direct convolution (``direct``, bracketed by its own rounding); tilted, brought
+    back (``untilt``) both ways, it brackets it."""
+    items = _batched_items()
+    size = 2 ** 21
+    assert (1 << 22) // size == 2 < len(items)
+    origin = sum(k * g.offset for g, k in items)
+    width = sum(k * (len(g.probs) - 1) for g, k in items) + 1
+    high, _ = transform.direct(items, origin, origin + width - 1, True)
+    low, _ = transform.direct(items, origin, origin + width - 1, False)
+    values, bin_err, log_scale, log_pad = transform.fft(items, origin, size, tilt)
+    assert len(values) == size and np.all(np.abs(values[width:]) <= bin_err)
+    if not tilt:
+        assert np.all(values[:width] <= high + bin_err) and np.all(values[:width] >= low - bin_err)
+        return
+    upper, _ = transform.untilt(values[:width], bin_err, log_scale, log_pad, tilt, 0.01, origin, True)
+    lower, _ = transform.untilt(values[:width], bin_err, log_scale, log_pad, tilt, 0.01, origin, False)
+    assert np.all(upper >= low) and np.all(lower <= high)
+    assert np.count_nonzero(lower > 0.5 * high) > width // 2  # tight where it is read, not vacuous

@@ -186,6 +186,11 @@ BUGS = (
         "        extra_inf = 0.0\n        if pessimistic:\n            probs[0] += below\n    else:",
         (COMPOSE,),
         "the Chernoff bound of the mass above the FFT window is not counted at +inf"),
+    Bug("fft-row-not-zeroed-between-batches", PLD + "grids/transform.py",
+        "            stack[row, :used[row]] = 0.0\n", "",
+        ("tests/test_fourier.py::test_a_transform_of_several_batches_matches_direct_convolution",),
+        "a row of the FFT stack used again without zeroing it: a short grid's transform carries the "
+        "tail of the long one before it (its mass added to every bin: lower bounds above the exact law)"),
     Bug("direct-lower-tail-dropped", PLD + "grids/transform.py",
         "        out[0] += below          # moved up to the window's bottom\n",
         "",

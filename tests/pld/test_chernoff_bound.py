@@ -61,3 +61,36 @@ def test_a_dismissed_direction_builds_no_grid_and_the_answer_stays_certified():
     tilted = [key for key in list(GRIDS._items) if len(key) == 6 and key[0] != "pair" and key[-1] is not None]
     assert tilted and all(key[1] == "remove" for key in tilted)
     assert np.all(got >= profile.delta_lower(eps))
+
+
+def test_a_held_log_mgf_is_shared_and_its_grids_keep_their_points():
+    """``log_mgf`` gives the log-MGF still held elsewhere (a band lattice's) even when its cache has
+    dropped it, and none once nobody holds it; the grids' (log p, ε) then read its arrays: the same
+    floats as their own, and K(λ) the same as a fresh one's, within ``error`` of the exact sum."""
+    import gc
+    import math
+
+    from dpaccount.pld.grids import chernoff
+    from dpaccount.pld.grids.discretise import pair_to_grid
+    from dpaccount.pld.pairs.base import GaussianPair
+
+    from dpaccount.pld.grids.grid import PLDGrid
+
+    grids = [pair_to_grid(GaussianPair(mu), 0.01, -300, 400) for mu in (0.5, 1.0)]
+    grids.append(PLDGrid(step=0.01, offset=5, probs=np.array([0.25, 0.0, 0.5]), p_inf=0.0))  # an empty point
+    items = [(grids[0], 3), (grids[1], 5), (grids[2], 2)]
+    own = [(np.log(g.probs[g.probs > 0]), g.losses[g.probs > 0]) for g in grids]
+    held = chernoff.log_mgf(items)
+    chernoff._RECENT.clear()
+    assert chernoff.log_mgf(items) is held
+    for g, (logp, x) in zip(grids, own):
+        assert np.array_equal(g._live_log[0], logp) and np.array_equal(g._live_log[1], x)
+    lam = np.array([0.1, 1.0, 4.0])
+    assert np.array_equal(held(lam), chernoff.LogMGF(items)(lam))
+    exact = [sum(k * math.log(math.fsum(math.exp(a + b * t) for a, b in zip(*o))) for o, (_, k) in zip(own, items))
+             for t in lam]
+    assert np.all(np.abs(held(lam) - exact) <= held.error(lam))
+    del held
+    chernoff._RECENT.clear()
+    gc.collect()
+    assert not chernoff._HELD.get(tuple((id(g), k) for g, k in items))

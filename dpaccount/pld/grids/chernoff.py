@@ -26,13 +26,14 @@ The searches (``descend``) are safeguarded Newton iterations on the slope
 of a Chernoff exponent or level, one pass over the points per step giving
 K, K' and K'' (the tilted mean and variance); started near the answer (a
 coarser grid's λ, a normal law's), they take one to a few passes.
-``log_mgf(items)`` shares one ``LogMGF`` per composition among the searches
-that follow one another on it (a window, its tilt, the tilt lattice of
+``log_mgf(items)`` shares one ``LogMGF`` per composition (while it is held, however
+large) among the searches that follow one another on it (a window, its tilt, the tilt lattice of
 ``step_profile.py``, thousands of saddle points on one composition): each
 keeps the K(λ) and moments it has computed.
 """
 import math
 import threading
+import weakref
 
 import numpy as np
 
@@ -45,8 +46,12 @@ optimize = lazy("scipy.optimize")
 _BLOCK = 1 << 18  # points × λ values per pass (2 MB per work array; one λ at least)
 _GROUP = 1 << 18  # points of the grids a pass takes together (a larger grid alone)
 _SCAN = np.geomspace(1e-3, 1e3, 10)  # the first look of every λ search
-# the last compositions' log-MGFs, keyed by their grids' identities (the grids held with them)
-_RECENT = GridCache(limit=64 * 2 ** 20, size_of=lambda held: held[1].nbytes)
+# the last compositions' log-MGFs, keyed by their grids' identities (the grids held with them;
+# the budget counts their points, which the grids share: one of 7M points fits beside its proxy's);
+# and every one still held elsewhere (a band lattice's), by the same keys
+_RECENT = GridCache(limit=160 * 2 ** 20, size_of=lambda held: held[1].nbytes)
+_HELD: "weakref.WeakValueDictionary[tuple, LogMGF]" = weakref.WeakValueDictionary()
+_HELD_LOCK = threading.Lock()
 
 
 def groups(items, points, limit):
@@ -63,9 +68,18 @@ def groups(items, points, limit):
 
 
 def log_mgf(items):
-    """The ``LogMGF`` of [(grid, count), ...], shared with the last ones asked for."""
+    """The ``LogMGF`` of [(grid, count), ...], shared with the last ones asked for and with
+    any still held (a ``LogMGF`` holds its grids, so their identities stay theirs while it lives)."""
     items = tuple(items)
-    return _RECENT.get(tuple((id(g), k) for g, k in items), lambda: (items, LogMGF(items)))[1]
+    key = tuple((id(g), k) for g, k in items)
+
+    def build():
+        with _HELD_LOCK:
+            mgf = _HELD.get(key)
+            if mgf is None:
+                mgf = _HELD[key] = LogMGF(items)
+        return items, mgf
+    return _RECENT.get(key, build)[1]
 
 
 class LogMGF:
@@ -74,14 +88,32 @@ class LogMGF:
     A grid without finite mass makes K = −∞."""
 
     def __init__(self, items):
-        parts = [(g._live_log, k) for g, k in items]
-        live = [(logs, k) for logs, k in parts if len(logs[1])]
-        self._void = len(live) < len(parts)
-        sizes = np.array([len(x) for (_, x), _ in live], dtype=np.int64)
-        self._k = np.array([k for _, k in live], dtype=float)
-        self._logp = np.concatenate([lp for (lp, _), _ in live]) if live else np.zeros(0)
-        self._x = np.concatenate([x for (_, x), _ in live]) if live else np.zeros(0)
+        self._items = items = tuple(items)  # held: ``log_mgf`` keys log-MGFs by their grids' identities
+        grids = [g for g, _ in items]
+        # every grid's (log p, ε) of its points with p > 0 (``PLDGrid._live_log``), concatenated; a
+        # grid that has not computed them and has no empty point is written here at once (the
+        # same floats, one copy); from now on each grid's are views of these arrays
+        fresh = ["_live_log" not in g.__dict__ and bool(np.all(g.probs > 0)) for g in grids]
+        counts = [len(g.probs) if new else len(g._live_log[1]) for g, new in zip(grids, fresh)]
+        live = [i for i, n in enumerate(counts) if n]
+        self._void = len(live) < len(grids)
+        sizes = np.array([counts[i] for i in live], dtype=np.int64)
+        self._k = np.array([items[i][1] for i in live], dtype=float)
         self._starts, self._sizes = np.cumsum(sizes) - sizes, sizes
+        self._logp, self._x = np.empty(int(sizes.sum())), np.empty(int(sizes.sum()))
+        for i, start, n in zip(live, self._starts.tolist(), sizes.tolist()):
+            g, logp, x = grids[i], self._logp[start:start + n], self._x[start:start + n]
+            if fresh[i]:  # as ``PLDGrid.losses``: (j + offset)·step
+                np.log(g.probs, out=logp)
+                x[:] = np.arange(n, dtype=float)
+                x += g.offset
+                x *= g.step
+            else:
+                logp[:], x[:] = g._live_log
+        self._logp.flags.writeable = self._x.flags.writeable = False
+        for i, start, n in zip(live, self._starts.tolist(), sizes.tolist()):
+            grids[i].__dict__["_live_log"] = (self._logp[start:start + n], self._x[start:start + n])
+        live = [(grids[i]._live_log, items[i][1]) for i in live]
         # the grids in groups of ≤ _GROUP points, each a pass of its own (a grid's sums are the
         # same floats whichever group holds it): the work arrays stay in cache
         self._groups = [(g[0], g[-1] + 1) for g in groups(range(len(sizes)), sizes.tolist(), _GROUP)]

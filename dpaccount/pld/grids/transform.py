@@ -136,11 +136,17 @@ def fft(items, ja, n, tilt=0.0):
     log_scale = log_pad = 0.0             # C, and ρ
     batch = max(1, (1 << 22) // size)     # transform a few grids at once, ≤ 32 MB
     progress.expect(-(-len(items) // batch) + 1, f"FFT composition of {total_k} grids ({size} points)")
+    # one stack of rows and one of spectra for every batch (no fresh pages per batch); each row
+    # is zeroed again where its grid was written
+    stack = np.zeros((min(batch, len(items)), size))
+    spectra = np.empty((len(stack), nfreq), dtype=complex)
+    used = [0] * len(stack)
     for start in range(0, len(items), batch):
         chunk = items[start:start + batch]
-        stack = np.zeros((len(chunk), size))
         for row, (g, k) in enumerate(chunk):
+            stack[row, :used[row]] = 0.0
             longer = len(g.probs) > size
+            used[row] = size if longer else len(g.probs)
             x = np.zeros(len(g.probs)) if longer else stack[row]
             theta = 0.0
             if tilt:
@@ -153,8 +159,7 @@ def fft(items, ja, n, tilt=0.0):
                 stack[row] = np.bincount(np.arange(len(x)) % size, x, minlength=size)
                 theta += math.ceil(len(x) / size) * _U / 2
             log_pad += 1.01 * k * theta
-        spectra = fourier.rfft(stack, axis=1)
-        del stack
+        fourier.rfft(stack[:len(chunk)], axis=1, out=spectra[:len(chunk)])
         progress.advance()
         for z, (_, k) in zip(spectra, chunk):
             if live is None:
@@ -177,6 +182,7 @@ def fft(items, ja, n, tilt=0.0):
                 coef = None if coef is None else coef[keep]
             with np.errstate(under="ignore"):
                 coef = power(z, k) if coef is None else np.multiply(coef, power(z, k), out=coef)
+    del stack, spectra
     # error of each product coefficient, then of the inverse transform:
     # Σ_ω w_ω (coef_err + η|ŷ| + dead) / size, w = 2 but at 0 and (even size) Nyquist. A dead
     # frequency's coefficient is 0 and its exact one below 2^{−1074} (later grids multiply it by
