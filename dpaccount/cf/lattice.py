@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..numerics import ULP_OF_ONE as U
+from ..numerics import ULP_OF_ONE as U, sum_roundings
 from .basic import log_error_atoms, log_sub
 from .characteristic import atoms, lattice, log_mass_errors, log_masses, log_mgf_atoms
 from .contour import RealMGF, log_alias
@@ -125,7 +125,7 @@ def lattice_part(terms, eps, c, tol, lat):
         t = -math.pi / g + 2 * math.pi * np.arange(n) / (g * n)
         value, err = fun(t)
         total = float(np.mean(value).real)
-        rounding = float(np.mean(err)) + U * math.log2(n) * float(np.mean(np.abs(value)))
+        rounding = float(np.mean(err)) + U * max(math.log2(n), 0.5 * (sum_roundings(n) + 1)) * float(np.mean(np.abs(value)))
         alias = math.exp(min(log_alias(mgf, c, eps, n * g, 0.0, sharp=True), 700.0))
         if alias <= 0.25 * tol or 2 * n > _MAX_POINTS:
             # atoms off the lattice by d: the period's sums are orthogonal only to first order in

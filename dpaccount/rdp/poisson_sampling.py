@@ -50,7 +50,7 @@ import math
 import numpy as np
 
 from ..lazy import lazy
-from ..numerics import ULP_OF_ONE as _U
+from ..numerics import ULP_OF_ONE as _U, sum_roundings
 
 special = lazy("scipy.special")
 
@@ -103,7 +103,9 @@ def segment_lse(v, mag, rows, starts):
     wm = np.add.reduceat(np.where(w > 0, w * mag, 0.0), starts)
     with np.errstate(divide="ignore", invalid="ignore"):
         lse = m + np.log(s)
-        err = 4 * _U * (wm / s + np.log2(np.diff(np.append(starts, len(v)))) + 2)
+        lengths = np.diff(np.append(starts, len(v)))
+        # numpy's sum of each segment: its ``sum_roundings`` (+ 1), in units of u = _U/2
+        err = 4 * _U * (wm / s + np.maximum(np.log2(lengths) + 2, [0.5 * (sum_roundings(k) + 1) for k in lengths]))
     return lse, np.where(s > 0, err, 0.0)
 
 

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..lazy import lazy
 from .poisson_sampling import eps_from_log_excess, log_phi_of_t, subsampled_gaussian_rdp
-from ..numerics import ULP_OF_ONE as _U
+from ..numerics import ULP_OF_ONE as _U, sum_roundings
 
 special = lazy("scipy.special")
 
@@ -114,7 +114,7 @@ def _log_excess(direction, log_p, log_q, tau, w_err, q, alphas):
             s = w.sum(axis=1)
             out[lo:lo + k] = np.logaddexp(top + np.log(s), second + 1e-6)  # + the second-order terms
             err[lo:lo + k] = np.where(s > 0, (w * np.where(w > 0, e, 0.0)).sum(axis=1) / s
-                                      + 4 * _U * (math.log2(n) + 2), 0.0)
+                                      + max(4 * _U * (math.log2(n) + 2), 0.5 * (sum_roundings(n) + 1) * _U), 0.0)
     return out, err
 
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from ... import fourier
 from ...errors import GridTooLarge
-from ...numerics import ULP_OF_ONE as _U
+from ...numerics import ULP_OF_ONE as _U, sum_roundings
 from .accountant import plan_step, step_target
 from ..pairs.composition import DIRECTIONS, merge_gaussians
 from .compose import MAX_GRID, chernoff_lambdas, chernoff_window
@@ -230,9 +230,9 @@ class OnlineDirection:
         # pairwise sum (numpy's, in a fixed order: a BLAS dot's order depends on its threads)
         value = float(np.sum(spec.view(float) * w_pairs[:2 * m])) / n
         # the spectrum's per-bin noise, then the rounding of the dot product itself: numpy's
-        # pairwise sum of N products adds each in at most log₂N + 18 roundings (blocks of 128
-        # in 8 accumulators, then halves), + 1 for the product: within η = 5u(log₂n + 1)
-        dot_err = self.eta * float(np.sum(bound * w_abs[:m])) / n
+        # sum of N = 2m products rounds each at most d = ``sum_roundings(N)`` times, + 1 for
+        # the product: γ_{d+1} ≤ (d + 2)u, u = _U/2 (η covers it up to n ≈ 2^20, not beyond)
+        dot_err = max(self.eta, 0.5 * (sum_roundings(2 * m) + 2) * _U) * float(np.sum(bound * w_abs[:m])) / n
         return min(1.0, max(value, 0.0) + self._bin_error() * weight_sum + dot_err + self.above_window()
                    + self._p_inf())
 
