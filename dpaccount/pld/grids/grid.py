@@ -246,7 +246,11 @@ class _TopDown:
 
     def __init__(self, grid):
         n = len(grid.probs)
-        self._grid, self._scan, self._lock = grid, DiscountedScan(grid.step, n), threading.Lock()
+        # the grid's masses and rounding, not the grid: a grid holds its sums, and a reference
+        # back would make the pair a cycle that only the cyclic collector frees (evicted grids,
+        # hundreds of MB, kept until it runs)
+        self._probs, self._step, self._pessimistic = grid.probs, grid.step, grid.pessimistic
+        self._scan, self._lock = DiscountedScan(grid.step, n), threading.Lock()
         # filled from the top down: SP of points [start, n) at [start, n), D at [start + 1, n + 1)
         # (``_d[0]``: below the lowest point, where the scan is summed on)
         self._sp, self._d = np.empty(n), np.empty(n + 1)
@@ -275,8 +279,8 @@ class _TopDown:
             return self.start, self.sp, self.d
 
     def _extend(self, m0):
-        g, start = self._grid, self.start
-        n, part = len(g.probs), g.probs[m0:start][::-1]  # the points to add, top down
+        probs, start = self._probs, self.start
+        n, part = len(probs), probs[m0:start][::-1]  # the points to add, top down
         first = self._sp_run is None
         # top down. D: Σ S̃ down to the highest new point (at the top point: an empty sum), then the S̃ of
         # the new points in the slots below it, summed in place; the slot below the lowest new
@@ -298,11 +302,11 @@ class _TopDown:
             sp = sp[1:]
         self._sp_run = float(sp[-1])
         sp, d = self._sp[m0:start], self._d[m0 + 1:start + 1]  # the same points, bottom up (contiguous)
-        sign = 1.0 if g.pessimistic else -1.0
+        sign = 1.0 if self._pessimistic else -1.0
         sp *= 1.0 + sign * (n + 8) * _U
         eta, absolute = self._scan.bound
         e = eta + (n / 2 + 6) * _U
-        d *= -math.expm1(-g.step) * (1.0 + sign * (e + e * e))
+        d *= -math.expm1(-self._step) * (1.0 + sign * (e + e * e))
         d[:-1 if first else None] += sign * n * absolute  # D at the top point is exact
         np.maximum(d, 0.0, out=d)
         self.start = m0
