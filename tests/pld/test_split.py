@@ -139,3 +139,24 @@ def test_the_tiny_q_interval_is_reached_with_split_lower_bounds():
     bounds = mechanism.get_approxDP_bounds(1e-10, accuracy=1e-2)
     assert bounds.upper <= bounds.lower * (1 + 1e-2)
     assert bounds.lower <= mechanism.get_approxDP(1e-10) <= bounds.upper * (1 + 1e-3)
+
+
+def test_the_remainder_is_composed_once_for_every_tilt_of_one_split():
+    """R_2 is composed untilted, so every tilt of one split (the grids re-centred at an
+    answer) takes it from the cache: the grids then are those composed with nothing cached,
+    at each level and window tail."""
+    from dpaccount.pld.grids.cache import GRIDS
+
+    grid = _grid(True)
+    split = heavy_split(grid, COUNT, saddle_tilt([(grid, COUNT)], 0.4), 0.4, TAIL)
+    dpa.clear_cache()
+    shared = [_split_grid(split, grid, COUNT, tail, level, True) for tail in (TAIL, 1e-100) for level in (0.4, 1.2)]
+    assert len([key for key in GRIDS._items if key[0] == "split term"]) == 2  # one a tail
+    fresh = []
+    for tail in (TAIL, 1e-100):
+        for level in (0.4, 1.2):
+            dpa.clear_cache()
+            fresh.append(_split_grid(split, grid, COUNT, tail, level, True))
+    for a, b in zip(shared, fresh):
+        assert (a.offset, a.p_inf, a.noise) == (b.offset, b.p_inf, b.noise)
+        assert np.array_equal(a.probs, b.probs) and np.array_equal(a.noise_bins, b.noise_bins)
