@@ -160,3 +160,21 @@ def test_the_remainder_is_composed_once_for_every_tilt_of_one_split():
     for a, b in zip(shared, fresh):
         assert (a.offset, a.p_inf, a.noise) == (b.offset, b.p_inf, b.noise)
         assert np.array_equal(a.probs, b.probs) and np.array_equal(a.noise_bins, b.noise_bins)
+
+
+def test_a_split_prepared_once_is_the_split_made_afresh():
+    """What ``heavy_split`` keeps of a grid (its cut, mean and parts, for every tilt) gives
+    the split it makes with nothing kept, at each tilt, and no split where it makes none."""
+    grid = _grid(True)
+    asked = [(saddle_tilt([(grid, COUNT)], level), level) for level in (0.4, 0.8, 0.02 * math.sqrt(COUNT))]
+    dpa.clear_cache()
+    kept = [heavy_split(grid, COUNT, tilt, level, TAIL) for tilt, level in asked]
+    for (tilt, level), split in zip(asked, kept):
+        dpa.clear_cache()
+        fresh = heavy_split(grid, COUNT, tilt, level, TAIL)
+        assert (split is None) == (fresh is None)
+        if fresh is not None:
+            assert (split.exponent, split.weights) == (fresh.exponent, fresh.weights)
+            for a, b in ((split.bulk, fresh.bulk), (split.heavy, fresh.heavy)):
+                assert (a.offset, a.p_inf) == (b.offset, b.p_inf) and np.array_equal(a.probs, b.probs)
+    assert kept[0] is not None and kept[-1] is None  # one heavy step reaches 0.4; the bulk carries the last
