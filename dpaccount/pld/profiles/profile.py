@@ -146,10 +146,10 @@ class PrivacyProfile:
         return float(out) if out.ndim == 0 else out
 
     def _bulk_split(self, held=None):
-        """(δ*, E) (``held``: the query's cache, ``StepProfile.holding``): the lower cut and the larger E of the plan's tails beyond the ε(δ) level's
+        """(δ*, E): the lower cut and the larger E of the plan's tails beyond the ε(δ) level's
         (``Plan.cut``, ``Plan.extra``) and of ``bulk.bulk_split`` from that level's grids, E
         clipped to the cap (``(∞, 0)`` where that level's windows do not fit: answered coarser,
-        ``_finest``)."""
+        ``_finest``); ``held``: the query's cache (``StepProfile.holding``), or None."""
         if self._bulk is None:
             first = self._eps_level
             try:

@@ -114,13 +114,12 @@ class StepProfile(Bands):
         returns: ``cache.query_cache``) besides the shared cache: a query that asks for a few
         large grids again and again (a tilted grid of millions of points, an ε(δ) query and
         then its bulk check) builds each once, though the shared cache cannot keep them all;
-        so does its scout (``scout``). Everything else (band lattice, λ searches) is this
-        profile's own, shared: a grid is the same whichever cache it comes from, so no
-        answer depends on which holds it."""
+        so do its scout (``scout``) and the profile whose band lattice it shares. Everything
+        else (band lattice, λ searches) is this profile's own, shared: a grid is the same
+        whichever cache it comes from, so no answer depends on which holds it."""
         view = copy.copy(self)
         view._held = held
-        if self._bands is self:
-            view._bands = view
+        view._bands = view if self._bands is self else self._bands.holding(held)
         if self._scout is not None:
             view._scout = (self._scout[0].holding(held), self._scout[1])
         return view
