@@ -110,7 +110,7 @@ def _prepared_bytes(held: Tuple[PLDGrid, float, Optional[Split]]) -> int:
 
 
 # (grid, count, tail) → (grid, ``_prepared``): each grid held as long as its entry, and counted
-_PREPARED = GridCache(limit=128 * 2 ** 20, size_of=_prepared_bytes)
+_PREPARED = GridCache(limit=64 * 2 ** 20, size_of=_prepared_bytes)
 
 
 def parts(grid: PLDGrid, cut: int, exponent: int) -> Tuple[PLDGrid, PLDGrid]:
