@@ -9,6 +9,9 @@ so a pessimistic grid's δ(ε) must be ≥ this and an optimistic one's ≤ it, 
 grid points and between them, and ε(δ) must be on the matching side: the exact
 δ at a pessimistic ε(δ) is ≤ δ, at an optimistic one ≥ δ.
 """
+import gc
+import weakref
+
 import mpmath as mp
 import numpy as np
 import pytest
@@ -88,3 +91,29 @@ def test_loss_moment_is_the_exact_sum_to_its_rounding():
         exact = mp.fsum(mp.mpf(float(p)) * (-2500 + j) * mp.mpf(1e-3) for j, p in enumerate(probs))
         scale = mp.fsum(mp.mpf(float(p)) * abs(-2500 + j) * mp.mpf(1e-3) for j, p in enumerate(probs))
     assert abs(mp.mpf(g.loss_moment) - exact) <= (len(probs) + 2) * 2.0 ** -52 * scale
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_a_queried_grid_is_freed_as_soon_as_it_is_dropped(pessimistic):
+    """What a grid keeps once queried (its sums, its noise sums, its log masses) refers to no
+    grid: dropped by the cache, a grid of millions of points is freed at once, not when the
+    cyclic collector next runs (which a few large objects seldom trigger)."""
+    g = _grids(1, pessimistic)
+    tilted = PLDGrid(step=g.step, offset=g.offset, probs=g.probs, p_inf=g.p_inf, pessimistic=pessimistic,
+                     noise=1e-20, noise_bins=np.full(len(g.probs), 1e-20))
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for grid in (g, tilted):
+            grid.delta(np.array([0.0, grid.losses[len(grid.probs) // 2]]))
+            grid.delta(0.5 * grid.step)
+            grid.epsilon(1e-6)
+            grid.noise_effect(np.array([0.0]))
+            grid._live_log  # noqa: B018 (the cached log masses of ``chernoff.LogMGF``)
+        refs = [weakref.ref(g), weakref.ref(tilted)]
+        del g, tilted, grid
+        assert [r() for r in refs] == [None, None]
+    finally:
+        if was:
+            gc.enable()

@@ -190,3 +190,36 @@ def test_delta_at_the_jump_to_the_mass_at_infinity_is_refused_truthfully():
     with pytest.raises(dpa.AccuracyNotReached, match=r"above P\(L = inf\) = 0\.27999.* count at \+inf"):
         m.get_approxDP(0.28)
     assert np.isfinite(m.get_approxDP(0.2801))
+
+
+@pytest.mark.parametrize("q, steps, delta", [(1e-3, 10, 1e-8), (1e-4, 100, 1e-10)])
+def test_a_query_builds_each_of_its_grids_once_with_nothing_cached(monkeypatch, q, steps, delta):
+    """A tiny-q ε(δ) query and its bulk check (``bulk.bulk_split``) ask for the same base
+    and tilted grids several times. With the shared cache keeping nothing, the query's own
+    cache (``StepProfile.holding``) still builds each distinct grid once, and the answer is
+    the one the shared cache gives (a grid is the same whichever cache holds it)."""
+    from dpaccount.pld.grids.cache import DEFAULT_LIMIT
+    from dpaccount.pld.profiles import step_profile
+
+    def mechanism():
+        return dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(0.8), q)], [steps])
+
+    dpa.clear_cache()
+    cached = mechanism().get_approxDP(delta, accuracy=1e-2)
+    built = []
+    composed = step_profile.composed_grid
+
+    def counted(items, **kwargs):
+        built.append((tuple(items), kwargs["step"], kwargs["tail"], kwargs["pessimistic"], kwargs["tilt_at"]))
+        return composed(items, **kwargs)
+
+    monkeypatch.setattr(step_profile, "composed_grid", counted)
+    dpa.clear_cache()
+    dpa.set_cache_limit(0)
+    try:
+        got = mechanism().get_approxDP(delta, accuracy=1e-2)
+    finally:
+        dpa.set_cache_limit(DEFAULT_LIMIT)
+    assert any(key[-1] is not None for key in built)  # tilted grids were asked for
+    assert len(built) == len(set(built))
+    assert got == cached

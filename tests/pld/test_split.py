@@ -139,3 +139,42 @@ def test_the_tiny_q_interval_is_reached_with_split_lower_bounds():
     bounds = mechanism.get_approxDP_bounds(1e-10, accuracy=1e-2)
     assert bounds.upper <= bounds.lower * (1 + 1e-2)
     assert bounds.lower <= mechanism.get_approxDP(1e-10) <= bounds.upper * (1 + 1e-3)
+
+
+def test_the_remainder_is_composed_once_for_every_tilt_of_one_split():
+    """R_2 is composed untilted, so every tilt of one split (the grids re-centred at an
+    answer) takes it from the cache: the grids then are those composed with nothing cached,
+    at each level and window tail."""
+    from dpaccount.pld.grids.cache import GRIDS
+
+    grid = _grid(True)
+    split = heavy_split(grid, COUNT, saddle_tilt([(grid, COUNT)], 0.4), 0.4, TAIL)
+    dpa.clear_cache()
+    shared = [_split_grid(split, grid, COUNT, tail, level, True) for tail in (TAIL, 1e-100) for level in (0.4, 1.2)]
+    assert len([key for key in GRIDS._items if key[0] == "split term"]) == 2  # one a tail
+    fresh = []
+    for tail in (TAIL, 1e-100):
+        for level in (0.4, 1.2):
+            dpa.clear_cache()
+            fresh.append(_split_grid(split, grid, COUNT, tail, level, True))
+    for a, b in zip(shared, fresh):
+        assert (a.offset, a.p_inf, a.noise) == (b.offset, b.p_inf, b.noise)
+        assert np.array_equal(a.probs, b.probs) and np.array_equal(a.noise_bins, b.noise_bins)
+
+
+def test_a_split_prepared_once_is_the_split_made_afresh():
+    """What ``heavy_split`` keeps of a grid (its cut, mean and parts, for every tilt) gives
+    the split it makes with nothing kept, at each tilt, and no split where it makes none."""
+    grid = _grid(True)
+    asked = [(saddle_tilt([(grid, COUNT)], level), level) for level in (0.4, 0.8, 0.02 * math.sqrt(COUNT))]
+    dpa.clear_cache()
+    kept = [heavy_split(grid, COUNT, tilt, level, TAIL) for tilt, level in asked]
+    for (tilt, level), split in zip(asked, kept):
+        dpa.clear_cache()
+        fresh = heavy_split(grid, COUNT, tilt, level, TAIL)
+        assert (split is None) == (fresh is None)
+        if fresh is not None:
+            assert (split.exponent, split.weights) == (fresh.exponent, fresh.weights)
+            for a, b in ((split.bulk, fresh.bulk), (split.heavy, fresh.heavy)):
+                assert (a.offset, a.p_inf) == (b.offset, b.p_inf) and np.array_equal(a.probs, b.probs)
+    assert kept[0] is not None and kept[-1] is None  # one heavy step reaches 0.4; the bulk carries the last

@@ -9,7 +9,8 @@ mechanisms share them and a mechanism that is pickled carries none.
 The budget (default 256 MB, ``set_cache_limit``) counts each grid's arrays,
 including the prefix sums its queries build; beyond it the least recently
 used grids are dropped (they are rebuilt if asked for again). A grid larger
-than the whole budget is returned but not kept.
+than the whole budget is returned but not kept. One query's own grids are
+also kept, within a budget of their own, until it returns (``query_cache``).
 """
 import threading
 import weakref
@@ -18,6 +19,7 @@ from collections import OrderedDict
 from ... import validation as v
 
 DEFAULT_LIMIT = 256 * 2 ** 20
+QUERY_LIMIT = 512 * 2 ** 20  # what one query keeps of its own grids until it returns (``query_cache``)
 
 
 def grid_bytes(grid):
@@ -108,10 +110,19 @@ class GridCache:
 GRIDS = GridCache()
 
 
+def query_cache() -> GridCache:
+    """A cache for the grids of one query (``StepProfile.holding``), dropped when it
+    returns, of budget ``QUERY_LIMIT``: the few grids a query asks for again and again,
+    each up to a few hundred MB, are built once where the shared cache (which keeps grids
+    across queries, within its own budget) cannot hold them together."""
+    return GridCache(limit=QUERY_LIMIT)
+
+
 def set_cache_limit(nbytes: float) -> None:
     """Set the memory budget of the composed-grid cache, in bytes (0 keeps
     nothing; the default is 256 MB). Grids beyond it are dropped, least
-    recently used first."""
+    recently used first. (A query also keeps the grids it asks for, up to
+    512 MB, until it returns: those it asks for again are built once.)"""
     GRIDS.set_limit(int(v.nonnegative("nbytes", nbytes)))
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from ...errors import GridTooLarge
 from ...numerics import ULP_OF_ONE as _U
+from .cache import GRIDS
 from .chernoff import LogMGF, composed_p_inf, descend, exponent, log_mgf, quantile, tail_level
 from .grid import PLDGrid, frozen
 from .split import Term, carried_noise, heavy_split, mix, proxy_terms, terms
@@ -244,7 +245,10 @@ def _split_grid(split, g, count, tail, level, pessimistic, proxies=None):
             term = term._replace(p_inf=composed_p_inf(items) + term.p_inf if pessimistic else 0.0)
         else:  # two heavy steps or more, untilted: their weight leaves their noise far below the
             # others', and their windows stay the untilted ones, not the far wider tilted laws'
-            part = compose(items, tail, pessimistic)
+            # (so the same for every tilt of the same split: the grids re-centred at an answer
+            # share it, from the cache)
+            key = ("split term", g, count, k, split.heavy.offset, split.exponent, tail, pessimistic)
+            part = GRIDS.get(key, lambda: compose(items, tail, pessimistic))
             term = Term(part.offset, np.array(part.probs), np.full(len(part.probs), part.noise), 0.0,
                         part.p_inf if pessimistic else 0.0)
         if bulk is not None:  # the bulk's own noise bound, carried by the heavy steps

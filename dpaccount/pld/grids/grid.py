@@ -247,8 +247,9 @@ class _TopDown:
 
     def __init__(self, grid):
         n = len(grid.probs)
-        # the grid's fields, not the grid (which holds this: no reference cycle, so a grid dropped
-        # from the caches frees its arrays at once, and the next query's reuse that memory)
+        # the grid's masses and rounding, not the grid: a grid holds its sums, and a reference
+        # back would make the pair a cycle that only the cyclic collector frees (evicted grids,
+        # hundreds of MB, kept until it runs)
         self._probs, self._step, self._pessimistic = grid.probs, grid.step, grid.pessimistic
         self._scan, self._lock = DiscountedScan(grid.step, n), threading.Lock()
         # filled from the top down: SP of points [start, n) at [start, n), D at [start + 1, n + 1)

@@ -32,6 +32,7 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from ...numerics import ULP_OF_ONE as _U
+from .cache import GridCache
 from .grid import PLDGrid
 
 RARE = 1e-4     # K·P(L ≥ c) at the cut: the expected number of heavy steps
@@ -60,25 +61,36 @@ def heavy_split(grid: PLDGrid, count: int, tilt: float, level: float, tail: floa
     choice only decides tightness: every split is an exact identity."""
     if count <= LOWER or not level > 0.0:
         return None
-    probs = grid.probs
-    above = np.cumsum(probs[::-1])[::-1] + grid.p_inf  # P(L ≥ ε_j), as a guide only
-    rare = np.flatnonzero(count * above <= RARE)
-    if not len(rare) or rare[0] == 0 or (not grid.pessimistic and count * grid.p_inf > tail):
-        return None  # (lower bounds drop R, and with it K·P(L = ∞) at most: kept below the tail)
-    cut = int(rare[0])
+    _, mean, split = _PREPARED.get((grid, count, tail), lambda: (grid, *_prepared(grid, count, tail)))
+    if split is None:
+        return None
     logs, losses = grid._live_log
     # the heavy steps' share of the tilted mean's rise over the untilted mean K·x̄ (both rise
     # alike under a shift of every loss, as in an optimistic grid's frame)
-    mean = float(np.sum(np.exp(logs - logs.max()) * losses)) / float(np.exp(logs - logs.max()).sum())
     w = logs + tilt * losses
     w = np.exp(w - w.max())
-    heavy_at = losses >= (grid.offset + cut) * grid.step
+    heavy_at = losses >= split.heavy.offset * grid.step
     total = float(w.sum())
     rise = level - count * mean
     if not rise > 0 or count * float(np.sum(w[heavy_at] * (losses[heavy_at] - mean))) < _CARRIED * rise * total:
         return None  # the bulk carries the level: the plain tilt centres it
     if count * float(w[heavy_at].sum()) > _FEW * total:
         return None  # three heavy steps or more carry it: R, a plain composition, would answer
+    return split
+
+
+def _prepared(grid: PLDGrid, count: int, tail: float) -> Tuple[float, Optional[Split]]:
+    """(the mean of ``grid``'s finite losses, its split for ``count`` steps or None where it
+    has none): what ``heavy_split`` needs that does not depend on the tilt, kept for the
+    grids re-centred at an answer (``_PREPARED``)."""
+    probs = grid.probs
+    above = np.cumsum(probs[::-1])[::-1] + grid.p_inf  # P(L ≥ ε_j), as a guide only
+    rare = np.flatnonzero(count * above <= RARE)
+    if not len(rare) or rare[0] == 0 or (not grid.pessimistic and count * grid.p_inf > tail):
+        return 0.0, None  # (lower bounds drop R, and with it K·P(L = ∞) at most: kept below the tail)
+    cut = int(rare[0])
+    logs, losses = grid._live_log
+    mean = float(np.sum(np.exp(logs - logs.max()) * losses)) / float(np.exp(logs - logs.max()).sum())
     mass = float(probs[cut:].sum()) * (1 + (len(probs) - cut + 2) * _U) + grid.p_inf * (1 + 2 * _U)
     exponent = -math.frexp(mass)[1]  # mass·2^e ≤ 1 (e ≥ 1)
     bulk, heavy = parts(grid, cut, exponent)
@@ -86,8 +98,19 @@ def heavy_split(grid: PLDGrid, count: int, tilt: float, level: float, tail: floa
     pad = 1 + 2 * _U if grid.pessimistic else 1 - 2 * _U
     weights = tuple(math.ldexp(float(math.comb(count, k)) * pad, -k * exponent) for k in range(LOWER))
     if not min(weights) >= 2.0 ** -1022:
-        return None  # a weight in the subnormal range would not be within 2u of itself
-    return Split(bulk, heavy, exponent, weights)
+        return mean, None  # a weight in the subnormal range would not be within 2u of itself
+    return mean, Split(bulk, heavy, exponent, weights)
+
+
+def _prepared_bytes(held: Tuple[PLDGrid, float, Optional[Split]]) -> int:
+    """Bytes an entry of ``_PREPARED`` keeps: the grid (its masses and log masses,
+    ``PLDGrid._live_log``) and its split's masses."""
+    grid, _, split = held
+    return 8 * (3 * len(grid.probs) + (0 if split is None else len(split.bulk.probs) + len(split.heavy.probs)))
+
+
+# (grid, count, tail) → (grid, ``_prepared``): each grid held as long as its entry, and counted
+_PREPARED = GridCache(limit=64 * 2 ** 20, size_of=_prepared_bytes)
 
 
 def parts(grid: PLDGrid, cut: int, exponent: int) -> Tuple[PLDGrid, PLDGrid]:

@@ -41,7 +41,7 @@ import numpy as np
 
 from ... import progress
 from ...errors import AccuracyWarning, GridTooLarge
-from ..grids.cache import GridCache
+from ..grids.cache import GridCache, query_cache
 from .bulk import bulk_split
 from .plan import affordable, plan
 from .step_profile import StepProfile
@@ -133,26 +133,29 @@ class PrivacyProfile:
         level, and for δ above the bulk's cut (``_bulk_split``) the smaller of that
         and the answer ``E`` levels finer (the smaller of two non-increasing curves,
         the coarse one alone below the cut: still one non-increasing curve)."""
-        out = self._fitting(lambda p: p.epsilon(delta))
-        cut, extra = self._bulk_split()
+        held = query_cache()  # the grids this query asks for again (the bulk check's too)
+        out = self._fitting(lambda p: p.holding(held).epsilon(delta))
+        cut, extra = self._bulk_split(held)
         fine = np.asarray(delta, dtype=float) > cut
         if not extra or not fine.any():
             return out
         out = np.array(out, dtype=float)
-        finer, _ = self._finest(lambda p: p.epsilon(np.asarray(delta, dtype=float)[fine]),
+        finer, _ = self._finest(lambda p: p.holding(held).epsilon(np.asarray(delta, dtype=float)[fine]),
                                 self._eps_level + extra, self._eps_level)
         out[fine] = np.minimum(out[fine], finer)
         return float(out) if out.ndim == 0 else out
 
-    def _bulk_split(self):
+    def _bulk_split(self, held=None):
         """(δ*, E): the lower cut and the larger E of the plan's tails beyond the ε(δ) level's
         (``Plan.cut``, ``Plan.extra``) and of ``bulk.bulk_split`` from that level's grids, E
         clipped to the cap (``(∞, 0)`` where that level's windows do not fit: answered coarser,
-        ``_finest``)."""
+        ``_finest``); ``held``: the query's cache (``StepProfile.holding``), or None."""
         if self._bulk is None:
             first = self._eps_level
             try:
-                cut, extra = bulk_split(self.plan, self._pairs, self.at_level(first), self.accuracy)
+                at = self.at_level(first)
+                cut, extra = bulk_split(self.plan, self._pairs, at if held is None else at.holding(held),
+                                        self.accuracy)
             except GridTooLarge:
                 cut, extra = np.inf, 0
             if self.plan.extra:

@@ -37,6 +37,7 @@ Every grid is pessimistic (or, for lower bounds, optimistic) on its own, so
 the smallest upper bound (largest lower bound) over the grids consulted is
 certified whatever the tilts: the tilts choose tightness, never soundness.
 """
+import copy
 import math
 from typing import NamedTuple, Optional, Tuple
 
@@ -45,7 +46,7 @@ import numpy as np
 from ...errors import AccuracyNotReached
 from ..grids.accountant import composed_grid, step_grids
 from ..pairs.composition import DIRECTIONS
-from ..grids.cache import GRIDS
+from ..grids.cache import GRIDS, GridCache
 from ..grids.chernoff import delta_bound
 from ..grids.grid import PLDGrid
 from .bands import Bands
@@ -106,6 +107,22 @@ class StepProfile(Bands):
         self._lattice = bands  # a coarser step's, whose band lattice to share (``_bands``), or None
         self._true_inf = {d: p_inf_of(pairs.direction(d)) for d in DIRECTIONS}
         self._width, self._mgf = {}, {}
+        self._held = None  # a GridCache of one query's grids (``holding``), or None
+
+    def holding(self, held: GridCache) -> "StepProfile":
+        """This profile, its grids kept in ``held`` too (a cache for one query, dropped when it
+        returns: ``cache.query_cache``) besides the shared cache: a query that asks for a few
+        large grids again and again (a tilted grid of millions of points, an ε(δ) query and
+        then its bulk check) builds each once, though the shared cache cannot keep them all;
+        so do its scout (``scout``) and the profile whose band lattice it shares. Everything
+        else (band lattice, λ searches) is this profile's own, shared: a grid is the same
+        whichever cache it comes from, so no answer depends on which holds it."""
+        view = copy.copy(self)
+        view._held = held
+        view._lattice = self._lattice and self._lattice.holding(held)
+        if self._scout is not None:
+            view._scout = (self._scout[0].holding(held), self._scout[1])
+        return view
 
     @property
     def _bands(self):
@@ -140,6 +157,8 @@ class StepProfile(Bands):
                                  tilt_at=None if tilt is None else tilt * self.step, base=base,
                                  hints=self._hints.get(direction, (None, None)) if tail == TIERS[0] else (None, None),
                                  proxy_step=self._proxy_step)
+        if self._held is not None:
+            return self._held.get(key, lambda: GRIDS.get(key, build))
         return GRIDS.get(key, build)
 
     def certificate(self):
