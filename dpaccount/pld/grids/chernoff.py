@@ -187,7 +187,7 @@ class LogMGF:
         if self._void or not len(self._k):
             return (np.full(size, -np.inf if self._void else 0.0),) + (np.zeros(size),) * 2 * moments
         grids = len(self._sizes)
-        if grids == 1 and size <= self._width:
+        if grids == 1 and 0 < size <= self._width:
             return self._evaluate_one(np.ravel(np.asarray(lam, dtype=float)), moments)
         cgf, mean, var = np.empty(size), np.empty(size), np.empty(size)
         done, row = 0, None
