@@ -94,3 +94,27 @@ def test_a_held_log_mgf_is_shared_and_its_grids_keep_their_points():
     chernoff._RECENT.clear()
     gc.collect()
     assert not chernoff._HELD.get(tuple((id(g), k) for g, k in items))
+
+
+def test_one_grid_log_mgf_matches_the_exact_sums_alone_and_in_blocks():
+    """K, K', K'' of one grid: a single λ (the one-grid pass) and a block of λ wider than one
+    pass (the blocked passes) both within ``LogMGF.error`` of the exact sums (mpmath)."""
+    from dpaccount.pld.grids.chernoff import LogMGF, _BLOCK
+    from dpaccount.pld.grids.grid import PLDGrid
+    probs = np.exp(-0.5 * (np.arange(-600, 601) * 0.01) ** 2)
+    probs /= probs.sum()
+    grid, k = PLDGrid(step=0.01, offset=-590, probs=probs, p_inf=0.0, pessimistic=True), 37
+    mgf = LogMGF([(grid, k)])
+    lam = np.geomspace(1e-3, 30.0, _BLOCK // len(probs) + 5)  # more λ than one pass takes
+    blocked = mgf.moments(lam)
+    x = [mp.mpf(float(v)) for v in grid.losses]
+    for i in (0, 7, len(lam) // 2, len(lam) - 1):
+        w = [mp.mpf(float(p)) * mp.exp(mp.mpf(float(lam[i])) * xj) for p, xj in zip(probs, x)]
+        s0, s1, s2 = mp.fsum(w), mp.fsum(wj * xj for wj, xj in zip(w, x)), mp.fsum(wj * xj * xj for wj, xj in zip(w, x))
+        exact = (k * mp.log(s0), k * s1 / s0, k * (s2 / s0 - (s1 / s0) ** 2))
+        alone = mgf.moments(float(lam[i]))
+        bound = mgf.error(lam[i])
+        for got in (alone, tuple(v[i] for v in blocked)):
+            assert abs(got[0] - exact[0]) <= bound
+            for g, e in zip(got[1:], exact[1:]):  # the tilted moments: ratios of sums within n·u of themselves
+                assert abs(g - e) <= 1e-9 * abs(e)

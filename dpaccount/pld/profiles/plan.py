@@ -324,17 +324,20 @@ def _coarse(composition, tail):
     points, and each direction's window λ there (``compose.chernoff_lambdas``:
     the windows of every level search near them)."""
     steps, hints = [], {}
+    merged = {d: merge_gaussians(composition.direction(d)) for d in DIRECTIONS}
+    tails = {d: tail / sum(k for _, k in merged[d]) for d in DIRECTIONS}
+    for t in dict.fromkeys(tails.values()):  # the directions' loss ranges at one tail scanned together
+        loss_ranges([p for d in DIRECTIONS if tails[d] == t for p, _ in merged[d]], t)
     for d in DIRECTIONS:
-        pairs = merge_gaussians(composition.direction(d))
-        total = sum(k for _, k in pairs)
-        ranges = loss_ranges([p for p, _ in pairs], tail / total)
+        pairs = merged[d]
+        ranges = loss_ranges([p for p, _ in pairs], tails[d])
         provisional = max(hi - lo for lo, hi in ranges) / 1024 or 1.0
         items = step_grids(pairs, provisional, tail)
         hints[d] = chernoff_lambdas(items, tail)
         ja, jb, _, _ = chernoff_window(items, tail, hints[d])
         steps.append(max(jb - ja, 1) * provisional / _POINTS)
     width = max(s * _POINTS for s in steps)
-    pairs = [pk for d in DIRECTIONS for pk in merge_gaussians(composition.direction(d))]
+    pairs = [pk for d in DIRECTIONS for pk in merged[d]]
     lattices = {p.lattice for p, _ in pairs}
     if len(lattices) == 1 and None not in lattices:  # every loss on one lattice: the exact grid
         coarse = lattices.pop()
