@@ -24,7 +24,12 @@ Re s = c ≠ 0, −1 < c,
 * the tolerance: rtol × δ. δ is not known in advance; the first pass takes the
   Chernoff bound min_c M(c)e^{−cε}/(1+c) ≥ δ − P(L=∞) for it, and where the
   answer comes out far below (Poisson subsampling with small q·T: 1e4 times
-  below) the pass is repeated with rtol × the answer.
+  below) the pass is repeated with rtol × the answer; the answer is the pass
+  with the least error.
+
+A query's line samples (``_Run``) serve its root search and end with it: the
+cached ``Direction`` keeps only what its terms determine, so that no answer
+depends on the queries asked before it.
 
 The error returned is the sum of the aliasing bound, the window error (the
 rigorous t-domain bound where it is small enough, else the estimate), the
@@ -81,10 +86,23 @@ def composed_log_phi(terms, t):
     return composed_log_mgf(terms, 1j * np.asarray(t, dtype=float))
 
 
+class _Run:
+    """The line samples of one query: a root search of ε(δ) evaluates δ at a dozen ε on
+    them for the price of about one. Never kept beyond its query: which line a query
+    reuses, and how far its samples reach, would make its answer depend on the
+    queries asked before it."""
+
+    __slots__ = ("line", "tau")
+
+    def __init__(self):
+        self.line, self.tau = None, 0.0
+
+
 class Direction:
-    """One direction's inversion; its line samples are kept across ε (a root search of
-    ε(δ) evaluates δ at a dozen ε for the price of about one). Shared through the
-    cache ``direction``: its queries hold a lock."""
+    """One direction's inversion. Shared through the cache ``direction``, it keeps only
+    what is a function of its terms alone (M on the real axis, evaluation errors, work,
+    Chernoff bounds, and the answers of ``delta``, each from a fresh ``_Run``), so that
+    no answer depends on the queries asked before; its queries hold a lock."""
 
     def __init__(self, terms):
         self.terms = terms
@@ -101,7 +119,6 @@ class Direction:
         self.mgf = RealMGF(terms, self.part if self.has_line else "atoms")
         self.chernoff = self.mgf if self.mgf.part == "whole" else RealMGF(terms, "whole")
         self.exact = all(exact(p) for p, _ in terms)
-        self.line, self.tau = None, 0.0
         self._eta, self._works, self._guesses, self._answers = {}, {}, {}, {}
         self._lock = threading.RLock()
 
@@ -141,27 +158,28 @@ class Direction:
         with self._lock:
             return min(1.0, self.p_inf + math.exp(self._log_guess(eps)[0]))
 
-    def _line_for(self, eps, log_tol):
+    def _line_for(self, run, eps, log_tol):
         c, y = self._plan(eps, log_tol)
-        line = self.line  # kept for a nearby line no more than twice too coarse (one halving)
+        line = run.line  # kept for a nearby line no more than twice too coarse (one halving)
         if line is None or c * line.c <= 0 or not 0.5 <= c / line.c <= 2.0 or line.h > 4 * math.pi / y:
-            line, self.tau = Line(self.terms, c, 2 * math.pi / y, self.part), 0.0
-        self.line = line
+            line, run.tau = Line(self.terms, c, 2 * math.pi / y, self.part), 0.0
+        run.line = line
         return line
 
     def _mean(self):
         eta = 1e-6
         return (self.chernoff(eta) - self.chernoff(-eta)) / (2 * eta)
 
-    def _line_part(self, line, eps, tol, rtol, offset):
+    def _line_part(self, run, eps, tol, rtol, offset):
         """(I, error, certified) of the line integral (module docstring). The window's reach
         grows until its estimated error is below tol or rtol × the answer so far
         (offset + I) and, where every M is exact and the envelope decays, on (within a
         smaller budget) until the t-domain bound is below the goal or 1e-5 × the answer;
         where it ends so, the bound is the error and the answer is certified."""
-        c, spent = line.c, line.work  # the work budget is per query: the samples are kept
+        line = run.line
+        c, spent = line.c, line.work  # the work budget is per pass: the run keeps the samples
         certify = self.exact and line.decays()
-        tau = max(self.tau, line.first_reach())  # grows by half until the window error is small
+        tau = max(run.tau, line.first_reach())  # grows by half until the window error is small
         while True:
             line.extend(tau)
             value, rounding = line.sums(eps, tau)
@@ -184,21 +202,26 @@ class Direction:
                     line.work - spent + line.cost(_GROW * tau) * grown > _WORK or tau > line.reach_cap():
                 break
             tau *= _GROW
-        self.tau = tau
+        run.tau = tau
         certified = bound <= bound_goal
         return value, 1.01 * alias + rounding + (bound if certified else est), certified
 
     def delta(self, eps, rtol=_RTOL):
-        """δ(ε) of this direction with its error (an ``Answer``); remembered, so that asking
-        again gives the same answer (the samples, and so the error, may have grown since)."""
+        """δ(ε) of this direction with its error (an ``Answer``), from a fresh ``_Run``: a
+        function of (terms, ε, rtol) alone, and so remembered."""
         with self._lock:
             if (eps, rtol) not in self._answers:
                 if len(self._answers) > 4096:
                     self._answers.clear()
-                self._answers[eps, rtol] = self._delta(eps, rtol)
+                self._answers[eps, rtol] = self._delta(_Run(), eps, rtol)
             return self._answers[eps, rtol]
 
-    def _delta(self, eps, rtol):
+    def _delta(self, run, eps, rtol):
+        """δ(ε) on the run's samples; passes tighten the tolerance. The answer is the pass
+        with the least error (every pass's error holds for its own value): a tighter
+        tolerance may move the line where its samples resolve less (c near 0, where the
+        tilted mass is ~1 and δ a small difference), and once a resolved answer is in
+        hand a pass that came out worse ends the tightening."""
         if self.log_fin == -math.inf:
             return Answer(1.0, 0.0, True)
         if eps > self.top + 1e-9 * (1.0 + abs(self.top)):  # no finite loss above ε
@@ -210,24 +233,30 @@ class Direction:
             raise RepresentationUnavailable(f"method='cf' cannot resolve δ at eps={eps!r}: its saddle point "
                                             f"reaches the cap c = {C_MAX}; use method='pld' or 'analytic'")
         tol = _HEADROOM * rtol * math.exp(log_guess) + 1e-300
+        best = None
         for _ in range(_PASSES):
-            ans = self._once(eps, tol, rtol)
+            ans = self._once(run, eps, tol, rtol)
+            if best is not None and ans.error >= best.error:
+                if best.delta > 2 * best.error:
+                    return best
+            else:
+                best = ans
             if ans.delta > 2 * ans.error:
                 if ans.error <= 2 * rtol * ans.delta or tol <= rtol * ans.delta:
-                    return ans
+                    return best
                 tol = max(0.5 * rtol * ans.delta, 1e-300)
             elif tol <= 1e-290:
-                return ans
+                return best
             else:
                 tol = max(tol * 1e-3, 1e-300)
-        return ans
+        return best
 
-    def _once(self, eps, tol, rtol):
-        line = self._line_for(eps, math.log(tol)) if self.has_line else None
+    def _once(self, run, eps, tol, rtol):
+        line = self._line_for(run, eps, math.log(tol)) if self.has_line else None
         c = line.c if line else self._plan(eps, math.log(tol))[0]
         i_a, e_a = lattice_part(self.terms, eps, c, tol, self.lat)
         base = self.p_inf if c > 0 else 1.0
-        i_r, e_r, certified = self._line_part(line, eps, tol, rtol, base + i_a) if line else (0.0, 0.0, True)
+        i_r, e_r, certified = self._line_part(run, eps, tol, rtol, base + i_a) if line else (0.0, 0.0, True)
         delta = base + i_a + i_r
         err = e_a + e_r + 8 * U * (abs(base) * (1.0 + sum(k for _, k in self.terms)) + abs(delta)) \
             + (self.p_inf_err if c > 0 else 0.0)
@@ -250,6 +279,7 @@ class Direction:
             return math.inf, True
         seen = {}  # ε → (f, certified), remembered: the samples may grow between calls, the
         #            bracket's signs may not change
+        run = _Run()  # this search's samples, shared by its ε
 
         def f(e):
             if e not in seen:
@@ -257,7 +287,7 @@ class Direction:
                 if bound <= 0.5 * delta:
                     seen[e] = (math.log(max(bound, 1e-300)) - math.log(delta), self.exact)
                 else:
-                    ans = self.delta(e, rtol)
+                    ans = self._delta(run, e, rtol)
                     seen[e] = (math.log(max(ans.delta + side * ans.error, 1e-300)) - math.log(delta), ans.certified)
             return seen[e][0]
 
