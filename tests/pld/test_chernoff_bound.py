@@ -66,7 +66,8 @@ def test_a_dismissed_direction_builds_no_grid_and_the_answer_stays_certified():
 def test_a_held_log_mgf_is_shared_and_its_grids_keep_their_points():
     """``log_mgf`` gives the log-MGF still held elsewhere (a band lattice's) even when its cache has
     dropped it, and none once nobody holds it; the grids' (log p, ε) then read its arrays: the same
-    floats as their own, and K(λ) the same as a fresh one's, within ``error`` of the exact sum."""
+    floats as their own, and K(λ) the same as a fresh one's, within ``error`` of the exact sum;
+    once it is gone, they read their own again."""
     import gc
     import math
 
@@ -94,6 +95,9 @@ def test_a_held_log_mgf_is_shared_and_its_grids_keep_their_points():
     chernoff._RECENT.clear()
     gc.collect()
     assert not chernoff._HELD.get(tuple((id(g), k) for g, k in items))
+    # and the grids that outlive it hold none of its points (a view would keep them all)
+    assert all("_live_log" not in g.__dict__ or g.__dict__["_live_log"][0].base is None for g in grids)
+    assert np.array_equal(grids[1]._live_log[0], own[1][0])  # computed again when asked
 
 
 def test_one_grid_log_mgf_matches_the_exact_sums_alone_and_in_blocks():

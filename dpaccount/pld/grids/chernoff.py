@@ -67,6 +67,15 @@ def groups(items, points, limit):
     return out
 
 
+def _unview(grids, logp):
+    """Drop the grids' (log p, ε) that are views of a dead log-MGF's ``logp`` (they would keep
+    all its points alive; a grid computes its own again when asked)."""
+    for g in grids:
+        held = g.__dict__.get("_live_log")
+        if held is not None and held[0].base is logp:
+            del g.__dict__["_live_log"]
+
+
 def log_mgf(items):
     """The ``LogMGF`` of [(grid, count), ...], shared with the last ones asked for and with
     any still held (a ``LogMGF`` holds its grids, so their identities stay theirs while it lives)."""
@@ -113,12 +122,15 @@ class LogMGF:
         self._logp.flags.writeable = self._x.flags.writeable = False
         for i, start, n in zip(live, self._starts.tolist(), sizes.tolist()):
             grids[i].__dict__["_live_log"] = (self._logp[start:start + n], self._x[start:start + n])
+        weakref.finalize(self, _unview, [grids[i] for i in live], self._logp)
         live = [(grids[i]._live_log, items[i][1]) for i in live]
         # the grids in groups of ≤ _GROUP points, each a pass of its own (a grid's sums are the
         # same floats whichever group holds it): the work arrays stay in cache
         self._groups = [(g[0], g[-1] + 1) for g in groups(range(len(sizes)), sizes.tolist(), _GROUP)]
         self._err = self._error_coefficients(live)
         self._width = max(1, _BLOCK // max(len(self._x), 1))  # λ values per pass
+        self._widest = max((int(self._starts[g1 - 1] + self._sizes[g1 - 1] - self._starts[g0])
+                            for g0, g1 in self._groups), default=0)  # points of the widest pass
         self._work = self._spare = None  # reused: no page faults per call
         self._memo, self._moments = {}, {}  # λ → K(λ), λ → (K, K', K'')
         self._lock = threading.Lock()    # shared (``log_mgf``): one evaluation at a time
@@ -150,15 +162,15 @@ class LogMGF:
 
     @property
     def nbytes(self):
-        """Bytes it holds at most: the points, their logs and the two work arrays."""
-        return 16 * len(self._x) + 16 * min(_BLOCK, len(self._x) * self._width)
+        """Bytes it holds at most: the points, their logs and the two work arrays (a pass's λ
+        values times its widest group: a grid of more than ``_GROUP`` points is one alone)."""
+        return 16 * len(self._x) + 16 * max(min(_BLOCK, len(self._x) * self._width), self._widest * self._width)
 
     def _blocks(self, lam):
         """Per block of λ values and group of grids: (λ, grids, t, w) with t_i the largest
         exponent of grid i and w_j = p_j e^{λε_j − t_i} ∈ (0, 1] (one row per λ)."""
         lam = np.ravel(np.asarray(lam, dtype=float))
-        widest = max((self._starts[g1 - 1] + self._sizes[g1 - 1] - self._starts[g0] for g0, g1 in self._groups),
-                     default=0)
+        widest = self._widest
         if self._work is None:
             self._work = np.empty(widest * min(self._width, len(lam)))
             self._spare = np.empty_like(self._work)

@@ -312,14 +312,14 @@ def _tilted(items, mgf, rough, window, tail, tilt, pessimistic, base):
     return new_a, probs, err, lower - tilt  # the bottom's untilted λ: K(tilt − θ') is known there
 
 
-_HELD = math.log(1e10)  # how far below the tilted tail the untilted top's bound must put it
+_TOP_MARGIN = math.log(1e10)  # how far below the tilted tail the untilted top's bound must put it
 
 
 def _top_holds(mgf, theta, lam, top, tail, log_tilted):
     """Whether the untilted window's top (the loss ``top``, whose λ is ``lam``: K(λ) − λ·top ≤
     log ``tail``, ``_window``) holds the law tilted at θ < λ far beyond its own tail
     e^``log_tilted``: P_θ(S ≥ top) = E[e^{θS − K(θ)}; S ≥ top] ≤ e^{K(λ) − K(θ) − (λ − θ)·top}
-    ≤ tail·e^{θ·top − K(θ)}, checked ``_HELD`` below e^``log_tilted``. The window's requirement
+    ≤ tail·e^{θ·top − K(θ)}, checked ``_TOP_MARGIN`` below e^``log_tilted``. The window's requirement
     (the tilted mass above its top at most e^``log_tilted``) then holds at ``top`` without the
     tilted quantile's search (``tail_level``), whose level, the least value over θ' > 0 found to
     within about a step, lies ≥ 23/(λ − θ) below ``top`` (at θ' = λ − θ already), so that it
@@ -331,7 +331,7 @@ def _top_holds(mgf, theta, lam, top, tail, log_tilted):
     k_theta = mgf(theta) - mgf.error(theta)
     exponent_ = math.log(tail) + theta * top - k_theta
     exponent_ += 8 * _U * (abs(math.log(tail)) + abs(theta * top) + abs(k_theta))
-    return exponent_ <= log_tilted - _HELD
+    return exponent_ <= log_tilted - _TOP_MARGIN
 
 
 def _prefer(offset, probs, err, base, pessimistic):
