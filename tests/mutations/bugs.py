@@ -239,6 +239,12 @@ BUGS = (
         (COMPOSE,),
         "the untilted mass below the tilted window's bottom dropped instead of moved up to it: δ(ε) "
         "below the bottom under-reported"),
+    Bug("top-holds-sign-flipped", PLD + "grids/compose.py",
+        "    exponent_ = math.log(tail) + theta * top - k_theta",
+        "    exponent_ = math.log(tail) - theta * top - k_theta",
+        (COMPOSE,),
+        "the untilted top taken to hold a tilted law whose mass above it is far beyond its tail: a "
+        "tilted window too narrow, its answers loose or wrapped"),
     Bug("untilt-off-by-one", PLD + "grids/transform.py",
         "factor = np.arange(first, first + n, dtype=float)",
         "factor = np.arange(first + 1, first + n + 1, dtype=float)",

@@ -89,3 +89,38 @@ def test_composed_grids_are_tight_above_the_tail(p, m, k, tail, tilt_at):
             continue
         assert pess.delta(eps) <= exact * (1 + 1e-6), eps
         assert opt.delta(eps) >= exact * (1 - 1e-6), eps
+
+
+class _GaussianK:
+    """K(λ) = λm + λ²v/2 of a normal law N(m, v) (a composed Gaussian mechanism's PLD), exact."""
+
+    def __init__(self, m, v):
+        self.m, self.v = m, v
+
+    def __call__(self, lam):
+        return lam * self.m + 0.5 * lam * lam * self.v
+
+    def error(self, lam):
+        return 0.0
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0, 4.0])
+def test_a_held_window_top_holds_the_tilted_law_below_its_tail(mu):
+    """``_top_holds`` is a proof, not a heuristic: wherever it says the untilted top holds the law
+    tilted at θ, the exact tilted mass above the top (a normal tail: the tilt of N(m, v) at θ is
+    N(m + θv, v)) is ``_TOP_MARGIN`` below e^``log_tilted``; it says so for some settings."""
+    from scipy.stats import norm
+
+    from dpaccount.pld.grids.compose import _TOP_MARGIN, _top_holds
+    mgf = _GaussianK(0.5 * mu * mu, mu * mu)
+    said = 0
+    for tail in (1e-30, 1e-60):  # the untilted window's tail (far below the tilted one's)
+        for lam in np.linspace(0.5, 30.0, 25):
+            top = (mgf(lam) - math.log(tail)) / lam  # K(λ) − λ·top = log tail: the window's top
+            for theta in np.linspace(0.02, 0.98, 13) * lam:
+                for log_tilted in (math.log(1e-10), math.log(1e-20)):
+                    if _top_holds(mgf, theta, lam, top, tail, log_tilted):
+                        said += 1
+                        exact = norm.logsf(top, loc=mgf.m + theta * mgf.v, scale=math.sqrt(mgf.v))
+                        assert exact <= log_tilted - _TOP_MARGIN, (mu, tail, lam, theta)
+    assert said > 0
