@@ -156,8 +156,9 @@ def test_tilted_windows_stay_within_the_grid_cap(w, lam):
     """A lower bound's tilted window reaches the tilted law's 1 − 1e-20 quantile, but at most
     4·(W + 1) points and ``MAX_GRID`` (without the latter, RandomAllocation of σ = 0.8, 1000
     steps, asked ε(1e-6), transformed 524,289,001 points: ~20 GB); above the cap, the tilted
-    mass it takes off bounds the exact one (direct convolution, relative rounding ≤ 2t·n·u). Decided before any transform: W + 1 = 2^22 + 1 bins and
-    10^7 steps cost only the Chernoff bounds."""
+    mass it takes off bounds the exact one (direct convolution, relative rounding ≤ 2t·n·u).
+    Decided before any transform: W + 1 = 2^22 + 1 bins and 10^7 steps cost only the
+    Chernoff bounds."""
     from dpaccount.pld.allocation.sum_law import _chernoff_tail
     from dpaccount.pld.allocation.tilt import _REACH, _window
     from dpaccount.pld.grids.chernoff import log_mgf
