@@ -711,11 +711,6 @@ BUGS = (
         ("tests/pld/test_allocation_tails.py::test_skipped_tilts_leave_at_most_the_negligible_mass",),
         "a sign's chain of tilts stopped while the bins beyond still carry up to 1e-12: 1e-28 of mass left "
         "to the untilted noise where the tilts would resolve it"),
-    Bug("poisson-edges-skip-a-base-atom", PLD + "pairs/poisson_sampling.py",
-        "self._base.atom_masses(end)) > 0 else ()", "self._base.atom_masses(end)) > 1 else ()",
-        ("tests/pld/test_optimistic_edges.py::test_subsampled_laplace_interval_holds_the_exact_value",),
-        "a subsampled Laplace's base atom at −ε₀ (half the mass, at log(1 − q + q e^{−ε₀})) left off the "
-        "optimistic grid's points: the lower end of ε(δ) 0 (q = 1e-6, two steps)"),
     Bug("allocation-tilt-window-past-the-grid-cap", PLD + "allocation/tilt.py",
         "return min(_REACH * n, MAX_GRID)", "return _REACH * n",
         ("tests/pld/test_allocation_tails.py::test_tilted_windows_stay_within_the_grid_cap",),

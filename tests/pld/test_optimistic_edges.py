@@ -130,36 +130,3 @@ def test_subsampled_gaussian_long_composition_is_certified_to_0p1_percent():
     assert got.certified
     assert 0 < got.upper - got.lower <= 1e-3 * got.upper
     assert 3.50 < got.lower < got.upper < 3.53
-
-
-def _two_subsampled_laplace_delta(eps, b, q, upper):
-    """δ(ε) of two Poisson-subsampled Laplace steps (remove): E_{x ∼ P}[δ₁(ε − L(x))] over
-    the first step's output x (the second step's curve δ₁ in closed form, rounded
-    ``upper`` or down), P = (1 − q)Lap(0, b) + q·Lap(1, b): its atoms x ≤ 0 and x ≥ 1,
-    quadrature between (δ₁ is smooth there: its kinks at the loss's ends lie beyond)."""
-    pair = PoissonRemovePair(LaplacePair(1 / b), q)
-
-    def rest(x_loss):
-        return float(pair.delta(eps - math.log1p(q * math.expm1(x_loss)), upper))
-    ends = ((1 - q) * 0.5 + q * 0.5 * math.exp(-1 / b)) * rest(-1 / b) \
-        + ((1 - q) * 0.5 * math.exp(-1 / b) + q * 0.5) * rest(1 / b)
-    density = lambda x: (1 - q) / (2 * b) * math.exp(-x / b) + q / (2 * b) * math.exp(-(1 - x) / b)
-    mid, err = integrate.quad(lambda x: density(x) * rest((2 * x - 1) / b), 0, 1,
-                              points=list(np.linspace(0, 1, 51)[1:-1]), epsabs=1e-24, epsrel=1e-12, limit=2000)
-    return ends + mid + (err if upper else -err)
-
-
-def test_subsampled_laplace_interval_holds_the_exact_value():
-    """Poisson-subsampled Laplace (b = 0.02, q = 1e-6), two steps: half the mass sits on the
-    base's atom at −ε₀, which lands at log(1 − q + q e^{−ε₀}) ≈ −1e-6; the optimistic
-    frame holds it on a grid point (``PoissonRemovePair.edges``). Off the grid the lowering of its
-    cell took δ(0) ≈ 1e-6 down to 2e-11, and every δ(ε) above with it: the interval's
-    lower end was 0 (AccuracyNotReached). Now the interval reaches the accuracy and
-    holds ε(δ), found from the exact curve (quadrature over one step, the other's closed form)."""
-    from scipy import optimize
-    b, q, delta = 0.02, 1e-6, 1e-7
-    lo, hi = (optimize.brentq(lambda e: _two_subsampled_laplace_delta(e, b, q, up) - delta, 36.0, 36.1, xtol=1e-10)
-              for up in (False, True))
-    got = dpa.Composition()([dpa.PoissonSampling()(dpa.LaplaceMechanism(b), q)], [2]).get_approxDP_bounds(delta)
-    assert got.lower <= hi + 1e-9 and got.upper >= lo - 1e-9  # (the quadrature's ε: ±1e-10)
-    assert got.upper - got.lower <= 1e-3 * got.upper

@@ -108,19 +108,12 @@ class _PoissonPair(DominatingPair):
         else log(1 − q) (remove, the bottom) or −log(1 − q) (add, the top), where the
         base's likelihood ratio near 0 (or ∞) lands. An optimistic grid with these
         off its points is first order in its step (``discretise_optimistic.py``).
-        A base with atoms that is not finite (Laplace): its atom at that end of its support
-        mapped, if it has one (Laplace's at ∓ε₀ lands within ~q of 0 and carries half the
-        mass: off the grid, the lowering there leaves nothing of δ(ε) above ε = 0).
-        () where q is not small (|log(1 − q)| ≥ 1) or no such atom."""
+        () where q is not small (|log(1 − q)| ≥ 1) or the base has atoms but is not finite."""
         if not 0.0 < self._q < 1.0 - math.exp(-1.0):
             return ()
         finite = getattr(self._base, "atoms", None)
         if finite is None:
-            if self._base.atomless:
-                return (self._end_cell()[0],)
-            end = np.array([self._base_end()])
-            mapped = float(self._map(end)[0]) if np.isfinite(end[0]) else math.nan
-            return (mapped,) if math.isfinite(mapped) and sum(m[0] for m in self._base.atom_masses(end)) > 0 else ()
+            return (self._end_cell()[0],) if self._base.atomless else ()
         loss, p, _ = finite
         ends = [self._end_cell()[0]] if self._end_mass() > 0 else []
         mapped = self._map(np.array([loss[0], loss[-1]])) if len(loss) else np.zeros(0)
@@ -217,10 +210,6 @@ class PoissonRemovePair(_PoissonPair):
 
     _base_edges = staticmethod(_remove_base_edges)
 
-    def _base_end(self):
-        """The base's least loss (where the remove pair piles its mass up for a small q)."""
-        return -self._base.reverse().pure_epsilon()
-
     def _map(self, base_loss):
         """The remove pair's loss log(1 − q + q e^ℓ) of base losses ℓ."""
         return np.log1p(self._q * np.expm1(base_loss))
@@ -294,10 +283,6 @@ class PoissonAddPair(_PoissonPair):
         return math.inf if x <= -1.0 else -math.log1p(x) * (1 + 16 * _U)
 
     _base_edges = staticmethod(_add_base_edges)
-
-    def _base_end(self):
-        """The base's largest loss (where the add pair piles its mass up for a small q)."""
-        return self._base.pure_epsilon()
 
     def _map(self, base_loss):
         """The add pair's loss −log(1 − q + q e^{−ℓ}) of base losses ℓ."""
