@@ -727,6 +727,15 @@ BUGS = (
         ("tests/pld/test_allocation_tails.py::test_skipped_tilts_leave_at_most_the_negligible_mass",),
         "a sign's chain of tilts stopped while the bins beyond still carry up to 1e-12: 1e-28 of mass left "
         "to the untilted noise where the tilts would resolve it"),
+    Bug("allocation-tilt-window-past-the-grid-cap", PLD + "allocation/tilt.py",
+        "return min(_REACH * n, MAX_GRID)", "return _REACH * n",
+        ("tests/pld/test_allocation_tails.py::test_tilted_windows_stay_within_the_grid_cap",),
+        "a lower bound's tilted window of S up to 4·(W + 1) points, past MAX_GRID: 9.5M points at W = 2^22"),
+    Bug("allocation-tilt-window-whole-support", PLD + "allocation/tilt.py",
+        "if end >= top and top < size:", "if end >= top:",
+        ("tests/pld/test_allocation_tails.py::test_tilted_windows_stay_within_the_grid_cap",),
+        "a tilted law whose 1 − 1e-20 quantile reaches the top of S's support transformed over the whole "
+        "support, uncapped (RandomAllocation σ = 0.8, 1000 steps, ε(1e-6): 524M points, ~20 GB)"),
     Bug("allocation-jump-not-times-t", PLD + "allocation/jump.py",
         "return np.maximum(values + err, 0.0) * (t * p_up", "return np.maximum(values + err, 0.0) * (p_up",
         ("tests/pld/test_allocation_tails.py::test_the_law_of_s_brackets_exact_convolution_in_its_far_tails",

@@ -137,3 +137,39 @@ def test_skipped_tilts_leave_at_most_the_negligible_mass(monkeypatch):
     weight = np.maximum(np.arange(len(up)) * h / t, 1.0)
     assert np.sum(np.maximum(up - up_all, 0.0) * weight) <= 1e-30
     assert np.sum(np.maximum(low_all - low, 0.0) * weight[:len(low)]) <= 1e-30
+
+
+def _tilted_mass_above(w, t, h, lam, size):
+    """The exact mass of the t-fold law of ``w`` tilted by λ (normalised) above index size − 1."""
+    x = w * np.exp(lam * h * (np.arange(len(w)) - (len(w) - 1)))
+    x /= x.sum()
+    exact = x
+    for _ in range(t - 1):
+        exact = np.convolve(exact, x)
+    return float(exact[size:].sum())
+
+
+@pytest.mark.parametrize("w", [_lognormal_law(1 / 0.9, 1 / 16, 200),
+                               np.concatenate(([0.5], np.zeros(198), [0.5]))])  # an atom at the top
+@pytest.mark.parametrize("lam", [1e-3, 0.5, 2.0, 8.0])
+def test_tilted_windows_stay_within_the_grid_cap(w, lam):
+    """A lower bound's tilted window reaches the tilted law's 1 − 1e-20 quantile, but at most
+    4·(W + 1) points and ``MAX_GRID`` (without the latter, RandomAllocation of σ = 0.8, 1000
+    steps, asked ε(1e-6), transformed 524,289,001 points: ~20 GB); above the cap, the tilted
+    mass it takes off bounds the exact one (direct convolution, relative rounding ≤ 2t·n·u).
+    Decided before any transform: W + 1 = 2^22 + 1 bins and 10^7 steps cost only the
+    Chernoff bounds."""
+    from dpaccount.pld.allocation.sum_law import _chernoff_tail
+    from dpaccount.pld.allocation.tilt import _REACH, _window
+    from dpaccount.pld.grids.chernoff import log_mgf
+    from dpaccount.pld.grids.compose import MAX_GRID
+    from dpaccount.pld.grids.grid import PLDGrid
+    h = 1 / 16
+    for t, n in [(4, 20), (50_000, 2 ** 22 + 1)]:
+        items = [(PLDGrid(step=h, offset=0, probs=w, p_inf=0.0), t)]
+        top = (len(w) - 1) * t
+        size, outside = _window(log_mgf(items), items, lam, n, top, h, False, _chernoff_tail)
+        assert n <= size <= min(_REACH * n, MAX_GRID) and 0.0 <= outside <= 1.0
+        if t == 4:
+            slack = 2 * t * len(w) * np.finfo(float).eps  # the direct convolution's rounding, relative
+            assert _tilted_mass_above(w, t, h, lam, size) * (1 - slack) <= outside

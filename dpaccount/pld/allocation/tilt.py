@@ -22,16 +22,18 @@ same mass is one; a skipped tilt leaves a bin's bound unchanged).
 Windows: the upper bounds stand on any window (circular aliasing only adds mass);
 a lower bound subtracts from every bin the tilted mass outside its window, untilted:
 the window is extended to the tilted law's own 1 − 10^{-20} quantile
-(``chernoff.tail_level`` at λ; capped at ``_REACH``·(W + 1), beyond which the
-tilted tail above the cap is bounded by ``sum_law._chernoff_tail`` of the
-tilted lattice law) and 10^{-20} taken off, so that a tilt towards the top does not
-lose its lower end to the aliased tilted mass above W.
+(``chernoff.tail_level`` at λ; capped at ``_REACH``·(W + 1) and at the grid cap
+``MAX_GRID``, beyond which the tilted tail above the cap is bounded by
+``sum_law._chernoff_tail`` of the tilted lattice law) and 10^{-20} taken off, so
+that a tilt towards the top does not lose its lower end to the aliased tilted mass
+above W.
 """
 import math
 
 import numpy as np
 
 from ..grids.chernoff import descend, exponent, log_mgf, quantile, tail_level
+from ..grids.compose import MAX_GRID
 from ..grids.grid import PLDGrid
 from ..grids.transform import fft, untilt
 from ...numerics import ULP_OF_ONE as _U
@@ -62,6 +64,8 @@ def refine(q, w, t, h, scale, pessimistic, chernoff_tail):
     weight = np.maximum(np.arange(n) * (h / t), 1.0)  # a bin's P-mass ≤ its Q-mass × this (S/t ≥ 1)
     for lam in tilts(mgf, (n - 1) * h, lambda sign, centre: _settled(high, weight, sign, centre / h)):
         size, outside = _window(mgf, items, lam, n, top, h, pessimistic, chernoff_tail)
+        if outside >= 1.0:  # a lower bound losing all its mass above the window: no bin to gain
+            continue
         values, err, log_scale, log_pad = fft(items, 0, size, lam)
         probs, _ = untilt(values, err, log_scale, log_pad, lam, h, 0, pessimistic, outside)
         probs = probs[:n]
@@ -108,22 +112,30 @@ def tilts(mgf, end, settled=lambda sign, centre: False):
             lam = descend(exponent(mgf, centre, sign), lam, tol=1e-6)[1]
 
 
+def _window_cap(n):
+    """The most points of a tilted transform's window for ``n`` bins: ``_REACH``·n, within
+    the grid cap ``MAX_GRID`` (beyond it the tilted mass above is bounded, ``_window``)."""
+    return min(_REACH * n, MAX_GRID)
+
+
 def _window(mgf, items, lam, n, top, h, pessimistic, chernoff_tail):
     """(points of the tilted transform's window [0, size − 1], the tilted mass above it):
     upper bounds keep the untilted window (aliasing only adds); lower bounds reach the
-    tilted law's 1 − ``_TILTED_TAIL`` quantile, at most ``_REACH``·n points (module
-    docstring), and take off what lies above."""
+    tilted law's 1 − ``_TILTED_TAIL`` quantile (the whole support where that reaches its
+    top), at most ``_window_cap(n)`` points (module docstring), and take off what lies above:
+    beyond the cap, a Chernoff bound on the tilted mass above it (≤ 1: a useless tilt leaves
+    the bins as they are)."""
     if pessimistic or n - 1 >= top:
         return n, 0.0
     log_t = math.log(_TILTED_TAIL)
     start = math.sqrt(-2.0 * log_t / max(mgf.moments(lam)[2], 1e-300))
     far = descend(tail_level(mgf, log_t, 1.0, lam), start, tol=h)[0]  # the tilted law's 1 − _TILTED_TAIL quantile
     end = int(math.ceil(far / h)) if math.isfinite(far) else top
-    if end >= top:
+    size = _window_cap(n)
+    if end >= top and top < size:
         return top + 1, 0.0
-    if end < _REACH * n:
+    if end < size:
         return max(n, end + 1), _TILTED_TAIL
-    size = _REACH * n
     grid = items[0][0]
     j = np.arange(len(grid.probs), dtype=float)
     with np.errstate(divide="ignore"):
