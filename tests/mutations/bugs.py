@@ -810,12 +810,6 @@ BUGS = (
          "certified_interval[poisson-laplace-x10-1e-07]",),
         "a Poisson-sampled Laplace pair without an anchor: its heavy atom between grid points, ε(1e-7) of "
         "10 steps (b = 0.1, q = 1e-3) at a composed atom 1.24e-3 above the exact value"),
-    Bug("poisson-atom-edges-not-lowered", PLD + "pairs/poisson_sampling.py",
-        "        lower = [not p.base.atomless for p in pairs]", "        lower = [False for p in pairs]",
-        ("tests/pld/test_poisson_laplace_anchor.py::test_the_anchored_top_atom_is_never_put_below_its_loss",),
-        "the mapped edges used as computed where the base has atoms: a Poisson-sampled Laplace's top atom, "
-        "anchored on a grid point whose float lies ~1e-17 below it, kept whole below its loss (δ 0 there "
-        "against ~1e-18 exact)"),
     Bug("poisson-anchor-overflows", PLD + "pairs/poisson_sampling.py",
         "        return _log_mix(self._q, g)", "        return math.log1p(self._q * math.expm1(g))",
         ("tests/pld/test_poisson_laplace_anchor.py::test_a_base_whose_exponential_overflows_keeps_an_anchor",),

@@ -171,30 +171,13 @@ class _PoissonPair(DominatingPair):
         bounds mix alike; its own rounding (1 − q, two products and a sum, the
         end mass added) is ≤ 4u of the result. The base's end mass (P(L = +∞) or
         Q(L = −∞), which lands in a finite cell) errs by the base's ``end_errors``.
-
-        The mapped edges err (``_remove_base_edges``' bound). Across a continuous
-        part that moves P- and Q-mass of a sliver as wide as the error across an
-        edge together: second order in δ, as for any edge. An atom of the base
-        within that error of an edge is another matter: on the wrong side it moves
-        by first order (its mass times the error; the anchor puts a Laplace base's
-        atom g on a grid point, whose float k·h fell ~1e-17 below the exact atom,
-        and the whole atom was kept below its loss). So where the base has atoms,
-        each edge is taken at the low end of its bound: an atom the edge may lie
-        below goes to the cell above, where Connect-the-Dots splits it by its own
-        B/A (its rounding slack, ≥ 8u/(1 − e^{−h}) of the mass, covers the share
-        1e-17/h that goes up). An optimistic grid's edge at an atom is already a
-        hair above it (``discretise_optimistic._atom_edges``: ≥ 4e-12·max(1, |ε|)),
-        which the mapping's slope widens as it widens the error, so lowering the
-        edge moves no atom there while |ε| + |log q| + |edge| + 1 stays below ~10³
-        (the hair over twice the error bound); other edges are > 1e-12 from every
-        atom (``atoms_at``' tolerance)."""
+        (The mapped edges' rounding moves P- and Q-mass across an edge together:
+        second order in δ across a continuous part; an atom of the base within
+        the edge's error of it may land on the wrong side, first order: open.)"""
         edges = np.asarray(edges, dtype=float)
         sizes = np.asarray(sizes, dtype=np.int64)
         q = [p.q for p in pairs]
-        lower = [not p.base.atomless for p in pairs]
-        base_edges = cls._base_edges(edges, per_point(q, sizes), with_error=any(lower))
-        if any(lower):
-            base_edges = base_edges[0] - np.where(np.repeat(lower, sizes), base_edges[1], 0.0)
+        base_edges = cls._base_edges(edges, per_point(q, sizes))
         base = own(stacked_masses([p.base for p in pairs], base_edges, sizes, errors))
         q_cells = per_point(q, sizes + 1)
         a, b = cls._mix(base[0], base[1], q_cells)
