@@ -518,8 +518,8 @@ BUGS = (
         ("tests/test_pure_dp.py::test_epsilon_at_delta_zero_is_infinite_without_a_pure_epsilon",),
         "a finite pair's pure ε forgets its mass at L = +∞: (ε, δ)-DP reported as ε-DP"),
     Bug("pure-eps-poisson-remove-as-add", PLD + "pairs/poisson_sampling.py",
-        "return math.log1p(self._q * math.expm1(eps)) * (1 + 16 * _U)",
-        "return -math.log1p(self._q * math.expm1(-eps)) * (1 + 16 * _U)",
+        "return _log_mix(self._q, self._base.pure_epsilon()) * (1 + 16 * _U)",
+        "return -math.log1p(self._q * math.expm1(-self._base.pure_epsilon())) * (1 + 16 * _U)",
         ("tests/test_pure_dp.py::test_epsilon_at_delta_zero_is_the_supremum_of_the_loss",),
         "the remove pair's pure ε by the add direction's formula (smaller)"),
     # ---------------------------------------------------------------- random allocation
@@ -830,11 +830,16 @@ BUGS = (
         "noise has mean s²/2): at a tilt near 1 (Poisson-sampled Laplace, b = 0.2, q = 0.01, 1000 steps) "
         "the default spends 1.3× its share of the accuracy"),
     Bug("poisson-sampled-laplace-atom-off-the-grid", PLD + "pairs/poisson_sampling.py",
-        "        return math.log1p(self._q * math.expm1(g))", "        return None",
+        "        return _log_mix(self._q, g)", "        return None",
         ("tests/test_default_within_accuracy.py::test_default_epsilon_within_the_accuracy_of_the_finer_"
          "certified_interval[poisson-laplace-x10-1e-07]",),
         "a Poisson-sampled Laplace pair without an anchor: its heavy atom between grid points, ε(1e-7) of "
         "10 steps (b = 0.1, q = 1e-3) at a composed atom 1.24e-3 above the exact value"),
+    Bug("poisson-anchor-overflows", PLD + "pairs/poisson_sampling.py",
+        "        return _log_mix(self._q, g)", "        return math.log1p(self._q * math.expm1(g))",
+        ("tests/pld/test_poisson_laplace_anchor.py::test_a_base_whose_exponential_overflows_keeps_an_anchor",),
+        "the anchor through expm1(g): OverflowError for Laplace b < 1.41e-3, and every truncated Poisson "
+        "mixture of it refused"),
     Bug("plan-floor-never", PLD + "profiles/plan.py",
         "    return _EPS_FLOOR if reach <= _EPS_FLOOR / 30 else 0.0", "    return 0.0",
         ("tests/api/test_fdp.py::test_random_finite_compositions_are_pessimistic",),

@@ -74,9 +74,20 @@ def _remove_base_edges(edges, q, with_error=False):
     return out, np.where(np.isfinite(out), err, 0.0)
 
 
-def _add_base_edges(edges, q):
-    """Base-loss edges of the add pair's cells: −log1p(expm1(−ε)/q), +inf above."""
-    return -_remove_base_edges(-np.asarray(edges, dtype=float), q)
+def _log_mix(q, loss):
+    """log(1 − q + q e^ℓ) for 0 < q ≤ 1 and ℓ ≥ 0: log1p(q·expm1(ℓ)), or beyond e^700
+    (where expm1 overflows) ℓ + log q + (1 − q)e^{−ℓ}/q, which log1p(x) ≤ x puts above
+    ℓ + log q + log1p((1 − q)e^{−ℓ}/q), the exact value."""
+    if 700 < loss < math.inf:
+        return loss + math.log(q) + (1 - q) * math.exp(-loss) / q
+    return math.log1p(q * math.expm1(loss))
+
+
+def _add_base_edges(edges, q, with_error=False):
+    """Base-loss edges of the add pair's cells: −log1p(expm1(−ε)/q), +inf above
+    (``with_error``: and their error bounds, ``_remove_base_edges``')."""
+    got = _remove_base_edges(-np.asarray(edges, dtype=float), q, with_error)
+    return (-got[0], got[1]) if with_error else -got
 
 
 class _PoissonPair(DominatingPair):
@@ -90,16 +101,17 @@ class _PoissonPair(DominatingPair):
     @property
     def anchor(self):
         """The base's anchor g (its atoms at ±g, Laplace) mapped: log(1 − q + q e^g), the remove
-        pair's top atom and, negated, the add pair's bottom one (their heavy atoms: the count
-        of steps on them sets the composition's tail). A step dividing it keeps that atom on
-        the grid (``accountant.snap_to_lattice``); between points it is rounded by a fraction
+        pair's top atom (P-mass (1 − q)e^{−g}/2 + q/2, its heaviest: the count of steps on it
+        sets the composition's tail) and, negated, the add pair's bottom one (P-mass e^{−g}/2,
+        its lightest; the add pair's heavy atom, P-mass ½ at −log(1 − q + q e^{−g}), stays off
+        the grid). A step dividing it keeps that atom on the grid (``accountant.snap_to_lattice``); between points it is rounded by a fraction
         of the step that does not average out, and ε(δ) read near a composed atom (few steps)
         moves by first order in the step (b = 0.1, q = 1e-3, 10 steps, ε(1e-7): 1.2e-3 above
         the exact value at the default accuracy). None where the base has no anchor or q = 1."""
         g = self._base.anchor
         if g is None or not 0.0 < self._q < 1.0:
             return None
-        return math.log1p(self._q * math.expm1(g))
+        return _log_mix(self._q, g)
 
     @property
     def edges(self):
@@ -160,11 +172,13 @@ class _PoissonPair(DominatingPair):
         end mass added) is ≤ 4u of the result. The base's end mass (P(L = +∞) or
         Q(L = −∞), which lands in a finite cell) errs by the base's ``end_errors``.
         (The mapped edges' rounding moves P- and Q-mass across an edge together:
-        second order in δ, as for any edge.)"""
+        second order in δ across a continuous part; an atom of the base within
+        the edge's error of it may land on the wrong side, first order: open.)"""
         edges = np.asarray(edges, dtype=float)
         sizes = np.asarray(sizes, dtype=np.int64)
         q = [p.q for p in pairs]
-        base = own(stacked_masses([p.base for p in pairs], cls._base_edges(edges, per_point(q, sizes)), sizes, errors))
+        base_edges = cls._base_edges(edges, per_point(q, sizes))
+        base = own(stacked_masses([p.base for p in pairs], base_edges, sizes, errors))
         q_cells = per_point(q, sizes + 1)
         a, b = cls._mix(base[0], base[1], q_cells)
         first = np.cumsum(sizes + 1) - (sizes + 1)
@@ -203,10 +217,7 @@ class PoissonRemovePair(_PoissonPair):
         """log(1 + q(e^ε − 1)) of the base's ε (L' increases with L), rounded up
         (log1p, expm1 and the product: ≤ 16u of the result; beyond e^700, ε + log q
         + log1p((1 − q)e^{−ε}/q) ≤ ε + log q + (1 − q)e^{−ε}/q, its terms ≥ 0 then)."""
-        eps = self._base.pure_epsilon()
-        if 700 < eps < math.inf:
-            return (eps + math.log(self._q) + (1 - self._q) * math.exp(-eps) / self._q) * (1 + 16 * _U)
-        return math.log1p(self._q * math.expm1(eps)) * (1 + 16 * _U)
+        return _log_mix(self._q, self._base.pure_epsilon()) * (1 + 16 * _U)
 
     _base_edges = staticmethod(_remove_base_edges)
 

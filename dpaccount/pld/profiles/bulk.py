@@ -42,19 +42,21 @@ def rounding_excess(grid: PLDGrid, rounded: int, deltas: np.ndarray,
     the grid point at 0 is left out of the density.
 
     K rounded steps add to the loss an independent-like noise of variance
-    s² ≤ K h²/4 (``accountant.py``), which moves δ(ε) = E_P[(1 − e^{ε−L})₊] by
+    s² ≤ K h²/4 (``accountant.py``) and mean s²/2 (Connect-the-Dots keeps E_P[e^{−L}],
+    ``plan.py``). Its spread moves δ(ε) = E_P[(1 − e^{ε−L})₊] by
     ≈ (s²/2)·E_P[f″(L)] = (s²/2)(p(ε) − e^ε Q(L > ε)) (the kink at L = ε has
-    slope jump 1, and f″ = −e^{ε−L} above it), and ε by that over
-    −dδ/dε = e^ε Q(L > ε): Δε ≈ (K h²/8)(p(ε)/(e^ε Q(L > ε)) − 1). In an
-    exponential tail of rate λ the ratio is λ + 1 (the plan adds the rounding's mean s²/2,
-    which moves δ by (s²/2)e^ε Q(L > ε) more: its (λ + 1)Kh²/8, ``plan.py``); where
+    slope jump 1, and f″ = −e^{ε−L} above it), its mean by (s²/2)e^ε Q(L > ε):
+    (s²/2)p(ε) in all, and ε by that over −dδ/dε = e^ε Q(L > ε):
+    Δε ≈ (K h²/8)·p(ε)/(e^ε Q(L > ε)). In an exponential tail of rate λ the
+    ratio is λ + 1 (the plan's (λ + 1)Kh²/8, ``plan.py``); where
     ε(δ) sits in the bulk of a mixture (few steps of a rare large loss) it
     is the bulk's density, far above what the saddle point of the whole law
     says (σ = 0.8, q = 1e-3, T = 10: 200 against 7.5 at ε(1e-3) ≈ 0.004).
     p(ε) is read from the grid's masses within 2 steps of ε, e^ε Q(L > ε) from
     its δ a quarter step either side (O(1) each, on the sums ε(δ) has built).
-    Measured on few-step subsampled Gaussians, the true excess is 0.55–0.86
-    of this (a smooth cell widens by h²/6, not h²/4)."""
+    Measured on few-step subsampled Gaussians, the true excess was 0.55–0.86
+    of the form without the mean, (K h²/8)(p/(e^ε Q) − 1), so below this one
+    (a smooth cell widens by h²/6, not h²/4)."""
     eps = np.atleast_1d(np.asarray(grid.epsilon(deltas), dtype=float))
     h, out = grid.step, np.zeros(eps.shape)
     live = np.flatnonzero((eps > 0.0) & np.isfinite(eps))
@@ -71,7 +73,7 @@ def rounding_excess(grid: PLDGrid, rounded: int, deltas: np.ndarray,
     ends = np.asarray(grid.delta(np.concatenate((a, b))), dtype=float)
     slope = (ends[:len(e)] - ends[len(e):]) / (b - a)  # e^ε Q(L > ε): −dδ/dε
     with np.errstate(divide="ignore", invalid="ignore"):
-        got = rounded * h * h * np.maximum(density / slope - 1.0, 0.0) / (8.0 * e)
+        got = rounded * h * h * density / slope / (8.0 * e)
     out[live] = np.where(slope > 0.0, got, 0.0)
     resolved = np.ones(eps.shape, bool)
     resolved[live] = np.asarray(grid.noise_effect(e), dtype=float) <= _RESOLVED * np.asarray(deltas)[live]
