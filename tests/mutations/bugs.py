@@ -259,11 +259,6 @@ BUGS = (
         "        return e0 + e1 * np.abs(lam)", "        return 0.0 * e0 * np.abs(lam)",
         ("tests/pld/test_batch.py::test_hinted_quantile_is_a_chernoff_level_near_the_best",),
         "Chernoff tails taken at the computed K, whose n-term sums err by up to n·u of themselves"),
-    Bug("log-mgf-one-grid-drops-a-point", PLD + "grids/chernoff.py",
-        "        sums = [top, np.add.reduce(w, axis=1, keepdims=True)]",
-        "        sums = [top, np.add.reduce(w[:, 1:], axis=1, keepdims=True)]",
-        ("tests/pld/test_chernoff_bound.py::test_one_grid_log_mgf_matches_the_exact_sums_alone_and_in_blocks",),
-        "one grid's log-MGF (a search's single λ) leaves out its lowest point: K too low, Chernoff tails below"),
     # ---------------------------------------------------------------- Poisson subsampling
     Bug("poisson-directions-swapped", "dpaccount/transformers/poisson_sampling.py",
         "PairComposition.single(PoissonRemovePair(base.remove[0][0], self.q),\n"

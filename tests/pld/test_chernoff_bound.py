@@ -101,7 +101,7 @@ def test_a_held_log_mgf_is_shared_and_its_grids_keep_their_points():
 
 
 def test_one_grid_log_mgf_matches_the_exact_sums_alone_and_in_blocks():
-    """K, K', K'' of one grid: a single λ (the one-grid pass) and a block of λ wider than one
+    """K, K', K'' of one grid: a single λ and a block of λ wider than one
     pass (the blocked passes) both within ``LogMGF.error`` of the exact sums (mpmath)."""
     from dpaccount.pld.grids.chernoff import LogMGF, _BLOCK
     from dpaccount.pld.grids.grid import PLDGrid

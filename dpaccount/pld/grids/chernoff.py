@@ -231,8 +231,6 @@ class LogMGF:
         if self._void or not len(self._k):
             return (np.full(size, -np.inf if self._void else 0.0),) + (np.zeros(size),) * 2 * moments
         grids = len(self._sizes)
-        if grids == 1 and 0 < size <= self._width:
-            return self._evaluate_one(np.ravel(np.asarray(lam, dtype=float)), moments)
         cgf, mean, var = np.empty(size), np.empty(size), np.empty(size)
         done, row = 0, None
         for part, (g0, g1, lo, hi), top, w in self._blocks(lam):
@@ -253,22 +251,6 @@ class LogMGF:
                 mean[at], var[at] = rest
         return (cgf, mean, var) if moments else (cgf,)
 
-    def _evaluate_one(self, lam, moments):
-        """``_evaluate`` of one grid and one block of λ: the same passes, the same floats,
-        without the blocks' bookkeeping (a search's single λ on a small grid)."""
-        x, logp = self._x, self._logp
-        w = np.multiply(lam[:, None], x, out=self._work_for(len(lam) * len(x)).reshape(len(lam), -1))
-        w += logp
-        top = np.maximum.reduce(w, axis=1, keepdims=True)
-        w -= top
-        np.exp(np.maximum(w, -700.0, out=w), out=w)  # (``_blocks``)
-        sums = [top, np.add.reduce(w, axis=1, keepdims=True)]
-        if moments:
-            wx = np.multiply(w, x, out=self._spare[:w.size].reshape(w.shape))
-            sums.append(np.add.reduce(wx, axis=1, keepdims=True))
-            sums.append(np.add.reduce(np.multiply(wx, x, out=wx), axis=1, keepdims=True))
-        return self._combine(*sums)
-
     def _combine(self, top, total, *raw):
         """(K, K', K'') (or (K,)) of per-grid rows: the largest exponents, Σ w (and Σ wε, Σ wε²)."""
         cgf = (top + np.log(total)) @ self._k
@@ -276,12 +258,6 @@ class LogMGF:
             return (cgf,)
         first, second = raw[0] / total, raw[1] / total
         return cgf, first @ self._k, np.maximum(second - first ** 2, 0.0) @ self._k
-
-    def _work_for(self, n):
-        """The work array (and its spare) at least ``n`` long."""
-        if self._work is None or len(self._work) < n:
-            self._work, self._spare = np.empty(n), np.empty(n)
-        return self._work[:n]
 
 
 def minimise_over_lambda(f, argmin=False):
