@@ -84,3 +84,32 @@ def test_a_window_searched_from_a_proxy_is_a_chernoff_window_of_its_own_grids(pr
     level_low = -(cgf(-best_low) - math.log(tail)) / best_low
     assert int(mp.ceil(level_top / h)) <= jb <= int(mp.ceil(level_top / h)) + 1
     assert int(mp.floor(level_low / h)) - 1 <= ja <= int(mp.floor(level_low / h))
+
+
+def test_passes_in_the_threads_work_arrays_or_their_own_give_the_same_floats(monkeypatch):
+    """Passes of at most ``_BLOCK`` values write in the thread's work arrays (``_SCRATCH``: one
+    pair a thread), wider ones in the log-MGF's own: K, K', K'' of one grid are the same floats
+    either way (each λ's row is its own), and within ``error`` of the exact K (mpmath)."""
+    import threading
+
+    from dpaccount.pld.grids import chernoff
+    x = np.arange(-100, 101)
+    grid = PLDGrid(step=0.02, offset=-100, probs=np.exp(-0.5 * (x * 0.02) ** 2), p_inf=0.0)
+    lam = np.array([-3.0, 0.25, 1.0, 7.0])
+    shared = LogMGF([(grid, 9)])
+    want = shared.moments(lam)
+    assert shared._own is None  # the thread's arrays served its passes
+    monkeypatch.setattr(chernoff, "_BLOCK", 64)  # now every pass is wider: its own arrays
+    own = LogMGF([(grid, 9)])
+    got = own.moments(lam)
+    assert own._own is not None and len(own._own[0]) >= len(x)
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    for value, k in zip(lam, got[0]):
+        exact = 9 * mp.log(mp.fsum(mp.mpf(float(p)) * mp.exp(mp.mpf(float(value)) * mp.mpf(float(v)))
+                                   for p, v in zip(grid.probs, grid.losses)))
+        assert abs(mp.mpf(k) - exact) <= own.error(value)
+    other = []
+    thread = threading.Thread(target=lambda: other.append(chernoff._SCRATCH.arrays))
+    thread.start()
+    thread.join()
+    assert other[0][0] is not chernoff._SCRATCH.arrays[0]  # each thread its own pair

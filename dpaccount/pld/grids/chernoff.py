@@ -92,6 +92,19 @@ def log_mgf(items):
     return _RECENT.get(key, build)[1]
 
 
+class _Scratch(threading.local):
+    """A thread's two work arrays of ``_BLOCK`` values, which the passes of every ``LogMGF`` it
+    evaluates (one at a time) write in: made once, not mapped and faulted in anew for each
+    log-MGF."""
+
+    def __init__(self):
+        super().__init__()
+        self.arrays = (np.empty(_BLOCK), np.empty(_BLOCK))
+
+
+_SCRATCH = _Scratch()
+
+
 class _Group(NamedTuple):
     """Grids g0 … g1 − 1, points lo … hi − 1 of a ``LogMGF``, evaluated in one pass: each grid's
     first point and size within it (None: the log-MGF's only grid)."""
@@ -143,7 +156,7 @@ class LogMGF:
         self._err = self._error_coefficients(live)
         self._width = max(1, _BLOCK // max(len(self._x), 1))  # λ values per pass
         self._widest = max((g.hi - g.lo for g in self._groups), default=0)  # points of the widest pass
-        self._work = self._spare = None  # reused: no page faults per call
+        self._own = None  # work arrays of passes wider than ``_BLOCK`` (``_arrays``)
         self._memo, self._moments = {}, {}  # λ → K(λ), λ → (K, K', K'')
         self._lock = threading.Lock()    # shared (``log_mgf``): one evaluation at a time
 
@@ -174,8 +187,9 @@ class LogMGF:
 
     @property
     def nbytes(self):
-        """Bytes it holds at most: the points, their logs and the two work arrays (a pass's λ
-        values times its widest group: a grid of more than ``_GROUP`` points is one alone)."""
+        """Bytes it holds or uses at most: the points, their logs and the two work arrays its passes
+        write in (a pass's λ values times its widest group: a grid of more than ``_GROUP`` points is
+        one alone; its own only where wider than ``_BLOCK``, else the thread's, ``_SCRATCH``)."""
         return 16 * len(self._x) + 16 * max(min(_BLOCK, len(self._x) * self._width), self._widest * self._width)
 
     def _group(self, g0, g1):
@@ -189,17 +203,12 @@ class LogMGF:
         """Per block of λ values and group of grids: (λ, group, t, w) with t_i the largest
         exponent of grid i and w_j = p_j e^{λε_j − t_i} ∈ (0, 1] (one row per λ)."""
         lam = np.ravel(np.asarray(lam, dtype=float))
-        widest = self._widest
-        if self._work is None:
-            self._work = np.empty(widest * min(self._width, len(lam)))
-            self._spare = np.empty_like(self._work)
         for start in range(0, len(lam), self._width):
             part = lam[start:start + self._width]
-            if len(part) * widest > len(self._work):
-                self._work, self._spare = np.empty(len(part) * widest), np.empty(len(part) * widest)
+            work = self._arrays(len(part) * self._widest)[0]
             for group in self._groups:
                 x = self._x[group.lo:group.hi]
-                w = np.multiply(part[:, None], x, out=self._work[:len(part) * len(x)].reshape(len(part), -1))
+                w = np.multiply(part[:, None], x, out=work[:len(part) * len(x)].reshape(len(part), -1))
                 w += self._logp[group.lo:group.hi]
                 top = self._per_grid(np.maximum, w, group)
                 w -= top if group.sizes is None else np.repeat(top, group.sizes, axis=1)
@@ -209,6 +218,15 @@ class LogMGF:
                 if w.min() < -700.0:
                     np.maximum(w, -700.0, out=w)
                 yield part, group, top, np.exp(w, out=w)
+
+    def _arrays(self, size):
+        """Two work arrays of at least ``size`` values: the thread's (``_SCRATCH``), or for a pass
+        wider than ``_BLOCK`` (a grid of more points alone) this log-MGF's own, kept for its next."""
+        if size <= _BLOCK:
+            return _SCRATCH.arrays
+        if self._own is None or len(self._own[0]) < size:
+            self._own = (np.empty(size), np.empty(size))
+        return self._own
 
     @staticmethod
     def _per_grid(ufunc, w, group):
@@ -257,7 +275,7 @@ class LogMGF:
             row = [top, self._per_grid(np.add, w, group)]
             if moments:
                 x = self._x[group.lo:group.hi]
-                wx = np.multiply(w, x, out=self._spare[:w.size].reshape(w.shape))
+                wx = np.multiply(w, x, out=self._arrays(w.size)[1][:w.size].reshape(w.shape))
                 row.append(self._per_grid(np.add, wx, group))
                 row.append(self._per_grid(np.add, np.multiply(wx, x, out=wx), group))
             rows.append(row)
