@@ -53,8 +53,9 @@ def _remove_base_edges(edges, q, with_error=False):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         em1 = np.expm1(e)
         x = em1 / q
-        # where 2(1 − q) < 1 − e^ε (for a scalar q as e^ε − 1 < −2(1 − q): the same comparison)
-        second = np.isinf(x) & (e > 0)
+        # where x = +∞ (then ε > 0: e^ε − 1 > 0) and where 2(1 − q) < 1 − e^ε (for a scalar q as
+        # e^ε − 1 < −2(1 − q): the same comparison)
+        second = np.equal(x, np.inf)
         second |= (2.0 * (1.0 - q) < -em1) if np.ndim(q) else (em1 < -(2.0 * (1.0 - q)))
         out = np.log1p(np.maximum(x, -1.0, out=em1), out=em1)
         out[np.logical_not(x > -1.0)] = -np.inf
