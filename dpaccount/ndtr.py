@@ -84,33 +84,30 @@ def _polynomial(t):
     """log Φ(−t) for 0 ≤ t < 16: piece ⌊4t⌋'s polynomial at y = 4t − (⌊4t⌋ + ½), by Horner."""
     y = t * float(PER_UNIT)
     whole = np.floor(y)
-    row = _coefficients(whole)
+    c = _coefficients(whole)                # row k: each point's coefficient of y^{8−k}
     y -= whole                              # exact: 4t's fractional part
     del whole
     y -= 0.5
-    p = np.multiply(row(0), y)
-    for k in range(1, _DEGREE):
-        p += row(k)
+    p = c[0] * y
+    for row in c[1:-1]:
+        p += row
         p *= y
-    p += row(_DEGREE)
+    p += c[-1]
     return p
 
 
 def _coefficients(piece):
-    """k ↦ ``_TABLE``'s row k at ``piece`` (the pieces as whole floats: each point's
-    coefficient of y^{8−k}), one row at a time: a long array whose pieces come in runs (the
-    grids' sorted points) repeats each run's value, else gathers point by point: the same
-    floats either way."""
+    """``_TABLE``'s columns at ``piece`` (the pieces as whole floats; 9 rows): a long array
+    whose pieces come in runs (the grids' sorted points) repeats each run's column, else
+    gathers point by point: the same floats either way."""
     if len(piece) >= _RUNS_FROM:
         cut = np.flatnonzero(piece[1:] != piece[:-1])
         if _RUNS_AT_MOST * len(cut) < len(piece):
             cut += 1
             starts = np.concatenate(([0], cut))
             lengths = np.diff(np.append(starts, len(piece)))
-            at = _TABLE[:, piece[starts].astype(np.intp)]
-            return lambda k: np.repeat(at[k], lengths)
-    piece = piece.astype(np.intp)
-    return lambda k: _TABLE[k].take(piece)
+            return np.repeat(_TABLE[:, piece[starts].astype(np.intp)], lengths, axis=1)
+    return _TABLE.take(piece.astype(np.intp), axis=1)
 
 
 _RUNS_FROM = 4096    # points from which runs are looked for
@@ -328,7 +325,6 @@ COEFFS = (
 )
 
 _TABLE = np.array(COEFFS).T[::-1].copy()     # _TABLE[k, i]: piece i's coefficient of y^{8−k}
-_DEGREE = len(_TABLE) - 1
 _SPLIT = len(COEFFS) / PER_UNIT               # 16: the tail's series from here
 _BELOW = np.nextafter(_SPLIT, 0.0)
 _HALF_LOG_2PI = 0.9189385332046728           # ½log(2π), rounded to nearest
