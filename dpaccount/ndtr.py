@@ -73,7 +73,7 @@ def log_ndtr(x: "ArrayLike") -> np.ndarray:
 def _nonnegative(t):
     """log Φ(−t) for t ≥ 0 (a new array)."""
     out = _polynomial(np.minimum(t, _BELOW))
-    far = np.flatnonzero(t >= _SPLIT)
+    far = (t >= _SPLIT).nonzero()[0]
     if len(far):
         v = t[far]
         out[far] = -np.inf if v.min() == np.inf else _tail(v)
@@ -101,7 +101,7 @@ def _coefficients(piece):
     whose pieces come in runs (the grids' sorted points) repeats each run's column, else
     gathers point by point: the same floats either way."""
     if len(piece) >= _RUNS_FROM:
-        cut = np.flatnonzero(piece[1:] != piece[:-1])
+        cut = (piece[1:] != piece[:-1]).nonzero()[0]
         if _RUNS_AT_MOST * len(cut) < len(piece):
             cut += 1
             starts = np.concatenate(([0], cut))

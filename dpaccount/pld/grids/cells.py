@@ -37,7 +37,7 @@ def grid_cells(pairs, step, ranges, twins=None):
     cells kept for its twin are returned as they are kept (read-only, not copied) where
     they are the whole rows: the caller writes into the rows only where they are writeable."""
     sizes = np.array([hi - lo + 1 for lo, hi in ranges], dtype=np.int64)
-    first = np.cumsum(sizes) - sizes
+    first = sizes.cumsum() - sizes
     # point indices lo_i, …, hi_i of every run, concatenated
     lows = np.array([lo for lo, _ in ranges], dtype=np.int64)
     if len(ranges) == 1:
@@ -46,7 +46,7 @@ def grid_cells(pairs, step, ranges, twins=None):
         edges = (np.arange(int(sizes.sum())) + np.repeat(lows - first, sizes)) * step
     twins = [twin(p, step, r) for p, r in zip(pairs, ranges)] if twins is None else twins
     computed = [i for i, t in enumerate(twins) if t is None]
-    cell_first = np.cumsum(sizes + 1) - (sizes + 1)
+    cell_first = first + np.arange(len(sizes))
     if len(computed) == len(pairs):
         out = own(stacked_masses(pairs, edges, sizes, errors=True))
     else:

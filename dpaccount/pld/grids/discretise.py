@@ -94,7 +94,7 @@ def _connect_the_dots(pairs, step, ranges, twins=None):
     if not pairs:
         return []
     a, b, err_a, err_b, edges, sizes = grid_cells(pairs, step, ranges, twins)
-    run_first = np.cumsum(sizes) - sizes
+    run_first = sizes.cumsum() - sizes
     cell_first = run_first + np.arange(len(sizes))
     top = cell_first + sizes
     # each cell's masses at the safe end of their error bounds: A up, B down, so the
@@ -103,7 +103,8 @@ def _connect_the_dots(pairs, step, ranges, twins=None):
     b = np.subtract(b, err_b, out=_writeable(b))
     np.maximum(b, 0.0, out=b)
     a_top = a[top]
-    low = np.insert(edges, run_first, edges[run_first])  # each cell's lower point (the end cells': a stand-in)
+    # each cell's lower point (the end cells': a stand-in)
+    low = np.concatenate((edges[:1], edges)) if len(sizes) == 1 else np.insert(edges, run_first, edges[run_first])
     with np.errstate(divide="ignore", invalid="ignore"):
         # ratio r = e^{ε_{j−1}} B / A ∈ [e^{−h}, 1] in exact arithmetic; share = (1 − r)/(1 − e^{−h})
         log_a, log_b = np.log(a, out=_writeable(err_a)), np.log(b, out=_writeable(err_b))

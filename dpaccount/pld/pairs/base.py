@@ -225,9 +225,14 @@ def own(arrays):
     two of them may share memory."""
     out = [np.ascontiguousarray(x, dtype=float) for x in arrays]
     for i, x in enumerate(out):
-        if not x.flags.writeable or any(np.may_share_memory(x, y) for y in out[:i]):
+        if not x.flags.writeable or any(_may_share(x, y) for y in out[:i]):
             out[i] = x.copy()
     return out
+
+
+def _may_share(x, y):
+    """``np.may_share_memory``, False at once for two distinct arrays that own their memory."""
+    return (x is y or x.base is not None or y.base is not None) and np.may_share_memory(x, y)
 
 
 def _z_error(z, mu):

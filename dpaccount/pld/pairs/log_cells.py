@@ -102,8 +102,10 @@ def normal_cells(z, sizes=None, z_err=None):
         slack *= z_err
     if len(sizes) > 1 and len(z) < _LONG * len(sizes):
         out, err = _stacked_cells(z, sizes, slack)
+    elif len(sizes) == 1:
+        out, err = _run_cells(z, slack)
     else:
-        cuts = np.concatenate(([0], np.cumsum(sizes)))
+        cuts = np.concatenate(([0], sizes.cumsum()))
         out, err = np.empty(len(z) + len(sizes)), None if slack is None else np.empty(len(z) + len(sizes))
         for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):  # run i's cells: a + i … b + i
             _run_cells(z[a:b], None if slack is None else slack[a:b],
@@ -115,7 +117,8 @@ def normal_cells(z, sizes=None, z_err=None):
 def _nan_to_zero(x):
     """``np.nan_to_num(x, nan=0.0)`` in place: NaN to 0 (and ±∞ to ±the largest float), its
     passes over the values that are not finite only."""
-    bad = np.flatnonzero(~np.isfinite(x))
+    finite = np.isfinite(x)
+    bad = np.logical_not(finite, out=finite).nonzero()[0]  # (x is 1-d)
     if len(bad):  # each one NaN or ±∞ (nan_to_num's own checks cost more than these few values)
         v = x[bad]
         x[bad] = np.where(np.isnan(v), 0.0, np.copysign(_LARGEST, v))

@@ -182,14 +182,13 @@ class _PoissonPair(DominatingPair):
         base = own(stacked_masses([p.base for p in pairs], base_edges, sizes, errors))
         q_cells = per_point(q, sizes + 1)
         a, b = cls._mix(base[0], base[1], q_cells)
-        first = np.cumsum(sizes + 1) - (sizes + 1)
-        run = np.cumsum(sizes) - sizes
+        run = sizes.cumsum() - sizes
         end_err = {}
         for i, p in enumerate(pairs):  # base mass at an infinite loss lands at a finite one
             m = p._end_mass()
             if m > 0 and p.q < 1:
                 at, mix = p._end_cell()
-                cell = first[i] + np.searchsorted(edges[run[i]:run[i] + sizes[i]], at)
+                cell = run[i] + i + np.searchsorted(edges[run[i]:run[i] + sizes[i]], at)  # (run i's cells from run[i] + i)
                 a[cell] += mix[0] * m
                 b[cell] += mix[1] * m
                 end_err[cell] = end_err.get(cell, 0.0) + p._end_mass_error()
