@@ -188,7 +188,8 @@ class _PoissonPair(DominatingPair):
             m = p._end_mass()
             if m > 0 and p.q < 1:
                 at, mix = p._end_cell()
-                cell = run[i] + i + np.searchsorted(edges[run[i]:run[i] + sizes[i]], at)  # (run i's cells from run[i] + i)
+                # run i's cells from run[i] + i on
+                cell = run[i] + i + np.searchsorted(edges[run[i]:run[i] + sizes[i]], at)
                 a[cell] += mix[0] * m
                 b[cell] += mix[1] * m
                 end_err[cell] = end_err.get(cell, 0.0) + p._end_mass_error()
