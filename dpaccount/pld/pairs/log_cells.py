@@ -105,7 +105,7 @@ def normal_cells(z, sizes=None, z_err=None):
         slack = np.abs(z)
         slack += 2
         slack *= z_err
-    if len(sizes) > 1 and len(z) < _LONG * len(sizes):
+    if stacks(len(z), len(sizes)):
         out, err = _stacked_cells(z, sizes, slack)
     elif len(sizes) == 1:
         out, err = _run_cells(z, slack)
@@ -131,6 +131,11 @@ def _nan_to_zero(x):
 
 
 _LONG = 1024  # runs this long on average go one by one: the per-run calls are then a small cost
+
+
+def stacks(points, runs):
+    """Whether ``normal_cells`` takes ``runs`` runs of ``points`` in all together (short runs)."""
+    return runs > 1 and points < _LONG * runs
 
 
 def _run_cells(z, slack, out=None, err=None):
