@@ -177,12 +177,12 @@ def _run_cells(z, slack, out=None, err=None):
 def _stacked_cells(z, sizes, slack):
     """(cells, errors or None) of many runs at once (``_run_cells`` of each, concatenated)."""
     # each run between −∞ and +∞: cells of consecutive entries, then the cells across runs dropped
-    ends = np.cumsum(sizes + 2) - 1
+    ends = (sizes + 2).cumsum() - 1
     padded = np.full(len(z) + 2 * len(sizes), -np.inf)
     padded[ends] = np.inf
     at = np.arange(len(z)) + 2 * np.repeat(np.arange(len(sizes)), sizes) + 1
     padded[at] = z
-    neg, pos = np.flatnonzero(padded <= 0), np.flatnonzero(padded >= 0)
+    neg, pos = (padded <= 0).nonzero()[0], (padded >= 0).nonzero()[0]
     out = np.empty(len(padded) - 1)
     err = np.empty(len(padded) - 1) if slack is not None else None
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -191,8 +191,8 @@ def _stacked_cells(z, sizes, slack):
         # log Φ(z), then log Φ(−z) (non-increasing): one call for both
         lp = log_ndtr(np.concatenate((padded[neg], -padded[pos])))
         lp, lm = lp[:len(neg)], lp[len(neg):]
-        mid = np.flatnonzero((padded[:-1] < 0) & (padded[1:] > 0))  # lo < 0 < hi
-        lo, hi = np.searchsorted(neg, mid), np.searchsorted(pos, mid + 1)
+        mid = ((padded[:-1] < 0) & (padded[1:] > 0)).nonzero()[0]  # lo < 0 < hi
+        lo, hi = neg.searchsorted(mid), pos.searchsorted(mid + 1)
         if err is None:
             out[neg[:-1]] = log_cells(lp)
             out[pos[:-1]] = log_cells(lm, descending=True)
@@ -204,7 +204,9 @@ def _stacked_cells(z, sizes, slack):
             out[pos[:-1]], err[pos[:-1]], end_m = log_cells(lm, _eta(lm, padded_slack[pos]), descending=True)
             straddle, err[mid] = _straddle(lp[lo], lm[hi], (end_p[lo], end_m[hi]))
         out[mid] = straddle  # last: the neg and pos runs wrote across these cells
-    return np.delete(out, ends[:-1]), None if err is None else np.delete(err, ends[:-1])
+    inside = np.ones(len(out), dtype=bool)  # the cells within a run
+    inside[ends[:-1]] = False
+    return out[inside], None if err is None else err[inside]
 
 
 def _eta(logs, slack):
