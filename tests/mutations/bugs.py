@@ -56,6 +56,17 @@ BUGS = (
         "err[:] = 0.0",
         ("tests/pld/test_discretise.py::test_gaussian_grids_survive_log_ndtr_erring_its_documented_worst",),
         "a Gaussian cell's error taken as ulps of the cell, not the ulps of |log Φ| both its ends carry"),
+    Bug("log-cells-descending-from-the-small-end", PLD + "pairs/log_cells.py",
+        "(slice(None, -1), slice(1, None), -1) if descending",
+        "(slice(1, None), slice(None, -1), -1) if descending",
+        ("tests/pld/test_batch.py::test_cells_of_a_descending_run_are_those_of_its_reverse_and_within_their_bounds",),
+        "a descending run's cells taken from their smaller ends (the upper side of every Gaussian "
+        "cell run): negative cells, off by their own size"),
+    Bug("gaussian-p-and-q-cells-swapped-when-together", PLD + "pairs/base.py",
+        "for part in (x[:n + runs], x[n + runs:])", "for part in (x[n + runs:], x[:n + runs])",
+        ("tests/pld/test_cell_errors.py",),
+        "short runs of a Gaussian pair's P- and Q-cells, computed together, handed back the wrong way "
+        "round: every short grid's loss mirrored"),
     Bug("laplace-cells-by-cancellation", PLD + "pairs/base.py",
         "a = 0.5 * np.exp((hi - e0) / 2) * width",
         "a = 0.5 * (np.exp((hi - e0) / 2) - np.exp((lo - e0) / 2))",
