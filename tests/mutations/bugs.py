@@ -610,6 +610,13 @@ BUGS = (
         ("tests/pld/test_plan_small_eps.py::test_the_bulk_cut_leaves_small_deltas_at_the_planned_level",),
         "a δ the base grid does not resolve takes the excess of the last δ it does: the blog's bulk "
         "excess at 1e-7 carried to its far tail, ε(1e-8) refined for nothing (cut 0)"),
+    Bug("lean-start-from-the-optimistic-scout", PLD + "profiles/step_profile.py",
+        "        coarse = self._scout[0].grid(direction)\n",
+        "        coarse = self._scout[0].grid(direction, TIERS[0], False)\n",
+        ("tests/pld/test_lean.py::test_eps_read_without_the_untilted_grid_is_certified_and_within_accuracy",),
+        "the first ε of a query that skips the untilted grid read from the scout's optimistic grid (a "
+        "lower bound) and kept as a candidate answer: Poisson-subsampled RR, T = 2000, ε(1e-10) 0.2 % "
+        "below the exact value"),
     Bug("pure-lower-from-the-pessimistic-grid", PLD + "profiles/attained.py",
         "else PrivacyProfile(pairs, accuracy).epsilon_lower(np.zeros(1)))",
         "else PrivacyProfile(pairs, accuracy).epsilon(np.zeros(1)))",

@@ -49,7 +49,7 @@ from ..pairs.composition import DIRECTIONS
 from ..grids.cache import GRIDS, GridCache
 from ..grids.chernoff import delta_bound
 from ..grids.grid import PLDGrid
-from .bands import Bands
+from .bands import Bands, Frame
 from .tiers import TIERS, tier_of
 
 _DEEP_MERGE = 2      # deep tiers: a first look on pairs of bands merged (``_delta_at``)
@@ -145,13 +145,15 @@ class StepProfile(Bands):
         return (self._lattice or self.scout or self).step
 
     # -- grids -------------------------------------------------------------
-    def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None):
+    def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None, alone=False):
         """The composed grid of one direction; ``tilt`` (a grid index) centres an
-        exponentially tilted run there, combined with the base grid at tail 1e-30."""
-        key = (self._pairs, direction, self.step, tail, pessimistic, tilt)
+        exponentially tilted run there, combined with the base grid at tail 1e-30
+        unless ``alone`` (``_settled``: certified on its own, only looser far below the tilt)."""
+        key = (self._pairs, direction, self.step, tail, pessimistic, tilt, alone)
 
         def build():
-            base = self.grid(direction, tail, pessimistic) if tilt is not None and tail == TIERS[0] else None
+            base = (self.grid(direction, tail, pessimistic)
+                    if tilt is not None and tail == TIERS[0] and not alone else None)
             return composed_grid(self._pairs.direction(direction), tail=tail,
                                  pessimistic=pessimistic, step=self.step,
                                  tilt_at=None if tilt is None else tilt * self.step, base=base,
@@ -329,7 +331,8 @@ class StepProfile(Bands):
                 continue
             tilts = self._band_tilt(direction, eps[idx])
             if tier == 0:  # a band's grid predicted to stay noisy: the query's own tilt at once
-                band = ~self._band_noisy(direction, tilts, eps[idx], 0.1 * acc * out[idx])
+                band = ~self._band_noisy(direction, tilts, eps[idx], 0.1 * acc * out[idx],
+                                         Frame.of(self.grid(direction, tail, pessimistic)))
                 idx, tilts = idx[band], tilts[band]
             for j in np.unique(tilts):
                 read(self.grid(direction, tail, pessimistic, int(j)), idx[tilts == j])
@@ -361,51 +364,95 @@ class StepProfile(Bands):
         """Where the noise bound could move δ by more than ``accuracy`` of itself
         at the answer (ε then moves by ~accuracy/10: δ falls ~10× faster than ε
         rises), the answer is re-read from the band's tilted grid, then from
-        one tilted at the answer itself; not once it is at most ``ceiling``."""
-        acc, better = self.accuracy, (np.minimum if pessimistic else np.maximum)
+        one tilted at the answer itself; not once it is at most ``ceiling``.
+        The queries ``_lean`` picks skip the untilted grid (``_settled``)."""
         tiers = tier_of(delta)
         out = np.empty(delta.shape)
         for tier in np.unique(tiers):
             sel = np.flatnonzero(tiers == tier)
-            tail, target = TIERS[tier], delta[sel]
-            base = self.grid(direction, tail, pessimistic)
-            eps = base.epsilon(target)
+            target = delta[sel]
             cap = np.full(len(sel), -np.inf) if ceiling is None else ceiling[sel]
-            # the noise could reach acc·δ somewhere (its floor: the per-bin bound times the bins)
-            loose = np.isfinite(eps) & (base.noise * len(base.probs) > acc * target) & (eps > cap)
-            if ceiling is not None and pessimistic:  # δ(cap) ≤ δ by Chernoff: ε(δ) ≤ cap, no tilted grid
-                idx = np.flatnonzero((loose | ~np.isfinite(eps)) & (eps > cap))
-                if len(idx):
-                    done = idx[self.chernoff_delta(direction, cap[idx], target[idx]) <= target[idx]]
-                    eps[done], loose[done] = cap[done], False
-            pending = loose.copy()
-            for _ in range(3):  # the band of the current answer; again while the answer moves band
-                idx = np.flatnonzero(pending)
-                if not len(idx):
-                    break
-                tilts = self._band_tilt(direction, eps[idx])
-                if tier == 0:  # a band's grid predicted to stay noisy: ``_recentred`` at once
-                    band = ~self._band_noisy(direction, tilts, eps[idx], acc * target[idx])
-                    pending[idx[~band]] = False
-                    idx, tilts = idx[band], tilts[band]
-                for j in np.unique(tilts):
-                    at = idx[tilts == j]
-                    g = self.grid(direction, tail, pessimistic, int(j))
-                    eps[at] = better(eps[at], g.epsilon(target[at]))
-                    loose[at] = ((g.noise_effect(eps[at]) > acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])
-                pending[idx] = loose[idx] & (self._band_tilt(direction, eps[idx]) != tilts)
-            for i in np.flatnonzero(loose):
-                eps[i] = self._recentred(direction, tail, pessimistic, float(target[i]), eps[i])
+            lean, start = (self._lean(direction, target) if tier == 0 and pessimistic and ceiling is None
+                           else (np.zeros(len(sel), bool), None))
+            eps = np.empty(len(sel))
+            for part, begin in ((np.flatnonzero(lean), start), (np.flatnonzero(~lean), None)):
+                if len(part):
+                    eps[part] = self._settled(direction, int(tier), pessimistic, target[part], cap[part],
+                                              ceiling is not None, None if begin is None else begin[part])
             out[sel] = eps
             if pessimistic:
                 self._check_resolved(direction, target, eps)
         return out
 
-    def _recentred(self, direction, tail, pessimistic, delta, eps):
-        """ε from grids tilted at the answer, re-centred until it settles."""
+    def _lean(self, direction, delta):
+        """(where ε(δ) at the first tail skips the untilted grid at this step, the scout's ε(δ)):
+        where the scout's untilted grid (``scout``, a coarser level's) gives a finite ε(δ) and
+        predicts that this step's untilted grid would leave the answer loose (its noise floor,
+        the per-bin bound times the bins, ``Frame.predicted``: about the same at every step,
+        as the per-bin bound scales with the step). Those queries would be read from a tilted
+        grid anyway: the untilted one only gave the first ε, the band lattice's first level
+        (``_levels``: K'(0) instead), the tilted grid's per-bin cap (``compose._prefer``, which
+        only tightens bins far below the tilt) and ``band_noise``'s frame. A choice of grids
+        only, made from the mechanism and the query alone (never from what a cache holds)."""
+        if self._scout is None:
+            return np.zeros(len(delta), bool), None
+        coarse = self._scout[0].grid(direction)
+        start = np.asarray(coarse.epsilon(delta), dtype=float)
+        frame = Frame.predicted(coarse, self.step)
+        return np.isfinite(start) & (frame.noise * frame.size > self.accuracy * delta), start
+
+    def _settled(self, direction, tier, pessimistic, target, cap, refined, start=None):
+        """ε(δ) of one direction at one tier (``_epsilon_at``); ``refined``: ``cap`` is the other
+        direction's answer. With ``start`` (``_lean``: the scout's ε(δ), a certified upper bound
+        of the same composition on its coarser pessimistic grid) the untilted grid at this step
+        is not composed: the answer is the least of ``start`` and the tilted grids' readings,
+        the tilted grids composed alone (``grid``: not combined bin by bin with the untilted
+        one, ``compose._prefer``, which only takes the smaller of two upper bounds on each bin:
+        each tilted grid's bins are upper bounds on their own, its noise bound included), and
+        the noise of the band's grid predicted without the untilted grid's cap
+        (``band_noise``), on the frame the scout predicts. Every ε kept is a certified upper
+        bound (lower bounds: lower), so the least (greatest) is, whichever grids were read."""
+        acc, better, tail = self.accuracy, (np.minimum if pessimistic else np.maximum), TIERS[tier]
+        alone = start is not None
+        if alone:
+            eps, loose = start.copy(), np.ones(len(target), bool)
+            frame = Frame.predicted(self._scout[0].grid(direction), self.step)
+        else:
+            base = self.grid(direction, tail, pessimistic)
+            eps, frame = base.epsilon(target), Frame.of(base)
+            # the noise could reach acc·δ somewhere (its floor: the per-bin bound times the bins)
+            loose = np.isfinite(eps) & (base.noise * len(base.probs) > acc * target) & (eps > cap)
+        if refined and pessimistic:  # δ(cap) ≤ δ by Chernoff: ε(δ) ≤ cap, no tilted grid
+            idx = np.flatnonzero((loose | ~np.isfinite(eps)) & (eps > cap))
+            if len(idx):
+                done = idx[self.chernoff_delta(direction, cap[idx], target[idx]) <= target[idx]]
+                eps[done], loose[done] = cap[done], False
+        pending = loose.copy()
+        for _ in range(3):  # the band of the current answer; again while the answer moves band
+            idx = np.flatnonzero(pending)
+            if not len(idx):
+                break
+            tilts = self._band_tilt(direction, eps[idx])
+            if tier == 0:  # a band's grid predicted to stay noisy: ``_recentred`` at once
+                band = ~self._band_noisy(direction, tilts, eps[idx], acc * target[idx], frame, not alone)
+                pending[idx[~band]] = False
+                idx, tilts = idx[band], tilts[band]
+            for j in np.unique(tilts):
+                at = idx[tilts == j]
+                g = self.grid(direction, tail, pessimistic, int(j), alone)
+                eps[at] = better(eps[at], g.epsilon(target[at]))
+                loose[at] = ((g.noise_effect(eps[at]) > acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])
+            pending[idx] = loose[idx] & (self._band_tilt(direction, eps[idx]) != tilts)
+        for i in np.flatnonzero(loose):
+            eps[i] = self._recentred(direction, tail, pessimistic, float(target[i]), eps[i], alone)
+        return eps
+
+    def _recentred(self, direction, tail, pessimistic, delta, eps, alone=False):
+        """ε from grids tilted at the answer, re-centred until it settles (``alone``: the
+        tilted grids not combined with the untilted one, ``_settled``)."""
         at, best = eps, eps
         for _ in range(6):
-            g = self.grid(direction, tail, pessimistic, int(math.floor(at / self.step)))
+            g = self.grid(direction, tail, pessimistic, int(math.floor(at / self.step)), alone)
             new = g.epsilon(delta)
             best = min(best, new) if pessimistic else max(best, new)
             if (abs(new - at) < 4 * self.step and not _at_floor(g, new)) or not np.isfinite(new):
