@@ -448,14 +448,18 @@ class StepProfile(Bands):
         return eps
 
     def _recentred(self, direction, tail, pessimistic, delta, eps, alone=False):
-        """ε from grids tilted at the answer, re-centred until it settles (``alone``: the
-        tilted grids not combined with the untilted one, ``_settled``)."""
+        """ε from grids tilted at the answer, re-centred until it settles: the answer within 4
+        steps of the tilt, or, ``alone`` (the tilted grids not combined with the untilted one,
+        ``_settled``, whose first tilt is at the scout's coarser answer, a few steps high),
+        resolved where it is read (its noise bound moving δ by at most the accuracy, where a
+        band's grid's answer is final too)."""
         at, best = eps, eps
         for _ in range(6):
             g = self.grid(direction, tail, pessimistic, int(math.floor(at / self.step)), alone)
             new = g.epsilon(delta)
             best = min(best, new) if pessimistic else max(best, new)
-            if (abs(new - at) < 4 * self.step and not _at_floor(g, new)) or not np.isfinite(new):
+            near = abs(new - at) < 4 * self.step or (alone and float(g.noise_effect(new)) <= self.accuracy * delta)
+            if (near and not _at_floor(g, new)) or not np.isfinite(new):
                 break
             at = new
         return best
