@@ -23,7 +23,9 @@ the noise above ε (``PLDGrid.noise_effect``) is about
 
     N(ε) = B·(j_c − j₀)₊ + B·e^{min(K(θ) − θhj₀, 0)}/(1 − e^{−θh}),
 
-j₀ the first bin above ε and j_c = K(θ)/(θh) where the cap ends. The
+j₀ the first bin above ε and j_c = K(θ)/(θh) where the cap ends (a grid
+composed alone, ``StepProfile._settled``, has no cap: the first term goes and
+the second keeps e^{K(θ) − θhj₀} > 1). The
 prediction only chooses which grids are composed: every grid consulted is
 certified on its own, so no answer depends on it being right.
 """
