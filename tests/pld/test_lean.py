@@ -104,3 +104,21 @@ def test_an_array_mixing_lean_and_untilted_reads_gets_each_elements_own_answer(l
     assert np.array_equal(together, alone)
     for eps, d in zip(together, deltas):
         assert exact_worst(eps) <= d
+
+
+def test_the_scouts_predicted_frame_is_near_the_untilted_grids():
+    """``Frame.predicted`` (which chooses between the untilted grid and tilted grids alone) against
+    the untilted grid once composed: its window within 2 % of its span, its noise bound within 2×."""
+    from dpaccount.pld.profiles.bands import Frame
+    GRIDS.clear()
+    dpa.clear_cache()
+    m = dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=1.0), 0.01)], [300])
+    profile = m.privacy_profile(accuracy=1e-4)
+    at = profile.at_level(profile._eps_level)
+    assert at.scout is not None and at.scout.step > at.step
+    for direction in ("remove", "add"):
+        predicted, actual = Frame.predicted(at.scout.grid(direction), at.step), Frame.of(at.grid(direction))
+        assert predicted.step == actual.step
+        assert abs(predicted.offset - actual.offset) <= 0.02 * actual.size
+        assert abs(predicted.offset + predicted.size - actual.offset - actual.size) <= 0.02 * actual.size
+        assert 0.5 * actual.noise <= predicted.noise <= 2 * actual.noise
