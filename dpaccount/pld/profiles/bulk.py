@@ -136,18 +136,19 @@ def _read(at, readers, direction, rounded, zero):
     """(ε, excess, resolved, the ``StepProfile`` each δ was read from) of ``rounding_excess``
     of a direction's base grids at ``_CHECKED``, each δ from its reader's (``_scouted``), a
     scout's excess scaled to ``at``'s step (∝ h²). Where the reader is ``at`` and it has a
-    scout, the scout is read first and kept where its own excess is at most ``_TRUST`` (a
-    grid that fine for its law near ε reads its density and slope as ``at``'s would: the
-    excess ∝ h² carries over): ``at``'s base grid, often not composed for the answer
-    (``StepProfile._lean``), is then composed only where the scout's grid is coarse for the
-    law near ε (few steps, or the bulk of a mixture), a choice made from the scout's grid
+    scout, the scout is read first and read instead if its own excess is at most ``_TRUST`` at
+    every δ it resolves (a grid that fine for its law reads its density and slope as ``at``'s
+    would: the excess ∝ h² carries over): ``at``'s base grid, often not composed for the
+    answer (``eps_of_delta._lean``), is then composed only where the scout's grid is coarse
+    for the law (few steps, or the bulk of a mixture), a choice made from the scout's grid
     alone."""
     readers = readers.copy()
     if at.scout is not None:
         mine = np.flatnonzero(readers == at)
         if len(mine):
-            _, excess, _ = rounding_excess(at.scout.grid(direction), rounded, _CHECKED[mine], zero)
-            readers[mine[excess <= _TRUST]] = at.scout
+            _, excess, resolved = rounding_excess(at.scout.grid(direction), rounded, _CHECKED[mine], zero)
+            if np.all(excess[resolved] <= _TRUST):
+                readers[mine] = at.scout
     eps, excess, resolved = np.empty(len(_CHECKED)), np.empty(len(_CHECKED)), np.empty(len(_CHECKED), bool)
     for reader in set(readers.tolist()):
         sel = np.array([r is reader for r in readers])

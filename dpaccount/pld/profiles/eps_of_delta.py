@@ -77,17 +77,28 @@ class EpsilonOfDelta:
         where the scout's untilted grid (``scout``, a coarser level's) gives a finite ε(δ) and
         predicts that this step's untilted grid would leave the answer loose (its noise floor,
         the per-bin bound times the bins, ``Frame.predicted``: about the same at every step,
-        as the per-bin bound scales with the step). Those queries would be read from a tilted
-        grid anyway: the untilted one only gave the first ε, the band lattice's first level
-        (``_levels``: K'(0) instead), the tilted grid's per-bin cap (``compose._prefer``, which
-        only tightens bins far below the tilt) and ``band_noise``'s frame. A choice of grids
-        only, made from the mechanism and the query alone (never from what a cache holds)."""
+        as the per-bin bound scales with the step), and the other direction's scout grid (read
+        by ``_worst`` anyway: a query it predicts tight does not compose this one's) predicts
+        the same. Those queries would be read from a tilted grid anyway: the untilted one only
+        gave the first ε, the band lattice's first level (``_levels``: K'(0) instead), the
+        tilted grid's per-bin cap (``compose._prefer``, which only tightens bins far below the
+        tilt) and ``band_noise``'s frame. A choice of grids only, made from the mechanism and
+        the query alone (never from what a cache holds)."""
+        none = np.zeros(len(delta), bool)
         if self._scout is None:
-            return np.zeros(len(delta), bool), None
+            return none, None
+        other = direction if self._pairs.remove == self._pairs.add else {"remove": "add", "add": "remove"}[direction]
+        if not self._loose(self._scout[0].grid(other), delta).any():
+            return none, None
         coarse = self._scout[0].grid(direction)
         start = np.asarray(coarse.epsilon(delta), dtype=float)
+        return np.isfinite(start) & self._loose(coarse, delta) & self._loose(self._scout[0].grid(other), delta), start
+
+    def _loose(self, coarse, delta):
+        """Where the untilted grid at this step, as ``Frame.predicted`` from ``coarse``, would
+        leave ε(δ) loose: its noise floor (the per-bin bound times the bins) above accuracy·δ."""
         frame = Frame.predicted(coarse, self.step)
-        return np.isfinite(start) & (frame.noise * frame.size > self.accuracy * delta), start
+        return frame.noise * frame.size > self.accuracy * np.asarray(delta)
 
     def _settled(self, direction, tier, pessimistic, target, cap, refined, start=None):
         """ε(δ) of one direction at one tier (``_epsilon_at``); ``refined``: ``cap`` is the other

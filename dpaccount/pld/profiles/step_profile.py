@@ -231,13 +231,16 @@ class StepProfile(EpsilonOfDelta, Bands):
     def resolving(self, direction: str, delta: float, share: float) -> Tuple[float, Optional[PLDGrid]]:
         """(ε(δ) of one direction at one δ of the first tier, the band's tilted grid that
         reads it with its noise bound raising δ by at most ``share`` of δ), the bands tried
-        as ε(δ) does (``_epsilon_at``: from the base grid's answer, then each reading's;
-        at most 3 grids); (NaN, None) where none does."""
-        eps = float(self.grid(direction).epsilon(delta))
+        as ε(δ) does (``_epsilon_at``: from the base grid's answer, or, where ``_lean`` skips
+        the base grid, from the scout's and on the tilted grids alone, then each reading's;
+        at most 3 grids; the grids ε(δ) composes); (NaN, None) where none does."""
+        lean, start = self._lean(direction, np.array([delta]))
+        alone = bool(lean[0])
+        eps = float(start[0]) if alone else float(self.grid(direction).epsilon(delta))
         for _ in range(3):
             if not np.isfinite(eps):
                 break
-            grid = self.grid(direction, TIERS[0], True, int(self._band_tilt(direction, [eps])[0]))
+            grid = self.grid(direction, TIERS[0], True, int(self._band_tilt(direction, [eps])[0]), alone)
             eps = float(grid.epsilon(delta))
             if np.isfinite(eps) and float(grid.noise_effect(eps)) <= share * delta:
                 return eps, grid
