@@ -118,7 +118,7 @@ class EpsilonOfDelta:
             frame = Frame.predicted(self._scout[0].grid(direction), self.step)
         else:
             base = self.grid(direction, tail, pessimistic)
-            eps, frame = base.epsilon(target), Frame.of(base)
+            eps, frame = base.epsilon(target), None  # the pessimistic base grid's, once needed
             # the noise could reach acc·δ somewhere (its floor: the per-bin bound times the bins)
             loose = np.isfinite(eps) & (base.noise * len(base.probs) > acc * target) & (eps > cap)
         if refined and pessimistic:  # δ(cap) ≤ δ by Chernoff: ε(δ) ≤ cap, no tilted grid
@@ -133,6 +133,7 @@ class EpsilonOfDelta:
                 break
             tilts = self._band_tilt(direction, eps[idx])
             if tier == 0:  # a band's grid predicted to stay noisy: ``_recentred`` at once
+                frame = frame or Frame.of(self.grid(direction))
                 band = ~self._band_noisy(direction, tilts, eps[idx], acc * target[idx], frame, not alone)
                 pending[idx[~band]] = False
                 idx, tilts = idx[band], tilts[band]

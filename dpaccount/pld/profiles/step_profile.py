@@ -340,7 +340,7 @@ class StepProfile(EpsilonOfDelta, Bands):
             tilts = self._band_tilt(direction, eps[idx])
             if tier == 0:  # a band's grid predicted to stay noisy: the query's own tilt at once
                 band = ~self._band_noisy(direction, tilts, eps[idx], 0.1 * acc * out[idx],
-                                         Frame.of(self.grid(direction, tail, pessimistic)))
+                                         Frame.of(self.grid(direction)))
                 idx, tilts = idx[band], tilts[band]
             for j in np.unique(tilts):
                 read(self.grid(direction, tail, pessimistic, int(j)), idx[tilts == j])
