@@ -122,3 +122,14 @@ def test_the_scouts_predicted_frame_is_near_the_untilted_grids():
         assert abs(predicted.offset - actual.offset) <= 0.02 * actual.size
         assert abs(predicted.offset + predicted.size - actual.offset - actual.size) <= 0.02 * actual.size
         assert 0.5 * actual.noise <= predicted.noise <= 2 * actual.noise
+
+
+def test_a_certified_interval_whose_upper_end_is_read_lean_brackets_the_exact_eps(lean_calls):
+    """The profile's ε(δ) interval (``epsilon_bounds``): the upper end through the lean reads, the
+    lower end from the optimistic grids (which keep their untilted grid): exact δ(upper) ≤ δ ≤
+    exact δ(lower), the interval within the accuracy."""
+    accuracy, delta = 1e-4, 1e-10
+    lower, upper, _, done = mechanism().privacy_profile(accuracy=accuracy).epsilon_bounds(delta, 8)
+    assert True in lean_calls and done
+    assert exact_worst(upper) <= delta <= exact_worst(lower)
+    assert upper - lower <= accuracy * upper
