@@ -107,8 +107,9 @@ class Bands:
         if direction not in self._mgf:
             items, proxy = self._single_steps(direction)
             self._mgf[direction] = _Search(items, log_mgf(items), 1.0, proxy)
-        if not levels:  # K'(0): the mean of the composed finite part, no composed grid needed
-            levels.append(float(self._mgf[direction].mgf.moments(0.0)[1]))
+        if not levels:  # K'(0) = Σ k·(the mean of each finite part): no composed grid needed
+            levels.append(math.fsum(k * g.loss_moment / mass for g, k in self._mgf[direction].items
+                                    if (mass := float(g.probs.sum())) > 0))
         while upto > levels[-1] and len(levels) < 4096:
             search = self._mgf[direction]
             lam = saddle_tilt(search.items, levels[-1], search.proxy, start=search.lam)
