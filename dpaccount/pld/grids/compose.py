@@ -60,8 +60,12 @@ def chernoff_window(items, tail, hints=(None, None), proxy=None):
     composed loss under ja·h and over jb·h: each ≤ ``tail`` by Chernoff, and 0
     where the window reaches the end of the support. ``hints``: the
     ``chernoff_lambdas`` of the same pairs on coarser grids (searched from;
-    a λ is refined only where that promises to save a grid point); where
-    there are none, ``proxy`` (such grids) gives them."""
+    a λ is refined only where that promises to save a grid point). ``proxy``:
+    the same pairs' grids at a step between the hints' and this one, whose
+    search (from the hints, to the same tolerance) starts this one's: its λ is
+    nearer, which spares passes over the finer points. Only tightness rests on
+    where a search starts: every λ gives a Chernoff bound, and the level is
+    this grid's own at the λ the search ends at."""
     return _window(items, tail, hints, proxy)[:4]
 
 
@@ -74,9 +78,10 @@ def _window(items, tail, hints=(None, None), proxy=None, lower=True):
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
     mgf, log_t = log_mgf(items), math.log(tail)
-    if proxy is not None and None in hints:
+    if proxy is not None:
         rough = log_mgf(proxy)
-        hints = tuple(quantile(rough, log_t, sign)[1] if h is None else h for h, sign in zip(hints, (1.0, -1.0)))
+        hints = tuple(quantile(rough, log_t, sign, h, tol=step)[1] if lower or sign > 0 else h
+                      for h, sign in zip(hints, (1.0, -1.0)))
     b, lam_top = quantile(mgf, log_t, 1.0, hints[0], tol=step)
     ja = max(lo, int(math.floor(-quantile(mgf, log_t, -1.0, hints[1], tol=step)[0] / step))) if lower else lo
     jb = max(min(hi, int(math.ceil(b / step))), ja)
