@@ -222,7 +222,7 @@ BUGS = (
         ("tests/pld/test_leader.py::test_a_wrong_leader_still_answers_within_the_certified_intervals",),
         "ε(δ)'s second direction dropped without comparing its scout's answer with the first's: "
         "where the plan's saddle points put the smaller direction first, ε(δ) is that one's"),
-    Bug("tilted-floor-read-as-resolved", PLD + "profiles/step_profile.py",
+    Bug("tilted-floor-read-as-resolved", PLD + "profiles/eps_of_delta.py",
         "> acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])", "> acc * target[at])) & (eps[at] > cap[at])",
         ("tests/pld/test_tiny_delta.py::test_poisson_gaussian_at_tiny_delta_is_within_the_accuracy",),
         "ε(δ) read at a tilted grid's window start taken as resolved: at δ = 1e-40 a band tilted too "
@@ -626,6 +626,13 @@ BUGS = (
         ("tests/pld/test_plan_small_eps.py::test_the_bulk_cut_leaves_small_deltas_at_the_planned_level",),
         "a δ the base grid does not resolve takes the excess of the last δ it does: the blog's bulk "
         "excess at 1e-7 carried to its far tail, ε(1e-8) refined for nothing (cut 0)"),
+    Bug("lean-start-from-the-optimistic-scout", PLD + "profiles/eps_of_delta.py",
+        "        coarse = self._scout[0].grid(direction)\n",
+        "        coarse = self._scout[0].grid(direction, TIERS[0], False)\n",
+        ("tests/pld/test_lean.py::test_eps_read_without_the_untilted_grid_is_certified_and_within_accuracy",),
+        "the first ε of a query that skips the untilted grid read from the scout's optimistic grid (a "
+        "lower bound) and kept as a candidate answer: Poisson-subsampled RR, T = 2000, ε(1e-10) 0.2 % "
+        "below the exact value"),
     Bug("pure-lower-from-the-pessimistic-grid", PLD + "profiles/attained.py",
         "else PrivacyProfile(pairs, accuracy).epsilon_lower(np.zeros(1)))",
         "else PrivacyProfile(pairs, accuracy).epsilon(np.zeros(1)))",
