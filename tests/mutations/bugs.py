@@ -271,7 +271,7 @@ BUGS = (
         ("tests/pld/test_chernoff_bound.py::test_the_bound_counts_the_mass_at_infinity",
          "tests/pld/test_chernoff_bound.py::test_the_chernoff_bound_is_above_the_exact_delta_and_not_vacuous"),
         "the Chernoff bound that lets a direction skip its grids forgets P(L = ∞): below δ of approximate DP"),
-    Bug("log-mgf-rounding-unpadded", PLD + "grids/chernoff.py",
+    Bug("log-mgf-rounding-unpadded", PLD + "grids/log_mgf.py",
         "        return e0 + e1 * np.abs(lam)", "        return 0.0 * e0 * np.abs(lam)",
         ("tests/pld/test_batch.py::test_hinted_quantile_is_a_chernoff_level_near_the_best",),
         "Chernoff tails taken at the computed K, whose n-term sums err by up to n·u of themselves"),

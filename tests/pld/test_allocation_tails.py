@@ -161,7 +161,7 @@ def test_tilted_windows_stay_within_the_grid_cap(w, lam):
     Chernoff bounds."""
     from dpaccount.pld.allocation.sum_law import _chernoff_tail
     from dpaccount.pld.allocation.tilt import _REACH, _window
-    from dpaccount.pld.grids.chernoff import log_mgf
+    from dpaccount.pld.grids.log_mgf import log_mgf
     from dpaccount.pld.grids.compose import MAX_GRID
     from dpaccount.pld.grids.grid import PLDGrid
     h = 1 / 16

@@ -3,7 +3,7 @@
 Stacked masses, loss ranges, grids and mirror twins (``pairs.stacked_masses``,
 ``discretise.loss_ranges`` / ``pairs_to_grids``, ``cells.grid_cells``) equal
 their pair-by-pair counterparts bit for bit; the Gaussian cells match
-mpmath; the composed log-MGF (``chernoff.LogMGF``) matches a direct sum and
+mpmath; the composed log-MGF (``log_mgf.LogMGF``) matches a direct sum and
 its Newton-hinted quantiles the full search; ``GridCache.get_many`` builds
 only what is missing, in one call.
 """
@@ -15,7 +15,8 @@ import pytest
 
 from dpaccount.pld.grids import cells
 from dpaccount.pld.grids.cache import GridCache
-from dpaccount.pld.grids.chernoff import LogMGF, log_mgf, quantile
+from dpaccount.pld.grids.chernoff import quantile
+from dpaccount.pld.grids.log_mgf import LogMGF, log_mgf
 from dpaccount.pld.grids.discretise import _RANGES, _scan, loss_ranges, pair_to_grid, pairs_to_grids
 from dpaccount.pld.pairs.log_cells import normal_cells
 from dpaccount.pld.pairs.discrete_pair import binomial_pair, randomized_response_pair
@@ -230,11 +231,11 @@ def test_log_mgf_in_groups_of_grids_is_that_of_one_pass(monkeypatch):
     """A composition's grids are evaluated in groups of at most ``_GROUP`` points (work
     arrays that stay in cache): in small groups K, K' and K'' are those of one pass, and each
     group agrees with the direct sum (``test_log_mgf_and_its_moments_against_a_direct_sum``)."""
-    from dpaccount.pld.grids import chernoff
+    from dpaccount.pld.grids import log_mgf as lm
     items = _items()
     lam = np.array([-20.0, -1.0, 0.3, 5.0, 40.0])
     whole = LogMGF(items)
-    monkeypatch.setattr(chernoff, "_GROUP", min(len(g.probs) for g, _ in items) + 1)
+    monkeypatch.setattr(lm, "_GROUP", min(len(g.probs) for g, _ in items) + 1)
     grouped = LogMGF(items)
     assert len(grouped._groups) > 1 and len(whole._groups) == 1
     for a, b in zip(whole.moments(lam), grouped.moments(lam)):

@@ -71,7 +71,7 @@ def test_a_held_log_mgf_is_shared_and_its_grids_keep_their_points():
     import gc
     import math
 
-    from dpaccount.pld.grids import chernoff
+    from dpaccount.pld.grids import log_mgf as lm
     from dpaccount.pld.grids.discretise import pair_to_grid
     from dpaccount.pld.pairs.base import GaussianPair
 
@@ -81,20 +81,20 @@ def test_a_held_log_mgf_is_shared_and_its_grids_keep_their_points():
     grids.append(PLDGrid(step=0.01, offset=5, probs=np.array([0.25, 0.0, 0.5]), p_inf=0.0))  # an empty point
     items = [(grids[0], 3), (grids[1], 5), (grids[2], 2)]
     own = [(np.log(g.probs[g.probs > 0]), g.losses[g.probs > 0]) for g in grids]
-    held = chernoff.log_mgf(items)
-    chernoff._RECENT.clear()
-    assert chernoff.log_mgf(items) is held
+    held = lm.log_mgf(items)
+    lm._RECENT.clear()
+    assert lm.log_mgf(items) is held
     for g, (logp, x) in zip(grids, own):
         assert np.array_equal(g._live_log[0], logp) and np.array_equal(g._live_log[1], x)
     lam = np.array([0.1, 1.0, 4.0])
-    assert np.array_equal(held(lam), chernoff.LogMGF(items)(lam))
+    assert np.array_equal(held(lam), lm.LogMGF(items)(lam))
     exact = [sum(k * math.log(math.fsum(math.exp(a + b * t) for a, b in zip(*o))) for o, (_, k) in zip(own, items))
              for t in lam]
     assert np.all(np.abs(held(lam) - exact) <= held.error(lam))
     del held
-    chernoff._RECENT.clear()
+    lm._RECENT.clear()
     gc.collect()
-    assert not chernoff._HELD.get(tuple((id(g), k) for g, k in items))
+    assert not lm._HELD.get(tuple((id(g), k) for g, k in items))
     # and the grids that outlive it hold none of its points (a view would keep them all)
     assert all("_live_log" not in g.__dict__ or g.__dict__["_live_log"][0].base is None for g in grids)
     assert np.array_equal(grids[1]._live_log[0], own[1][0])  # computed again when asked
@@ -103,7 +103,7 @@ def test_a_held_log_mgf_is_shared_and_its_grids_keep_their_points():
 def test_one_grid_log_mgf_matches_the_exact_sums_alone_and_in_blocks():
     """K, K', K'' of one grid: a single λ and a block of λ wider than one
     pass (the blocked passes) both within ``LogMGF.error`` of the exact sums (mpmath)."""
-    from dpaccount.pld.grids.chernoff import LogMGF, _BLOCK
+    from dpaccount.pld.grids.log_mgf import LogMGF, _BLOCK
     from dpaccount.pld.grids.grid import PLDGrid
     probs = np.exp(-0.5 * (np.arange(-600, 601) * 0.01) ** 2)
     probs /= probs.sum()

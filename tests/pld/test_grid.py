@@ -110,7 +110,7 @@ def test_a_queried_grid_is_freed_as_soon_as_it_is_dropped(pessimistic):
             grid.delta(0.5 * grid.step)
             grid.epsilon(1e-6)
             grid.noise_effect(np.array([0.0]))
-            grid._live_log  # noqa: B018 (the cached log masses of ``chernoff.LogMGF``)
+            grid._live_log  # noqa: B018 (the cached log masses of ``log_mgf.LogMGF``)
         refs = [weakref.ref(g), weakref.ref(tilted)]
         del g, tilted, grid
         assert [r() for r in refs] == [None, None]

@@ -1,4 +1,4 @@
-"""The composed log-MGF's passes (``chernoff.LogMGF``) and the window searches on it
+"""The composed log-MGF's passes (``log_mgf.LogMGF``) and the window searches on it
 (``compose._window``), against exact sums (mpmath) and exact binomial tails.
 
 * A term below e^{−700} of its grid's largest is raised to that (exp stays out of the
@@ -15,7 +15,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpaccount.pld.grids.chernoff import LogMGF
+from dpaccount.pld.grids.log_mgf import LogMGF
 from dpaccount.pld.grids.compose import _window
 from dpaccount.pld.grids.grid import PLDGrid
 
@@ -92,14 +92,14 @@ def test_passes_in_the_threads_work_arrays_or_their_own_give_the_same_floats(mon
     either way (each λ's row is its own), and within ``error`` of the exact K (mpmath)."""
     import threading
 
-    from dpaccount.pld.grids import chernoff
+    from dpaccount.pld.grids import log_mgf as lm
     x = np.arange(-100, 101)
     grid = PLDGrid(step=0.02, offset=-100, probs=np.exp(-0.5 * (x * 0.02) ** 2), p_inf=0.0)
     lam = np.array([-3.0, 0.25, 1.0, 7.0])
     shared = LogMGF([(grid, 9)])
     want = shared.moments(lam)
     assert shared._own is None  # the thread's arrays served its passes
-    monkeypatch.setattr(chernoff, "_BLOCK", 64)  # now every pass is wider: its own arrays
+    monkeypatch.setattr(lm, "_BLOCK", 64)  # now every pass is wider: its own arrays
     own = LogMGF([(grid, 9)])
     got = own.moments(lam)
     assert own._own is not None and len(own._own[0]) >= len(x)
@@ -109,7 +109,7 @@ def test_passes_in_the_threads_work_arrays_or_their_own_give_the_same_floats(mon
                                    for p, v in zip(grid.probs, grid.losses)))
         assert abs(mp.mpf(k) - exact) <= own.error(value)
     other = []
-    thread = threading.Thread(target=lambda: other.append(chernoff._SCRATCH.arrays))
+    thread = threading.Thread(target=lambda: other.append(lm._SCRATCH.arrays))
     thread.start()
     thread.join()
-    assert other[0][0] is not chernoff._SCRATCH.arrays[0]  # each thread its own pair
+    assert other[0][0] is not lm._SCRATCH.arrays[0]  # each thread its own pair

@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-from ..grids.chernoff import descend, exponent, log_mgf, quantile
+from ..grids.chernoff import descend, exponent, quantile
+from ..grids.log_mgf import log_mgf
 from ..grids.grid import PLDGrid
 from ..grids.transform import fft
 from .jump import cut_index, one_jump

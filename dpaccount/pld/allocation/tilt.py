@@ -32,7 +32,8 @@ import math
 
 import numpy as np
 
-from ..grids.chernoff import descend, exponent, log_mgf, quantile, tail_level
+from ..grids.chernoff import descend, exponent, quantile, tail_level
+from ..grids.log_mgf import log_mgf
 from ..grids.compose import MAX_GRID
 from ..grids.grid import PLDGrid
 from ..grids.transform import fft, untilt

@@ -36,7 +36,8 @@ from typing import NamedTuple
 from ...errors import GridTooLarge
 from .accountant import plan_step
 from ..pairs.composition import merge_gaussians
-from .chernoff import log_mgf, minimise_over_lambda, quantile
+from .chernoff import minimise_over_lambda, quantile
+from .log_mgf import log_mgf
 from .discretise import loss_range, pair_to_grid
 
 

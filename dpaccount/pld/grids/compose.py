@@ -29,7 +29,8 @@ import numpy as np
 from ...errors import GridTooLarge
 from ...numerics import ULP_OF_ONE as _U
 from .cache import GRIDS
-from .chernoff import LogMGF, composed_p_inf, descend, exponent, log_mgf, quantile, tail_level
+from .chernoff import composed_p_inf, descend, exponent, quantile, tail_level
+from .log_mgf import LogMGF, log_mgf
 from .grid import PLDGrid, frozen
 from .split import Term, carried_noise, heavy_split, mix, proxy_terms, terms
 from .transform import direct, fft, untilt

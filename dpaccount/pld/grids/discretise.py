@@ -39,7 +39,7 @@ from ...errors import AccuracyNotReached
 from ...numerics import ULP_OF_ONE as _U
 from .cache import GridCache
 from .cells import grid_cells, twin
-from .chernoff import groups
+from .log_mgf import groups
 from .discretise_optimistic import pair_to_lower_grid
 from .grid import PLDGrid, frozen
 from ..pairs.base import stacked_masses

@@ -79,7 +79,7 @@ class PLDGrid:
 
     @cached_property
     def _live_log(self):
-        """(log p_j, ε_j) of the points with p_j > 0 (``chernoff.LogMGF``, which then holds them: the
+        """(log p_j, ε_j) of the points with p_j > 0 (``log_mgf.LogMGF``, which then holds them: the
         grid's become read-only views of its arrays, the same floats)."""
         live = self.probs > 0
         if live.all():

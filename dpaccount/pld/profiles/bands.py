@@ -35,7 +35,7 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from ..grids.accountant import step_grids
-from ..grids.chernoff import LogMGF, log_mgf
+from ..grids.log_mgf import LogMGF, log_mgf
 from ..grids.compose import read_tilt, saddle_tilt
 from ..grids.grid import PLDGrid
 from .tiers import TIERS

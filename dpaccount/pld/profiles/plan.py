@@ -66,7 +66,7 @@ import numpy as np
 from ...errors import GridTooLarge
 from ..grids.accountant import snap_to_lattice, step_grids
 from ..pairs.composition import DIRECTIONS, merge_gaussians
-from ..grids.chernoff import log_mgf
+from ..grids.log_mgf import log_mgf
 from ..grids.compose import BYTES_PER_POINT, chernoff_lambdas, chernoff_window
 from ..grids.discretise import is_multiple, loss_ranges
 
