@@ -252,19 +252,21 @@ class _TopDown:
         # hundreds of MB, kept until it runs)
         self._probs, self._step, self._pessimistic = grid.probs, grid.step, grid.pessimistic
         self._scan, self._lock = DiscountedScan(grid.step, n), threading.Lock()
-        # filled from the top down: SP of points [start, n) at [start, n), D at [start + 1, n + 1)
-        # (``_d[0]``: below the lowest point, where the scan is summed on)
-        self._sp, self._d = np.empty(n), np.empty(n + 1)
+        # filled from the top down, D in the real parts and SP in the imaginary parts of one
+        # complex array, so that one complex running sum (``_extend``) makes both: D at
+        # [start + 1, n + 1) (``real[start]``: below the lowest point, where the scan is summed
+        # on), SP of points [start, n) at [start, n) (``imag[n]``: the seed of its sum)
+        self._sums = np.empty(n + 1, dtype=complex)
         self.start = n
         self._sp_run = self._d_next = None  # SP at the lowest point summed; Σ S̃ down to it
 
     @property
     def sp(self):
-        return self._sp[self.start:]
+        return self._sums.imag[self.start:-1]
 
     @property
     def d(self):
-        return self._d[self.start + 1:]
+        return self._sums.real[self.start + 1:]
 
     def __getstate__(self):  # a grid pickled with its sums: all but the lock
         return {k: v for k, v in self.__dict__.items() if k != "_lock"}
@@ -283,33 +285,30 @@ class _TopDown:
         probs, start = self._probs, self.start
         n, part = len(probs), probs[m0:start][::-1]  # the points to add, top down
         first = self._sp_run is None
-        # top down. D: Σ S̃ down to the highest new point (at the top point: an empty sum), then the S̃ of
-        # the new points in the slots below it, summed in place; the slot below the lowest new
-        # point is left holding Σ S̃ down to it, where the next piece goes on
-        d = self._d[m0:start + 1][::-1]
-        d[0] = 0.0 if first else self._d_next
-        self._scan.extend(part, out=d[1:])
-        np.cumsum(d, out=d)
-        self._d_next = float(d[-1])
-        # SP from one point above the new ones, where its running sum goes on (that point's
-        # value set to it, summed, restored)
-        sp = self._sp[m0:start + (not first)][::-1]
-        if first:
-            np.cumsum(part, out=sp)
-        else:
-            held, sp[0], sp[1:] = sp[0], self._sp_run, part
-            np.cumsum(sp, out=sp)
-            sp[0] = held
-            sp = sp[1:]
-        self._sp_run = float(sp[-1])
-        sp, d = self._sp[m0:start], self._d[m0 + 1:start + 1]  # the same points, bottom up (contiguous)
+        # top down, from the slot of the lowest point summed (at first: the slot above the top
+        # point). D: Σ S̃ down to the highest new point (at the top point: an empty sum), then
+        # the S̃ of the new points, summed in place; the slot below the lowest new point is
+        # left holding Σ S̃ down to it, where the next piece goes on. SP: its running sum down
+        # to there (at first −0, which adds exactly), then the new points' masses. A complex
+        # running sum adds the real parts and the imaginary parts apart, each in the order
+        # of a running sum of its own: both sums in one pass, the same floats
+        run = self._sums[m0:start + 1][::-1]
+        held = run[0].imag
+        run[0] = complex(0.0, -0.0) if first else complex(self._d_next, self._sp_run)
+        self._scan.extend(part, out=run.real[1:])
+        run.imag[1:] = part
+        np.cumsum(run, out=run)
+        run.imag[0] = held  # SP at the lowest point summed before (its value, padded)
+        self._d_next, self._sp_run = float(run[-1].real), float(run[-1].imag)
+        sp, d = self._sums.imag[m0:start], self._sums.real[m0 + 1:start + 1]  # the new points, bottom up
         sign = 1.0 if self._pessimistic else -1.0
         sp *= 1.0 + sign * (n + 8) * _U
         eta, absolute = self._scan.bound
         e = eta + (n / 2 + 6) * _U
         d *= -math.expm1(-self._step) * (1.0 + sign * (e + e * e))
         d[:-1 if first else None] += sign * n * absolute  # D at the top point is exact
-        np.maximum(d, 0.0, out=d)
+        if not self._pessimistic:  # the pads taken off may pass 0 (added, every term is ≥ 0)
+            np.maximum(d, 0.0, out=d)
         self.start = m0
 
 
