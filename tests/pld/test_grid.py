@@ -10,6 +10,7 @@ grid points and between them, and ε(δ) must be on the matching side: the exact
 δ at a pessimistic ε(δ) is ≤ δ, at an optimistic one ≥ δ.
 """
 import gc
+import math
 import weakref
 
 import mpmath as mp
@@ -79,6 +80,34 @@ def test_sums_summed_down_in_pieces_are_those_of_one_pass(seed, pessimistic):
     assert starts[0] > 0 and starts == sorted(starts, reverse=True)  # summed down in pieces
     assert got == [whole.epsilon(d) for d in deltas]
     assert np.array_equal(pieces.delta(eps), whole.delta(eps))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_sums_are_the_running_sums_they_state(seed, pessimistic):
+    """SP and D, summed in pieces by one complex running sum, are the floats of plain running
+    sums from the top (real ones, each on its own) padded as ``_TopDown`` states: SP[m] =
+    fl(Σ_{j≥m} p_j)·(1 ± (n + 8)u), D[m] = fl(Σ_{j>m} S̃_j)·c(1 ± (e + e²)) ± n·a, the same
+    operations on the same floats, so equal to the last bit (and never below 0)."""
+    from dpaccount.pld.grids.discounted import DiscountedScan
+    grid = _grids(seed, pessimistic)
+    n, u, sign = len(grid.probs), 2.0 ** -52, 1.0 if pessimistic else -1.0
+    for m in (n - 1, 2 * n // 3, n // 5, 0):  # in pieces, down to the bottom
+        grid._sums(m)
+    start, sp, d = grid._sums(0)
+    top_down = grid.probs[::-1]
+    scan = DiscountedScan(grid.step, n)
+    tilde = scan.extend(top_down)
+    eta, absolute = scan.bound
+    e = eta + (n / 2 + 6) * u
+    want_sp = np.cumsum(top_down)[::-1] * (1.0 + sign * (n + 8) * u)
+    running = np.cumsum(np.concatenate(([0.0], tilde[:-1])))[::-1]  # Σ_{j>m} S̃_j, from the top
+    want_d = running * (-math.expm1(-grid.step) * (1.0 + sign * (e + e * e)))
+    want_d[:-1] += sign * n * absolute  # D at the top point is exact
+    assert start == 0
+    assert np.array_equal(sp, want_sp)
+    assert np.array_equal(d, np.maximum(want_d, 0.0))
+    assert (d >= 0).all()
 
 
 def test_loss_moment_is_the_exact_sum_to_its_rounding():
