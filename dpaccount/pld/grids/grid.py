@@ -90,8 +90,7 @@ class PLDGrid:
     def losses(self):
         """The loss value of each grid point: (offset + j)·step, the index sum exact in floats
         (|offset + j| < 2^53), formed in one array."""
-        out = np.arange(len(self.probs), dtype=float)
-        out += self.offset
+        out = np.arange(self.offset, self.offset + len(self.probs), dtype=float)
         out *= self.step
         return out
 
