@@ -110,6 +110,34 @@ def test_sums_are_the_running_sums_they_state(seed, pessimistic):
     assert (d >= 0).all()
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_noise_over_is_the_running_sums_comparison(seed):
+    """``noise_over(ε, limit)`` is ``noise_effect(ε) > limit`` exactly, at limits on, one
+    float either side of, within the plain sums' margin of, and far from the running sums,
+    on grids whose running sums are not yet summed (the plain sums decide, or near the
+    limit the running sums) and on grids whose sums are there."""
+    rng = np.random.default_rng(seed)
+    grid = _grids(seed, True)
+    n = len(grid.probs)
+    bins = rng.exponential(size=n) * 10.0 ** rng.uniform(-30, -8, size=n)
+    if seed % 3 == 2:
+        tiny = rng.random(n) < 0.5
+        bins[tiny] = 5e-324 * rng.integers(0, 4, size=int(tiny.sum()))  # subnormal or 0
+    make = lambda: PLDGrid(step=grid.step, offset=grid.offset, probs=grid.probs, p_inf=0.0, pessimistic=True,
+                           noise=float(bins.max()), noise_bins=bins)
+    eps = np.concatenate((rng.choice(grid.losses, 40) + rng.uniform(-1, 1, 40) * grid.step, [-5.0, 1e9, np.inf]))
+    running = make().noise_effect(eps)
+    for limit in (running, np.nextafter(running, 0.0), np.nextafter(running, 1.0), running * (1 + 1e-13),
+                  running * (1 - 1e-13), running * 2.0, running / 2.0, np.zeros_like(running)):
+        want = running > limit
+        assert np.array_equal(make().noise_over(eps, limit), want)  # fresh: plain sums first
+        held = make()
+        held.noise_effect(eps)
+        assert np.array_equal(held.noise_over(eps, limit), want)  # its running sums are there
+        for i in rng.choice(len(eps), 5):  # one ε at a time
+            assert bool(make().noise_over(float(eps[i]), float(limit[i]))) == bool(want[i])
+
+
 def test_loss_moment_is_the_exact_sum_to_its_rounding():
     # Σ p_j (offset + j)·h against mpmath's exact sum of the same floats: the products and the
     # pairwise sum err by ≤ (n + 2)u of Σ|p_j ε_j|

@@ -47,9 +47,43 @@ class PLDGrid:
     def noise_effect(self, eps):
         """An upper bound on how much the included noise bound raises δ(ε):
         the noise of the grid points above ε (weights 1 − e^{ε−ε_j} ≤ 1)."""
+        return self._noise_from(self._first_above(eps))
+
+    def noise_over(self, eps, limit):
+        """``noise_effect(eps) > limit``, elementwise, without the running sums of the noise
+        where plain sums decide it. Summed in any order, k non-negative terms are within
+        γ_{k−1} ≈ (k − 1)u of their exact sum (Higham 2002, §4.2; a sum of subnormals is
+        exact): so are ``noise_effect``'s running sums from the top and the sums here (the
+        bins between consecutive ε by numpy's reduction, then those q pieces' sums from the
+        top: at most k + q roundings a term), within 3(k + q + 4)u of each other, the
+        products that compare them included (and 2^{−1070} absolute, for products in the
+        subnormal range). Where the plain sum is farther from ``limit`` than that, its
+        comparison is the running sum's; only the others are read from the running sums."""
+        first, limit = np.broadcast_arrays(self._first_above(eps), np.asarray(limit, dtype=float))
+        n, held = len(self.probs), self.__dict__.get("_held_noise")
+        if self.noise_bins is None or not first.size or (held is not None and held[0] <= first.min()):
+            return self._noise_from(first) > limit  # no sums, or the running sums are there
+        starts, back = np.unique(first, return_inverse=True)
+        inner = starts[starts < n]  # (the last may be n: nothing above it)
+        plain = np.zeros(len(starts))
+        if len(inner):
+            plain[:len(inner)] = np.cumsum(np.add.reduceat(self.noise_bins, inner)[::-1])[::-1]
+        plain = plain[back.reshape(first.shape)]
+        margin, tiny = 3 * (n - int(starts[0]) + len(starts) + 4) * _U, 2.0 ** -1070
+        over = np.array(plain * (1.0 - margin) - tiny > limit)
+        near = ~over & ~(plain * (1.0 + margin) + tiny <= limit)
+        if near.any():
+            over[near] = self._noise_from(first[near]) > limit[near]
+        return over
+
+    def _first_above(self, eps):
+        """The index of the first grid point above each ε, clipped to [0, n]."""
         # clipped as floats first: ε = ∞ (or huge) must not go through an integer cast
-        first = np.clip(np.floor(np.asarray(eps, dtype=float) / self.step) + 1 - self.offset,
-                        0, len(self.probs)).astype(np.int64)
+        return np.clip(np.floor(np.asarray(eps, dtype=float) / self.step) + 1 - self.offset,
+                       0, len(self.probs)).astype(np.int64)
+
+    def _noise_from(self, first):
+        """``noise_effect`` at the first grid point above each ε (``_first_above``)."""
         if self.noise_bins is None:
             return self.noise * (len(self.probs) - first)
         start, above = self._suffix("_held_noise", int(first.min(initial=len(self.probs))), self._noise_above)

@@ -232,7 +232,7 @@ class StepProfile(Bands):
                 break
             grid = self.grid(direction, TIERS[0], True, int(self._band_tilt(direction, [eps])[0]))
             eps = float(grid.epsilon(delta))
-            if np.isfinite(eps) and float(grid.noise_effect(eps)) <= share * delta:
+            if np.isfinite(eps) and not grid.noise_over(eps, share * delta):
                 return eps, grid
         return math.nan, None
 
@@ -300,7 +300,7 @@ class StepProfile(Bands):
             out[at] = better(out[at], g.delta(eps[at]))
             open_ = np.ones(len(at), bool) if ceiling is None or not pessimistic else out[at] > ceiling[at]
             cut[at] = open_ & (self._excess(direction, g) > 1e-6 * out[at])
-            noisy[at] = open_ & (g.noise_effect(eps[at]) > 0.1 * acc * out[at])
+            noisy[at] = open_ & g.noise_over(eps[at], 0.1 * acc * out[at])
 
         for tier, tail in enumerate(TIERS):
             if given:
@@ -392,7 +392,7 @@ class StepProfile(Bands):
                     at = idx[tilts == j]
                     g = self.grid(direction, tail, pessimistic, int(j))
                     eps[at] = better(eps[at], g.epsilon(target[at]))
-                    loose[at] = ((g.noise_effect(eps[at]) > acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])
+                    loose[at] = (g.noise_over(eps[at], acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])
                 pending[idx] = loose[idx] & (self._band_tilt(direction, eps[idx]) != tilts)
             for i in np.flatnonzero(loose):
                 eps[i] = self._recentred(direction, tail, pessimistic, float(target[i]), eps[i])
