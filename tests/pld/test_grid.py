@@ -138,6 +138,21 @@ def test_noise_over_is_the_running_sums_comparison(seed):
             assert bool(make().noise_over(float(eps[i]), float(limit[i]))) == bool(want[i])
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_an_answer_at_loss_zero_sums_no_lower(seed, pessimistic):
+    """ε(δ) = 0 where δ(0) ≤ δ: the sums stop at the point at loss 0 (the answer is clipped to
+    ε ≥ 0, its δ(0) read above that point), and every answer is the one of sums to the bottom."""
+    fresh, whole = _grids(seed, pessimistic), _grids(seed, pessimistic)
+    whole.delta(whole.losses[0] - 1.0)  # summed to the bottom point
+    deltas = np.array([0.99, 0.5, 0.3, 1e-2, 1e-4, 1e-7])
+    got = fresh.epsilon(deltas)
+    assert got[0] == 0.0 and fresh.__dict__["_held_sums"].start == -fresh.offset > 0
+    assert np.array_equal(got, whole.epsilon(deltas))
+    for d, e in zip(deltas, got):  # on the grid's side of the exact δ of its masses
+        assert _exact_delta(fresh, e) <= d if pessimistic else (e == 0.0 or _exact_delta(fresh, e) >= d)
+
+
 def test_loss_moment_is_the_exact_sum_to_its_rounding():
     # Σ p_j (offset + j)·h against mpmath's exact sum of the same floats: the products and the
     # pairwise sum err by ≤ (n + 2)u of Σ|p_j ε_j|

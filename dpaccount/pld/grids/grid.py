@@ -197,15 +197,18 @@ class PLDGrid:
         """Smallest ε ≥ 0 with δ(ε) ≤ delta for this grid (inf if p_∞ > delta)."""
         delta = np.asarray(delta, dtype=float)
         # the sums from the top down until δ(ε_start) is above every delta (the first m with
-        # δ(ε_m) ≤ delta is then above start), or to the bottom: a sixteenth, then as far again
-        # as δ(ε_m) = D[m] + p_∞ grows (``_further``)
+        # δ(ε_m) ≤ delta is then above start), or down to the point at loss 0 (or the bottom):
+        # an answer at or below it is 0, as it is from sums to the bottom (``_solve_in_cell``
+        # takes ε ≥ 0 and reads δ(0) above it). A sixteenth, then as far again as
+        # δ(ε_m) = D[m] + p_∞ grows (``_further``)
         n, most = len(self.probs), float(np.max(delta, initial=0.0))
+        zero = min(max(-self.offset, 0), n)
         reach = max(n // 16, 1)
         while True:
             start, sp, d = self._sums(n - reach)
-            if start == 0 or d[0] + self.p_inf > most:
+            if start <= zero or d[0] + self.p_inf > most:
                 break
-            reach = min(n, _further(n - start, d, self.p_inf, most))
+            reach = min(n - zero, _further(n - start, d, self.p_inf, most))
         out = np.empty(delta.shape)
         flat_t, flat_o = delta.ravel(), out.ravel()
         for i, target in enumerate(flat_t):
