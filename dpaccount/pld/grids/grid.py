@@ -26,6 +26,7 @@ from functools import cached_property
 from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ...numerics import ULP_OF_ONE as _U
 from .discounted import DiscountedScan
@@ -49,7 +50,7 @@ class PLDGrid:
         the noise of the grid points above ε (weights 1 − e^{ε−ε_j} ≤ 1)."""
         return self._noise_from(self._first_above(eps))
 
-    def noise_over(self, eps, limit):
+    def noise_over(self, eps: ArrayLike, limit: ArrayLike) -> NDArray[np.bool_]:
         """``noise_effect(eps) > limit``, elementwise, without the running sums of the noise
         where plain sums decide it. Summed in any order, k non-negative terms are within
         γ_{k−1} ≈ (k − 1)u of their exact sum (Higham 2002, §4.2; a sum of subnormals is
