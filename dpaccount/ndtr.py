@@ -73,7 +73,7 @@ def log_ndtr(x: "ArrayLike") -> np.ndarray:
 def _nonnegative(t):
     """log Φ(−t) for t ≥ 0 (a new array)."""
     out = _polynomial(np.minimum(t, _BELOW))
-    far = np.flatnonzero(t >= _SPLIT)
+    far = (t >= _SPLIT).nonzero()[0]
     if len(far):
         v = t[far]
         out[far] = -np.inf if v.min() == np.inf else _tail(v)
@@ -82,11 +82,12 @@ def _nonnegative(t):
 
 def _polynomial(t):
     """log Φ(−t) for 0 ≤ t < 16: piece ⌊4t⌋'s polynomial at y = 4t − (⌊4t⌋ + ½), by Horner."""
-    s = t * float(PER_UNIT)
-    whole = np.floor(s)
-    y = s - whole                           # exact: s's fractional part
+    y = t * float(PER_UNIT)
+    whole = np.floor(y)
+    c = _coefficients(whole)                # row k: each point's coefficient of y^{8−k}
+    y -= whole                              # exact: 4t's fractional part
+    del whole
     y -= 0.5
-    c = _coefficients(whole.astype(np.intp))  # row k: each point's coefficient of y^{8−k}
     p = c[0] * y
     for row in c[1:-1]:
         p += row
@@ -96,17 +97,17 @@ def _polynomial(t):
 
 
 def _coefficients(piece):
-    """``_TABLE``'s columns at ``piece`` (9 rows): a long array whose pieces come in runs (the
-    grids' sorted points) repeats each run's column, else gathers point by point: the same
-    floats either way."""
+    """``_TABLE``'s columns at ``piece`` (the pieces as whole floats; 9 rows): a long array
+    whose pieces come in runs (the grids' sorted points) repeats each run's column, else
+    gathers point by point: the same floats either way."""
     if len(piece) >= _RUNS_FROM:
-        cut = np.flatnonzero(piece[1:] != piece[:-1])
+        cut = (piece[1:] != piece[:-1]).nonzero()[0]
         if _RUNS_AT_MOST * len(cut) < len(piece):
             cut += 1
             starts = np.concatenate(([0], cut))
             lengths = np.diff(np.append(starts, len(piece)))
-            return np.repeat(_TABLE[:, piece[starts]], lengths, axis=1)
-    return _TABLE.take(piece, axis=1)
+            return np.repeat(_TABLE[:, piece[starts].astype(np.intp)], lengths, axis=1)
+    return _TABLE.take(piece.astype(np.intp), axis=1)
 
 
 _RUNS_FROM = 4096    # points from which runs are looked for

@@ -56,6 +56,17 @@ BUGS = (
         "err[:] = 0.0",
         ("tests/pld/test_discretise.py::test_gaussian_grids_survive_log_ndtr_erring_its_documented_worst",),
         "a Gaussian cell's error taken as ulps of the cell, not the ulps of |log Φ| both its ends carry"),
+    Bug("log-cells-descending-from-the-small-end", PLD + "pairs/log_cells.py",
+        "(slice(None, -1), slice(1, None), -1) if descending",
+        "(slice(1, None), slice(None, -1), -1) if descending",
+        ("tests/pld/test_batch.py::test_cells_of_a_descending_run_are_those_of_its_reverse_and_within_their_bounds",),
+        "a descending run's cells taken from their smaller ends (the upper side of every Gaussian "
+        "cell run): negative cells, off by their own size"),
+    Bug("gaussian-p-and-q-cells-swapped-when-together", PLD + "pairs/base.py",
+        "for part in (x[:n + runs], x[n + runs:])", "for part in (x[n + runs:], x[:n + runs])",
+        ("tests/pld/test_cell_errors.py",),
+        "short runs of a Gaussian pair's P- and Q-cells, computed together, handed back the wrong way "
+        "round: every short grid's loss mirrored"),
     Bug("laplace-cells-by-cancellation", PLD + "pairs/base.py",
         "a = 0.5 * np.exp((hi - e0) / 2) * width",
         "a = 0.5 * (np.exp((hi - e0) / 2) - np.exp((lo - e0) / 2))",
@@ -196,6 +207,11 @@ BUGS = (
         "        extra_inf = 0.0\n        if pessimistic:\n            probs[0] += below\n    else:",
         (COMPOSE,),
         "the Chernoff bound of the mass above the FFT window is not counted at +inf"),
+    Bug("window-levels-read-on-the-proxy", PLD + "grids/compose.py",
+        "    b, lam_top = quantile(mgf, log_t, 1.0, hints[0], tol=step)\n",
+        "    mgf = rough if proxy is not None else mgf\n    b, lam_top = quantile(mgf, log_t, 1.0, hints[0], tol=step)\n",
+        ("tests/pld/test_log_mgf_passes.py::test_a_window_searched_from_a_proxy_is_a_chernoff_window_of_its_own_grids",),
+        "the composed window's levels taken on the coarser proxy grids its searches start from, not on its own"),
     Bug("fft-row-not-zeroed-between-batches", PLD + "grids/transform.py",
         "            stack[row, :used[row]] = 0.0\n", "",
         ("tests/test_fourier.py::test_a_transform_of_several_batches_matches_direct_convolution",),
@@ -216,7 +232,7 @@ BUGS = (
         ("tests/pld/test_leader.py::test_a_wrong_leader_still_answers_within_the_certified_intervals",),
         "ε(δ)'s second direction dropped without comparing its scout's answer with the first's: "
         "where the plan's saddle points put the smaller direction first, ε(δ) is that one's"),
-    Bug("tilted-floor-read-as-resolved", PLD + "profiles/step_profile.py",
+    Bug("tilted-floor-read-as-resolved", PLD + "profiles/eps_of_delta.py",
         "acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])", "acc * target[at])) & (eps[at] > cap[at])",
         ("tests/pld/test_tiny_delta.py::test_poisson_gaussian_at_tiny_delta_is_within_the_accuracy",),
         "ε(δ) read at a tilted grid's window start taken as resolved: at δ = 1e-40 a band tilted too "
@@ -620,6 +636,13 @@ BUGS = (
         ("tests/pld/test_plan_small_eps.py::test_the_bulk_cut_leaves_small_deltas_at_the_planned_level",),
         "a δ the base grid does not resolve takes the excess of the last δ it does: the blog's bulk "
         "excess at 1e-7 carried to its far tail, ε(1e-8) refined for nothing (cut 0)"),
+    Bug("lean-start-from-the-optimistic-scout", PLD + "profiles/eps_of_delta.py",
+        "        coarse = self._scout[0].grid(direction)\n",
+        "        coarse = self._scout[0].grid(direction, TIERS[0], False)\n",
+        ("tests/pld/test_lean.py::test_eps_read_without_the_untilted_grid_is_certified_and_within_accuracy",),
+        "the first ε of a query that skips the untilted grid read from the scout's optimistic grid (a "
+        "lower bound) and kept as a candidate answer: Poisson-subsampled RR, T = 2000, ε(1e-10) 0.2 % "
+        "below the exact value"),
     Bug("pure-lower-from-the-pessimistic-grid", PLD + "profiles/attained.py",
         "else PrivacyProfile(pairs, accuracy).epsilon_lower(np.zeros(1)))",
         "else PrivacyProfile(pairs, accuracy).epsilon(np.zeros(1)))",

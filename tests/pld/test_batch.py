@@ -59,6 +59,47 @@ def test_gaussian_cells_against_mpmath():
             assert abs(g - exact) <= 1e-12 * exact, (i, g, exact)
 
 
+def test_cells_of_a_descending_run_are_those_of_its_reverse_and_within_their_bounds():
+    """``log_cells(…, descending=True)``: the cells of a non-increasing log G in its own order,
+    their error bounds and end terms are, to the bit, those of the reversed logs read backwards;
+    with G = 1 − Φ (log Φ(−z), the upper side of ``normal_cells``' runs, ending at −∞), each cell
+    lies within its bound of the exact mass Φ(−z_i) − Φ(−z_{i+1}) (mpmath, 50 digits)."""
+    from dpaccount.ndtr import log_ndtr
+    from dpaccount.numerics import ULP_OF_ONE
+    from dpaccount.pld.pairs.log_cells import LOG_NDTR_ULPS, log_cells
+    z = np.concatenate(([0.0, 1e-300, 0.01], np.linspace(0.3, 9.0, 40), np.geomspace(9.5, 37.5, 12), [np.inf]))
+    logs = log_ndtr(-z)
+    eta = LOG_NDTR_ULPS * ULP_OF_ONE * np.abs(logs)
+    cells, err, ends = log_cells(logs, eta.copy(), descending=True)
+    back, back_err, back_ends = log_cells(logs[::-1].copy(), eta[::-1].copy())
+    for got, want in ((cells, back), (err, back_err), (ends, back_ends)):
+        assert np.array_equal(got, want[::-1])
+    with mp.workdps(50):
+        for i, (g, e) in enumerate(zip(cells, err)):
+            exact = mp.ncdf(-mp.mpf(z[i])) - (0 if np.isinf(z[i + 1]) else mp.ncdf(-mp.mpf(z[i + 1])))
+            assert 0 < e and abs(g - exact) <= e, (i, z[i], g, exact, e)
+
+
+@pytest.mark.parametrize("errors", [False, True])
+def test_gaussian_pairs_cells_of_p_and_q_together_are_those_of_a_call_each(errors):
+    """``GaussianPair.masses_of`` takes P's and Q's short runs in one ``normal_cells`` call: the
+    cells (and bounds) are those of a call per law on z = (e ∓ μ²/2)/μ, to the bit, for one pair
+    and for several of different μ, short runs and long ones."""
+    from dpaccount.pld.pairs.base import _z_error, per_point
+    from dpaccount.pld.pairs.log_cells import _LONG
+    cases = [([0.9], [np.array([-10.7, np.inf])]), ([0.9], [np.linspace(-3, 9, 40)]),
+             ([0.02, 1.0, 7.0], [np.array([-np.inf, -1.0, 0.0, 0.0, 2.0]), np.array([]), np.linspace(-50, 50, 31)]),
+             ([1.0, 0.5], [np.linspace(-4, 4, 3 * _LONG), np.array([0.3])])]
+    for mus, runs in cases:
+        pairs, sizes, edges = [GaussianPair(m) for m in mus], np.array([len(r) for r in runs]), np.concatenate(runs)
+        got = GaussianPair.masses_of(pairs, edges, sizes, errors)
+        mu = per_point(mus, sizes)
+        want = [normal_cells((edges + s * mu * mu / 2) / mu, sizes,
+                             _z_error((edges + s * mu * mu / 2) / mu, mu) if errors else None) for s in (-1, 1)]
+        want = (want[0][0], want[1][0], want[0][1], want[1][1]) if errors else want
+        assert len(got) == len(want) and all(np.array_equal(g, w) for g, w in zip(got, want)), mus
+
+
 def test_gaussian_cells_of_several_runs_are_those_of_each_run():
     runs = [np.array([-np.inf, -np.inf, -3.0, 0.0, 0.0, 2.0, np.inf]), np.array([]), np.array([0.0]),
             np.array([-1e-300, 1e-300]), np.linspace(-40, -1, 5), np.linspace(1, 40, 5)]

@@ -58,7 +58,7 @@ def test_a_dismissed_direction_builds_no_grid_and_the_answer_stays_certified():
     remove = at.delta_of("remove", eps)
     assert np.all(at.chernoff_delta("add", eps, remove) < remove)
     got = profile.delta(eps)
-    tilted = [key for key in list(GRIDS._items) if len(key) == 6 and key[0] != "pair" and key[-1] is not None]
+    tilted = [key for key in list(GRIDS._items) if len(key) == 7 and key[0] != "pair" and key[5] is not None]
     assert tilted and all(key[1] == "remove" for key in tilted)
     assert np.all(got >= profile.delta_lower(eps))
 

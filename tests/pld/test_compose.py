@@ -91,6 +91,19 @@ def test_composed_grids_are_tight_above_the_tail(p, m, k, tail, tilt_at):
         assert opt.delta(eps) >= exact * (1 - 1e-6), eps
 
 
+@pytest.mark.parametrize("p,m,k,tail,tilt_at", [c for c in CASES if c.values[4] is not None])
+def test_a_tilted_grid_alone_bounds_the_exact_composition(p, m, k, tail, tilt_at):
+    """A pessimistic tilted grid composed without the untilted one (``StepProfile``'s lean ε(δ)
+    reads: no bin-by-bin cap, and no untilted window bottom searched, its own bottom's mass
+    bounded afresh) is an upper bound at every ε on its own, and tight at its centre."""
+    items, _ = _items(p, m, k, True)
+    alone = compose(items, tail=tail, pessimistic=True, tilt=saddle_tilt(items, tilt_at))
+    for eps in _points(p, m, k):
+        assert _exact(eps, p, k) <= alone.delta(eps), eps
+    exact = float(_exact(tilt_at, p, k))
+    assert alone.delta(tilt_at) <= exact * (1 + 1e-6)
+
+
 class _GaussianK:
     """K(λ) = λm + λ²v/2 of a normal law N(m, v) (a composed Gaussian mechanism's PLD), exact."""
 

@@ -61,7 +61,7 @@ def test_a_bands_predicted_noise_is_near_its_grids():
     """``band_noise`` (which decides whether a band's tilted grid is composed) against the
     noise bound of that grid once composed, at ε across the band: within a factor 3."""
     from dpaccount.pld.grids.accountant import step_grids
-    from dpaccount.pld.profiles.bands import band_noise
+    from dpaccount.pld.profiles.bands import Frame, band_noise
     from dpaccount.pld.profiles.tiers import TIERS
     GRIDS.clear()
     m = dpsgd()
@@ -70,6 +70,6 @@ def test_a_bands_predicted_noise_is_near_its_grids():
     tilt = int(at._band_tilt("remove", [0.6])[0])
     items = step_grids(m.pairs.remove, at.step, TIERS[0])
     eps = tilt * at.step + np.linspace(0.0, 0.3, 4)
-    predicted = band_noise(items, None, at.grid("remove"), tilt, eps)
+    predicted = band_noise(items, None, Frame.of(at.grid("remove")), tilt, eps)
     actual = at.grid("remove", TIERS[0], True, tilt).noise_effect(eps)
     assert np.all(predicted <= 3 * actual) and np.all(actual <= 3 * predicted)

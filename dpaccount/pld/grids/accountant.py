@@ -88,7 +88,7 @@ def composed_grid(pairs, step, tail=1e-30, pessimistic=True, tilt_at=None, base=
     instead of ~1e-15 of the peak. ``hints``:
     the window's Chernoff λ on coarser grids (``compose.chernoff_lambdas``);
     ``proxy_step``: a coarser step whose grids the searches for the tilt's λ
-    run on (``chernoff.log_mgf``)."""
+    and the window's run on first (``chernoff.log_mgf``)."""
     pairs = merge_gaussians(pairs)
     args = (pairs, tail, tilt_at, base, hints, proxy_step)
     if pessimistic:

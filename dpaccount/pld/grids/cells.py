@@ -23,9 +23,9 @@ import numpy as np
 from .cache import GridCache
 from ..pairs.base import own, stacked_masses
 
-# (pair, step) → (lo, hi, cells): the cells (rows A, B, err_A, err_B) of the pair's last grid at
-# that step, for its twin
-_CELLS = GridCache(limit=64 * 2 ** 20, size_of=lambda kept: kept[2].nbytes)
+# (pair, step) → (lo, hi, cells): the cells (rows A, B, err_A, err_B, read-only) of the pair's last
+# grid at that step, for its twin
+_CELLS = GridCache(limit=64 * 2 ** 20, size_of=lambda kept: sum(row.nbytes for row in kept[2]))
 
 
 def grid_cells(pairs, step, ranges, twins=None):
@@ -33,15 +33,20 @@ def grid_cells(pairs, step, ranges, twins=None):
     (·step) and bounds on their errors (``stacked_masses``), concatenated in order;
     the points' losses ``edges`` and run ``sizes`` too. ``twins``: each pair's kept twin
     cells (``twin``) as looked up before (a pass over many pairs looks them all up first,
-    before its own cells, kept as it goes, push them out), else looked up here."""
+    before its own cells, kept as it goes, push them out), else looked up here. A pair's
+    cells kept for its twin are returned as they are kept (read-only, not copied) where
+    they are the whole rows: the caller writes into the rows only where they are writeable."""
     sizes = np.array([hi - lo + 1 for lo, hi in ranges], dtype=np.int64)
-    first = np.cumsum(sizes) - sizes
+    first = sizes.cumsum() - sizes
     # point indices lo_i, …, hi_i of every run, concatenated
     lows = np.array([lo for lo, _ in ranges], dtype=np.int64)
-    edges = (np.arange(int(sizes.sum())) + np.repeat(lows - first, sizes)) * step
+    if len(ranges) == 1:
+        edges = np.arange(ranges[0][0], ranges[0][1] + 1, dtype=np.int64) * step
+    else:
+        edges = (np.arange(int(sizes.sum())) + np.repeat(lows - first, sizes)) * step
     twins = [twin(p, step, r) for p, r in zip(pairs, ranges)] if twins is None else twins
     computed = [i for i, t in enumerate(twins) if t is None]
-    cell_first = np.cumsum(sizes + 1) - (sizes + 1)
+    cell_first = first + np.arange(len(sizes))
     if len(computed) == len(pairs):
         out = own(stacked_masses(pairs, edges, sizes, errors=True))
     else:
@@ -52,8 +57,7 @@ def grid_cells(pairs, step, ranges, twins=None):
             out[:, put] = stacked_masses([pairs[i] for i in computed], edges[take], sizes[computed], errors=True)
     for i in computed:
         if pairs[i].atomless and pairs[i].reverse() != pairs[i]:  # kept for its twin
-            _CELLS.put((pairs[i], step), (*ranges[i], np.array([row[cell_first[i]:cell_first[i] + sizes[i] + 1]
-                                                                for row in out])))
+            _CELLS.put((pairs[i], step), (*ranges[i], tuple(_kept(row, cell_first[i], sizes[i] + 1) for row in out)))
     mirrored = [i for i, t in enumerate(twins) if t is not None]
     if mirrored:  # the end cells computed: (−∞, e₀], (e₀, e_last] (unused), (e_last, ∞)
         ends = np.array([edges[[first[i], first[i] + sizes[i] - 1]] for i in mirrored]).ravel()
@@ -65,9 +69,17 @@ def grid_cells(pairs, step, ranges, twins=None):
             inner = slice(-own_lo - lo, -own_hi - lo, -1)
             at, top = cell_first[i], cell_first[i] + sizes[i]
             for row, mirror in zip(out, (1, 0, 3, 2)):  # P of Y is Q of X, and their errors
-                row[at + 1:top] = twin[mirror, inner]
+                row[at + 1:top] = twin[mirror][inner]
             out[:, at], out[:, top] = end[:, 3 * k], end[:, 3 * k + 2]
     return (*out, edges, sizes)
+
+
+def _kept(row, at, n):
+    """``row[at:at + n]`` read-only: the row itself where that is all of it (a 1-d array of
+    its own), else a copy (a view would keep the whole row alive)."""
+    kept = row if at == 0 and len(row) == n and row.base is None else row[at:at + n].copy()
+    kept.flags.writeable = False
+    return kept
 
 
 def twin(pair, step, own):

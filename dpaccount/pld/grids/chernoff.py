@@ -34,6 +34,7 @@ keeps the K(λ) and moments it has computed.
 import math
 import threading
 import weakref
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -91,6 +92,31 @@ def log_mgf(items):
     return _RECENT.get(key, build)[1]
 
 
+class _Scratch(threading.local):
+    """A thread's two work arrays of ``_BLOCK`` values, which the passes of every ``LogMGF`` it
+    evaluates (one at a time) write in: made once, not mapped and faulted in anew for each
+    log-MGF."""
+
+    def __init__(self):
+        super().__init__()
+        self.arrays = (np.empty(_BLOCK), np.empty(_BLOCK))
+
+
+_SCRATCH = _Scratch()
+
+
+class _Group(NamedTuple):
+    """Grids g0 … g1 − 1, points lo … hi − 1 of a ``LogMGF``, evaluated in one pass: each grid's
+    first point and size within it (None: the log-MGF's only grid)."""
+
+    g0: int
+    g1: int
+    lo: int
+    hi: int
+    starts: Optional[np.ndarray]
+    sizes: Optional[np.ndarray]
+
+
 class LogMGF:
     """λ ↦ K(λ) = Σ_i k_i Λ_i(λ) of [(grid, count), ...] (a number or an array of λ);
     ``moments`` adds K' and K'' (the mean and variance of the tilted composition).
@@ -126,12 +152,11 @@ class LogMGF:
         live = [(grids[i]._live_log, items[i][1]) for i in live]
         # the grids in groups of ≤ _GROUP points, each a pass of its own (a grid's sums are the
         # same floats whichever group holds it): the work arrays stay in cache
-        self._groups = [(g[0], g[-1] + 1) for g in groups(range(len(sizes)), sizes.tolist(), _GROUP)]
+        self._groups = [self._group(g[0], g[-1] + 1) for g in groups(range(len(sizes)), sizes.tolist(), _GROUP)]
         self._err = self._error_coefficients(live)
         self._width = max(1, _BLOCK // max(len(self._x), 1))  # λ values per pass
-        self._widest = max((int(self._starts[g1 - 1] + self._sizes[g1 - 1] - self._starts[g0])
-                            for g0, g1 in self._groups), default=0)  # points of the widest pass
-        self._work = self._spare = None  # reused: no page faults per call
+        self._widest = max((g.hi - g.lo for g in self._groups), default=0)  # points of the widest pass
+        self._own = None  # work arrays of passes wider than ``_BLOCK`` (``_arrays``)
         self._memo, self._moments = {}, {}  # λ → K(λ), λ → (K, K', K'')
         self._lock = threading.Lock()    # shared (``log_mgf``): one evaluation at a time
 
@@ -162,39 +187,53 @@ class LogMGF:
 
     @property
     def nbytes(self):
-        """Bytes it holds at most: the points, their logs and the two work arrays (a pass's λ
-        values times its widest group: a grid of more than ``_GROUP`` points is one alone)."""
+        """Bytes it holds or uses at most: the points, their logs and the two work arrays its passes
+        write in (a pass's λ values times its widest group: a grid of more than ``_GROUP`` points is
+        one alone; its own only where wider than ``_BLOCK``, else the thread's, ``_SCRATCH``)."""
         return 16 * len(self._x) + 16 * max(min(_BLOCK, len(self._x) * self._width), self._widest * self._width)
 
+    def _group(self, g0, g1):
+        """The ``_Group`` of grids g0 … g1 − 1."""
+        lo, hi = int(self._starts[g0]), int(self._starts[g1 - 1] + self._sizes[g1 - 1])
+        if len(self._starts) == 1:
+            return _Group(g0, g1, lo, hi, None, None)
+        return _Group(g0, g1, lo, hi, self._starts[g0:g1] - self._starts[g0], self._sizes[g0:g1])
+
     def _blocks(self, lam):
-        """Per block of λ values and group of grids: (λ, grids, t, w) with t_i the largest
+        """Per block of λ values and group of grids: (λ, group, t, w) with t_i the largest
         exponent of grid i and w_j = p_j e^{λε_j − t_i} ∈ (0, 1] (one row per λ)."""
         lam = np.ravel(np.asarray(lam, dtype=float))
-        widest = self._widest
-        if self._work is None:
-            self._work = np.empty(widest * min(self._width, len(lam)))
-            self._spare = np.empty_like(self._work)
         for start in range(0, len(lam), self._width):
             part = lam[start:start + self._width]
-            if len(part) * widest > len(self._work):
-                self._work, self._spare = np.empty(len(part) * widest), np.empty(len(part) * widest)
-            for g0, g1 in self._groups:
-                lo, hi = self._starts[g0], self._starts[g1 - 1] + self._sizes[g1 - 1]
-                x = self._x[lo:hi]
-                w = np.multiply(part[:, None], x, out=self._work[:len(part) * len(x)].reshape(len(part), -1))
-                w += self._logp[lo:hi]
-                top = self._per_grid(np.maximum, w, g0, g1)
-                w -= np.repeat(top, self._sizes[g0:g1], axis=1) if len(self._sizes) > 1 else top
+            work = self._arrays(len(part) * self._widest)[0]
+            for group in self._groups:
+                x = self._x[group.lo:group.hi]
+                w = np.multiply(part[:, None], x, out=work[:len(part) * len(x)].reshape(len(part), -1))
+                w += self._logp[group.lo:group.hi]
+                top = self._per_grid(np.maximum, w, group)
+                w -= top if group.sizes is None else np.repeat(top, group.sizes, axis=1)
                 # a term below e^{−700} of its grid's largest is raised to that: exp stays out of the
-                # (slow) subnormal range, and K only rises, as a Chernoff bound allows
-                yield part, (g0, g1, lo, hi), top, np.exp(np.maximum(w, -700.0, out=w), out=w)
+                # (slow) subnormal range, and K only rises, as a Chernoff bound allows (where none
+                # is, the raise would change nothing and its pass is skipped)
+                if w.min() < -700.0:
+                    np.maximum(w, -700.0, out=w)
+                yield part, group, top, np.exp(w, out=w)
 
-    def _per_grid(self, ufunc, w, g0, g1):
-        """``ufunc`` reduced over each of the grids g0 … g1 − 1 (``w`` holds their points;
-        one column per grid)."""
-        if len(self._starts) == 1:
+    def _arrays(self, size):
+        """Two work arrays of at least ``size`` values: the thread's (``_SCRATCH``), or for a pass
+        wider than ``_BLOCK`` (a grid of more points alone) this log-MGF's own, kept for its next."""
+        if size <= _BLOCK:
+            return _SCRATCH.arrays
+        if self._own is None or len(self._own[0]) < size:
+            self._own = (np.empty(size), np.empty(size))
+        return self._own
+
+    @staticmethod
+    def _per_grid(ufunc, w, group):
+        """``ufunc`` reduced over each grid of ``group`` (``w`` holds their points; one column per grid)."""
+        if group.starts is None:
             return ufunc.reduce(w, axis=1, keepdims=True)
-        return ufunc.reduceat(w, self._starts[g0:g1] - self._starts[g0], axis=1)
+        return ufunc.reduceat(w, group.starts, axis=1)
 
     def __call__(self, lam):
         with self._lock:
@@ -230,26 +269,20 @@ class LogMGF:
         size = np.size(lam)
         if self._void or not len(self._k):
             return (np.full(size, -np.inf if self._void else 0.0),) + (np.zeros(size),) * 2 * moments
-        grids = len(self._sizes)
-        cgf, mean, var = np.empty(size), np.empty(size), np.empty(size)
-        done, row = 0, None
-        for part, (g0, g1, lo, hi), top, w in self._blocks(lam):
-            if g0 == 0:  # a new block of λ: per grid, its largest exponent, Σ w, Σ wε, Σ wε²
-                row = [np.empty((len(part), grids)) for _ in range(2 + 2 * moments)]
-            row[0][:, g0:g1], row[1][:, g0:g1] = top, self._per_grid(np.add, w, g0, g1)
+        blocks, rows = [], []
+        for part, group, top, w in self._blocks(lam):
+            # per grid: its largest exponent, Σ w (and Σ wε, Σ wε²)
+            row = [top, self._per_grid(np.add, w, group)]
             if moments:
-                x = self._x[lo:hi]
-                wx = np.multiply(w, x, out=self._spare[:w.size].reshape(w.shape))
-                row[2][:, g0:g1] = self._per_grid(np.add, wx, g0, g1)
-                row[3][:, g0:g1] = self._per_grid(np.add, np.multiply(wx, x, out=wx), g0, g1)
-            if g1 < grids:
-                continue
-            at = slice(done, done + len(part))
-            done += len(part)
-            cgf[at], *rest = self._combine(*row)
-            if moments:
-                mean[at], var[at] = rest
-        return (cgf, mean, var) if moments else (cgf,)
+                x = self._x[group.lo:group.hi]
+                wx = np.multiply(w, x, out=self._arrays(w.size)[1][:w.size].reshape(w.shape))
+                row.append(self._per_grid(np.add, wx, group))
+                row.append(self._per_grid(np.add, np.multiply(wx, x, out=wx), group))
+            rows.append(row)
+            if group.g1 == len(self._sizes):  # the block of λ is done: its grids side by side
+                blocks.append(self._combine(*(rows[0] if len(rows) == 1 else map(np.hstack, zip(*rows)))))
+                rows = []
+        return blocks[0] if len(blocks) == 1 else tuple(map(np.concatenate, zip(*blocks)))
 
     def _combine(self, top, total, *raw):
         """(K, K', K'') (or (K,)) of per-grid rows: the largest exponents, Σ w (and Σ wε, Σ wε²)."""

@@ -60,23 +60,30 @@ def chernoff_window(items, tail, hints=(None, None), proxy=None):
     composed loss under ja·h and over jb·h: each ≤ ``tail`` by Chernoff, and 0
     where the window reaches the end of the support. ``hints``: the
     ``chernoff_lambdas`` of the same pairs on coarser grids (searched from;
-    a λ is refined only where that promises to save a grid point); where
-    there are none, ``proxy`` (such grids) gives them."""
+    a λ is refined only where that promises to save a grid point). ``proxy``:
+    the same pairs' grids at a step between the hints' and this one, whose
+    search (from the hints, to the same tolerance) starts this one's: its λ is
+    nearer, which spares passes over the finer points. Only tightness rests on
+    where a search starts: every λ gives a Chernoff bound, and the level is
+    this grid's own at the λ the search ends at."""
     return _window(items, tail, hints, proxy)[:4]
 
 
-def _window(items, tail, hints=(None, None), proxy=None):
-    """``chernoff_window``, and the λ of its top: K(λ) − λ·jb·h ≤ log ``tail`` (``_top_holds``)."""
+def _window(items, tail, hints=(None, None), proxy=None, lower=True):
+    """``chernoff_window``, and the λ of its top: K(λ) − λ·jb·h ≤ log ``tail`` (``_top_holds``);
+    without ``lower``, the window's bottom is the support's (ja = its first index, nothing
+    below it): for a pessimistic tilted grid, whose bottom is its own (``_tilted``), bounding
+    the mass below it afresh (``_tilted_term``), so the untilted bottom's search is not made."""
     step = items[0][0].step
     lo = sum(k * g.offset for g, k in items)
     hi = sum(k * (g.offset + len(g.probs) - 1) for g, k in items)
     mgf, log_t = log_mgf(items), math.log(tail)
-    if proxy is not None and None in hints:
+    if proxy is not None:
         rough = log_mgf(proxy)
-        hints = tuple(quantile(rough, log_t, sign)[1] if h is None else h for h, sign in zip(hints, (1.0, -1.0)))
+        hints = tuple(quantile(rough, log_t, sign, h, tol=step)[1] if lower or sign > 0 else h
+                      for h, sign in zip(hints, (1.0, -1.0)))
     b, lam_top = quantile(mgf, log_t, 1.0, hints[0], tol=step)
-    a = -quantile(mgf, log_t, -1.0, hints[1], tol=step)[0]
-    ja = max(lo, int(math.floor(a / step)))
+    ja = max(lo, int(math.floor(-quantile(mgf, log_t, -1.0, hints[1], tol=step)[0] / step))) if lower else lo
     jb = max(min(hi, int(math.ceil(b / step))), ja)
     return ja, jb, (tail if ja > lo else 0.0), (tail if jb < hi else 0.0), lam_top
 
@@ -145,12 +152,13 @@ def compose(items, tail=1e-30, pessimistic=True, tilt=0.0, base=None, hints=(Non
         extra = math.exp(log_mass) if pessimistic else 0.0
         return PLDGrid(step=step, offset=sum(k * g.offset for g, k in items), probs=np.zeros(1),
                        p_inf=min(1.0, p_inf + extra), pessimistic=pessimistic)
-    window = _window(items, tail, hints, proxy)
+    support = sum(k * (len(g.probs) - 1) for g, k in items) + 1
+    tilted = bool(tilt) and support > _DIRECT_LIMIT
+    window = _window(items, tail, hints, proxy, lower=not (tilted and pessimistic))
     ja, jb, below, above, _ = window
     n = jb - ja + 1
-    if n > MAX_GRID:
+    if n > MAX_GRID and not tilted:  # (a tilted grid's window is its own: ``_tilted``)
         raise _too_large("the composed privacy-loss window", n, step)
-    support = sum(k * (len(g.probs) - 1) for g, k in items) + 1
     noise = 0.0
     if support <= _DIRECT_LIMIT:
         probs, extra_inf = direct(items, ja, jb, pessimistic)

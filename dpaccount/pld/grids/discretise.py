@@ -86,26 +86,28 @@ def _connect_the_dots(pairs, step, ranges, twins=None):
     ``grid_cells``).
 
     Every cell is worked on where it lies (its lower point's loss beside it), in place in
-    ``grid_cells``' arrays: cell k of run i lies between points k − 1 and k, and point k
+    ``grid_cells``' arrays where they are writeable (else in new ones: cells kept for a twin):
+    cell k of run i lies between points k − 1 and k, and point k
     gets the share of cell k sent up and the rest of cell k + 1. The end cells send all
     up: the one below the first point to it (moved up: pessimistic), the one above the
     last point to +∞ (``p_inf``)."""
     if not pairs:
         return []
     a, b, err_a, err_b, edges, sizes = grid_cells(pairs, step, ranges, twins)
-    run_first = np.cumsum(sizes) - sizes
+    run_first = sizes.cumsum() - sizes
     cell_first = run_first + np.arange(len(sizes))
     top = cell_first + sizes
     # each cell's masses at the safe end of their error bounds: A up, B down, so the
     # share below (decreasing in B/A) and the mass split are both at least the exact ones
-    a += err_a
-    np.subtract(b, err_b, out=b)
+    a = np.add(a, err_a, out=_writeable(a))
+    b = np.subtract(b, err_b, out=_writeable(b))
     np.maximum(b, 0.0, out=b)
     a_top = a[top]
-    low = np.insert(edges, run_first, edges[run_first])  # each cell's lower point (the end cells': a stand-in)
+    # each cell's lower point (the end cells': a stand-in)
+    low = np.concatenate((edges[:1], edges)) if len(sizes) == 1 else np.insert(edges, run_first, edges[run_first])
     with np.errstate(divide="ignore", invalid="ignore"):
         # ratio r = e^{ε_{j−1}} B / A ∈ [e^{−h}, 1] in exact arithmetic; share = (1 − r)/(1 − e^{−h})
-        log_a, log_b = np.log(a, out=err_a), np.log(b, out=err_b)
+        log_a, log_b = np.log(a, out=_writeable(err_a)), np.log(b, out=_writeable(err_b))
         share = np.add(log_b, low)
         np.subtract(share, log_a, out=share)
         np.expm1(share, out=share)
@@ -133,6 +135,11 @@ def _connect_the_dots(pairs, step, ranges, twins=None):
         grids.append(PLDGrid(step=step, offset=lo, probs=frozen(probs), p_inf=float(pair.p_inf + top_mass) * (1 + _U),
                              pessimistic=True))
     return grids
+
+
+def _writeable(x):
+    """``x`` where it may be written into, else None (``out=None``: a new array)."""
+    return x if x.flags.writeable else None
 
 
 def _one_grid(pair, step, lo, hi, pessimistic, shift=0.0):

@@ -56,7 +56,7 @@ import numpy as np
 
 from ...converters.gdp import delta_gdp
 from ...errors import GridTooLarge
-from .log_cells import normal_cells
+from .log_cells import normal_cells, stacks
 from ...numerics import ULP_OF_ONE as _U
 
 _SUBNORMAL = math.ulp(0.0)  # the subnormal spacing: a result that underflows errs by spacings, not ulps
@@ -225,9 +225,14 @@ def own(arrays):
     two of them may share memory."""
     out = [np.ascontiguousarray(x, dtype=float) for x in arrays]
     for i, x in enumerate(out):
-        if not x.flags.writeable or any(np.may_share_memory(x, y) for y in out[:i]):
+        if not x.flags.writeable or any(_may_share(x, y) for y in out[:i]):
             out[i] = x.copy()
     return out
+
+
+def _may_share(x, y):
+    """``np.may_share_memory``, False at once for two distinct arrays that own their memory."""
+    return (x is y or x.base is not None or y.base is not None) and np.may_share_memory(x, y)
 
 
 def _z_error(z, mu):
@@ -273,12 +278,23 @@ class GaussianPair(DominatingPair):
 
     @classmethod
     def masses_of(cls, pairs, edges, sizes, errors=False):
+        """P's cells from z = (e − μ²/2)/μ, Q's from (e + μ²/2)/μ (``normal_cells``): short
+        runs of both in one call (their cells stacked: the same floats as a call each)."""
         mu = per_point([p._mu for p in pairs], sizes)
         e = np.asarray(edges, dtype=float)
+        n, runs = len(e), len(sizes)
+        both = stacks(2 * n, 2 * runs)
+        z = np.empty(2 * n) if both else None
         # z = (e ∓ μ²/2)/μ: μ², the sum and the quotient each round by ≤ ½ ulp, so z errs by ≤ u(|z| + μ)
-        z_p, z_q = np.subtract(e, mu * mu / 2), np.add(e, mu * mu / 2)
+        z_p = np.subtract(e, mu * mu / 2, out=None if z is None else z[:n])
+        z_q = np.add(e, mu * mu / 2, out=None if z is None else z[n:])
         z_p /= mu
         z_q /= mu
+        if both:
+            mu = mu if np.ndim(mu) == 0 else np.concatenate((mu, mu))
+            got = normal_cells(z, np.concatenate((sizes, sizes)), _z_error(z, mu) if errors else None)
+            # (A, B), then (err_A, err_B): each array's first n + runs cells are P's
+            return tuple(part for x in (got if errors else (got,)) for part in (x[:n + runs], x[n + runs:]))
         a, b = (normal_cells(z, sizes, _z_error(z, mu) if errors else None) for z in (z_p, z_q))
         return (a[0], b[0], a[1], b[1]) if errors else (a, b)
 

@@ -38,10 +38,13 @@ _LARGEST = np.finfo(float).max  # the largest float (``_nan_to_zero``: nan_to_nu
 LOG_NDTR_ULPS = 16
 
 
-def log_cells(logs, eta=None, out=None):
+def log_cells(logs, eta=None, out=None, descending=False):
     """Masses between consecutive points of a non-decreasing F given as ``logs``
     = log F at the points (non-decreasing; −inf where F = 0), as in the module
-    docstring. With ``eta`` (bounds on each log's absolute error, any value where
+    docstring. ``descending``: the points in the other order (``logs`` non-increasing),
+    cell i still the mass between points i and i + 1, taken from its larger end: the
+    same floats as the cells of the reversed ``logs``, without reversed strides. With
+    ``eta`` (bounds on each log's absolute error, any value where
     F = 0), also (bounds on each cell's error, η·F at each point). (A contiguous
     ``logs``: numpy's exp may round a strided array otherwise, and the mirrored
     cells of ``pld/grids/cells.py`` rely on equal inputs giving equal cells.)
@@ -51,23 +54,25 @@ def log_cells(logs, eta=None, out=None):
     n = len(f) - 1
     cells, err = (np.empty(n), None if eta is None else np.empty(n)) if out is None else \
         ((out, None) if eta is None else out)
+    # each cell's ends: the larger F (``big``) and the smaller; ``edge``: the point that is only ever a smaller end
+    big, small, edge = (slice(None, -1), slice(1, None), -1) if descending else (slice(1, None), slice(None, -1), 0)
     with np.errstate(invalid="ignore"):
-        work = np.subtract(logs[:-1], logs[1:])  # contiguous, for expm1
+        work = np.subtract(logs[small], logs[big])  # contiguous, for expm1
         np.negative(np.expm1(work, out=work), out=work)
-        np.multiply(f[1:], work, out=cells)
+        np.multiply(f[big], work, out=cells)
         if eta is None:
             return cells
         # η·F, + 8 subnormal spacings for an e^l below the normal range (exp ≤ 4 ulp, its
         # product with 1 − e^{l_i − l_{i+1}} ½); F = 0 exactly at −inf (η = ∞ there). Where every
-        # F but the first is normal (the runs of ``normal_cells`` begin at −∞), only the first is
+        # F but the edge's is normal (the runs of ``normal_cells`` end at −∞), only the edge is
         # looked at: the same floats, without the masks' passes
-        if n and f[1:].min() >= _NORMAL:  # (NaN fails the test)
-            first, at_first = float(f[0]), float(logs[0])
+        if n and f[big].min() >= _NORMAL:  # (NaN fails the test)
+            first, at_first = float(f[edge]), float(logs[edge])
             ends = np.multiply(eta, f, out=f)
             if not first > 0:
-                ends[0] = 0.0
+                ends[edge] = 0.0
             if first < _NORMAL and at_first > -np.inf:
-                ends[0] += 8 * _SUBNORMAL
+                ends[edge] += 8 * _SUBNORMAL
         else:
             unresolved = np.logical_not(f > 0)
             subnormal = (f < _NORMAL) & (logs > -np.inf)
@@ -100,10 +105,12 @@ def normal_cells(z, sizes=None, z_err=None):
         slack = np.abs(z)
         slack += 2
         slack *= z_err
-    if len(sizes) > 1 and len(z) < _LONG * len(sizes):
+    if stacks(len(z), len(sizes)):
         out, err = _stacked_cells(z, sizes, slack)
+    elif len(sizes) == 1:
+        out, err = _run_cells(z, slack)
     else:
-        cuts = np.concatenate(([0], np.cumsum(sizes)))
+        cuts = np.concatenate(([0], sizes.cumsum()))
         out, err = np.empty(len(z) + len(sizes)), None if slack is None else np.empty(len(z) + len(sizes))
         for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):  # run i's cells: a + i … b + i
             _run_cells(z[a:b], None if slack is None else slack[a:b],
@@ -115,7 +122,8 @@ def normal_cells(z, sizes=None, z_err=None):
 def _nan_to_zero(x):
     """``np.nan_to_num(x, nan=0.0)`` in place: NaN to 0 (and ±∞ to ±the largest float), its
     passes over the values that are not finite only."""
-    bad = np.flatnonzero(~np.isfinite(x))
+    finite = np.isfinite(x)
+    bad = np.logical_not(finite, out=finite).nonzero()[0]  # (x is 1-d)
     if len(bad):  # each one NaN or ±∞ (nan_to_num's own checks cost more than these few values)
         v = x[bad]
         x[bad] = np.where(np.isnan(v), 0.0, np.copysign(_LARGEST, v))
@@ -123,6 +131,11 @@ def _nan_to_zero(x):
 
 
 _LONG = 1024  # runs this long on average go one by one: the per-run calls are then a small cost
+
+
+def stacks(points, runs):
+    """Whether ``normal_cells`` takes ``runs`` runs of ``points`` in all together (short runs)."""
+    return runs > 1 and points < _LONG * runs
 
 
 def _run_cells(z, slack, out=None, err=None):
@@ -135,26 +148,26 @@ def _run_cells(z, slack, out=None, err=None):
     out = np.empty(n + 1) if out is None else out
     err = np.empty(n + 1) if err is None and slack is not None else err
     k, j = int(np.searchsorted(z, 0.0, side="right")), int(np.searchsorted(z, 0.0, side="left"))
-    # log Φ(p) at p_0 … p_k (≤ 0); log Φ(−p) at p_{n+1} … p_{j+1} (p ≥ 0, −p non-decreasing)
-    points = np.empty(n + 2 + k - j)  # (−∞, z_0 … z_{k−1}, −∞, −z_{n−1} … −z_j)
-    points[0] = points[k + 1] = -np.inf
+    # log Φ(p) at p_0 … p_k (≤ 0, non-decreasing); log Φ(−p) at p_{j+1} … p_{n+1} (p ≥ 0, non-increasing)
+    points = np.empty(n + 2 + k - j)  # (−∞, z_0 … z_{k−1}, −z_j … −z_{n−1}, −∞)
+    points[0] = points[-1] = -np.inf
     points[1:k + 1] = z[:k]
-    np.negative(z[j:][::-1], out=points[k + 2:])
+    np.negative(z[j:], out=points[k + 1:-1])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         logs = log_ndtr(points)
         lp, lm = logs[:k + 1], logs[k + 1:]
         if slack is None:
             log_cells(lp, out=out[:k])
-            log_cells(lm, out=out[j + 1:][::-1])
+            log_cells(lm, out=out[j + 1:], descending=True)
         else:
             eta = np.abs(logs, out=points)
             eta *= LOG_NDTR_ULPS * _U  # ``_eta``
             eta[1:k + 1] += slack[:k]
-            eta[k + 2:] += slack[j:][::-1]
+            eta[k + 1:-1] += slack[j:]
             _, _, end_p = log_cells(lp, eta[:k + 1], (out[:k], err[:k]))
-            _, _, end_m = log_cells(lm, eta[k + 1:], (out[j + 1:][::-1], err[j + 1:][::-1]))
+            _, _, end_m = log_cells(lm, eta[k + 1:], (out[j + 1:], err[j + 1:]), descending=True)
         if j == k:  # p_k < 0 < p_{k+1}
-            straddle, straddle_err = _straddle(lp[-1:], lm[-1:], None if err is None else (end_p[-1:], end_m[-1:]))
+            straddle, straddle_err = _straddle(lp[-1:], lm[:1], None if err is None else (end_p[-1:], end_m[:1]))
             out[k] = straddle[0]
             if err is not None:
                 err[k] = straddle_err[0]
@@ -164,35 +177,36 @@ def _run_cells(z, slack, out=None, err=None):
 def _stacked_cells(z, sizes, slack):
     """(cells, errors or None) of many runs at once (``_run_cells`` of each, concatenated)."""
     # each run between −∞ and +∞: cells of consecutive entries, then the cells across runs dropped
-    ends = np.cumsum(sizes + 2) - 1
+    ends = (sizes + 2).cumsum() - 1
     padded = np.full(len(z) + 2 * len(sizes), -np.inf)
     padded[ends] = np.inf
     at = np.arange(len(z)) + 2 * np.repeat(np.arange(len(sizes)), sizes) + 1
     padded[at] = z
-    neg, pos = np.flatnonzero(padded <= 0), np.flatnonzero(padded >= 0)
+    neg, pos = (padded <= 0).nonzero()[0], (padded >= 0).nonzero()[0]
     out = np.empty(len(padded) - 1)
     err = np.empty(len(padded) - 1) if slack is not None else None
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # consecutive z ≤ 0 (z ≥ 0) of one run are adjacent: those cells lie left (right) of 0;
         # a pair that is not adjacent spans a cell written below (straddling, or across runs)
-        # log Φ(z), then log Φ(−z) with z descending (non-decreasing): one call for both
-        lp = log_ndtr(np.concatenate((padded[neg], -padded[pos][::-1])))
+        # log Φ(z), then log Φ(−z) (non-increasing): one call for both
+        lp = log_ndtr(np.concatenate((padded[neg], -padded[pos])))
         lp, lm = lp[:len(neg)], lp[len(neg):]
-        mid = np.flatnonzero((padded[:-1] < 0) & (padded[1:] > 0))  # lo < 0 < hi
-        lo, hi = np.searchsorted(neg, mid), len(pos) - 1 - np.searchsorted(pos, mid + 1)
+        mid = ((padded[:-1] < 0) & (padded[1:] > 0)).nonzero()[0]  # lo < 0 < hi
+        lo, hi = neg.searchsorted(mid), pos.searchsorted(mid + 1)
         if err is None:
             out[neg[:-1]] = log_cells(lp)
-            out[pos[:-1]] = log_cells(lm)[::-1]
+            out[pos[:-1]] = log_cells(lm, descending=True)
             straddle, _ = _straddle(lp[lo], lm[hi], None)
         else:
             padded_slack = np.zeros(len(padded))
             padded_slack[at] = slack
             out[neg[:-1]], err[neg[:-1]], end_p = log_cells(lp, _eta(lp, padded_slack[neg]))
-            cells, cell_err, end_m = log_cells(lm, _eta(lm, padded_slack[pos][::-1]))
-            out[pos[:-1]], err[pos[:-1]] = cells[::-1], cell_err[::-1]
+            out[pos[:-1]], err[pos[:-1]], end_m = log_cells(lm, _eta(lm, padded_slack[pos]), descending=True)
             straddle, err[mid] = _straddle(lp[lo], lm[hi], (end_p[lo], end_m[hi]))
         out[mid] = straddle  # last: the neg and pos runs wrote across these cells
-    return np.delete(out, ends[:-1]), None if err is None else np.delete(err, ends[:-1])
+    inside = np.ones(len(out), dtype=bool)  # the cells within a run
+    inside[ends[:-1]] = False
+    return out[inside], None if err is None else err[inside]
 
 
 def _eta(logs, slack):

@@ -53,8 +53,9 @@ def _remove_base_edges(edges, q, with_error=False):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         em1 = np.expm1(e)
         x = em1 / q
-        # where 2(1 − q) < 1 − e^ε (for a scalar q as e^ε − 1 < −2(1 − q): the same comparison)
-        second = np.isinf(x) & (e > 0)
+        # where x = +∞ (then ε > 0: e^ε − 1 > 0) and where 2(1 − q) < 1 − e^ε (for a scalar q as
+        # e^ε − 1 < −2(1 − q): the same comparison)
+        second = np.equal(x, np.inf)
         second |= (2.0 * (1.0 - q) < -em1) if np.ndim(q) else (em1 < -(2.0 * (1.0 - q)))
         out = np.log1p(np.maximum(x, -1.0, out=em1), out=em1)
         out[np.logical_not(x > -1.0)] = -np.inf
@@ -181,14 +182,14 @@ class _PoissonPair(DominatingPair):
         base = own(stacked_masses([p.base for p in pairs], base_edges, sizes, errors))
         q_cells = per_point(q, sizes + 1)
         a, b = cls._mix(base[0], base[1], q_cells)
-        first = np.cumsum(sizes + 1) - (sizes + 1)
-        run = np.cumsum(sizes) - sizes
+        run = sizes.cumsum() - sizes
         end_err = {}
         for i, p in enumerate(pairs):  # base mass at an infinite loss lands at a finite one
             m = p._end_mass()
             if m > 0 and p.q < 1:
                 at, mix = p._end_cell()
-                cell = first[i] + np.searchsorted(edges[run[i]:run[i] + sizes[i]], at)
+                # run i's cells from run[i] + i on
+                cell = run[i] + i + np.searchsorted(edges[run[i]:run[i] + sizes[i]], at)
                 a[cell] += mix[0] * m
                 b[cell] += mix[1] * m
                 end_err[cell] = end_err.get(cell, 0.0) + p._end_mass_error()

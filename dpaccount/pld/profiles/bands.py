@@ -23,7 +23,9 @@ the noise above ε (``PLDGrid.noise_effect``) is about
 
     N(ε) = B·(j_c − j₀)₊ + B·e^{min(K(θ) − θhj₀, 0)}/(1 − e^{−θh}),
 
-j₀ the first bin above ε and j_c = K(θ)/(θh) where the cap ends. The
+j₀ the first bin above ε and j_c = K(θ)/(θh) where the cap ends (a grid
+composed alone, ``StepProfile._settled``, has no cap: the first term goes and
+the second keeps e^{K(θ) − θhj₀} > 1). The
 prediction only chooses which grids are composed: every grid consulted is
 certified on its own, so no answer depends on it being right.
 """
@@ -44,6 +46,32 @@ _BAND_SDS = 4.0       # band width W in standard deviations of the band's tilted
 _NOISY = 1.0
 
 _StepGrids = List[Tuple[PLDGrid, int]]
+
+
+class Frame(NamedTuple):
+    """What ``band_noise`` reads of an untilted grid at the first tail: its step, its window
+    (first grid index, number of points) and the per-bin noise bound of its transform."""
+    step: float
+    offset: int
+    size: int
+    noise: float
+
+    @classmethod
+    def of(cls, grid: PLDGrid) -> "Frame":
+        """The frame of a composed grid."""
+        return cls(grid.step, grid.offset, len(grid.probs), grid.noise)
+
+    @classmethod
+    def predicted(cls, coarse: PLDGrid, step: float) -> "Frame":
+        """The frame of the untilted grid at ``step`` predicted from ``coarse``, the same
+        direction's untilted grid at a coarser step (a scout's), without composing it: the
+        same window in losses; the noise bound B = K(η + 4u)·Σ|ŷ|/size (``transform.fft``)
+        scales with the mass per bin, so with the step, and with η, which grows as the log of
+        the transform's length. A guess: it only chooses which grids are composed."""
+        ratio = coarse.step / step
+        size = int(math.ceil(len(coarse.probs) * ratio))
+        grow = math.log(max(size, 2)) / math.log(max(len(coarse.probs), 2))
+        return cls(step, int(math.floor(coarse.offset * ratio)), size, coarse.noise / ratio * grow)
 
 
 class _Search(NamedTuple):
@@ -69,19 +97,19 @@ class Bands:
 
     def _levels(self, direction, upto):
         """The tilt centres of one direction, L_0 < L_1 < … reaching past ``upto``:
-        L_0 the composed mean, then L_{i+1} = L_i + W·sd(L_i), sd(L) the standard
+        L_0 the composed mean (K'(0) of the exact log-MGF of the single-step grids: the
+        lattice needs no composed grid), then L_{i+1} = L_i + W·sd(L_i), sd(L) the standard
         deviation of the composition tilted to have mean L (from the exact
         log-MGF of the single-step grids: K''(λ) at the saddle point λ of L).
         Tilted laws widen with λ (a few large single-step losses carry them),
         so the bands widen with them; they depend on the mechanism alone."""
         levels = self._width.setdefault(direction, [])
-        if not levels:
-            g = self.grid(direction)
-            mass = g.probs.sum()
-            levels.append(g.loss_moment / mass if mass > 0 else 0.0)
-        if upto > levels[-1] and direction not in self._mgf:
+        if direction not in self._mgf:
             items, proxy = self._single_steps(direction)
             self._mgf[direction] = _Search(items, log_mgf(items), 1.0, proxy)
+        if not levels:  # K'(0) = Σ k·(the mean of each finite part): no composed grid needed
+            levels.append(math.fsum(k * g.loss_moment / mass for g, k in self._mgf[direction].items
+                                    if (mass := float(g.probs.sum())) > 0))
         while upto > levels[-1] and len(levels) < 4096:
             search = self._mgf[direction]
             lam = saddle_tilt(search.items, levels[-1], search.proxy, start=search.lam)
@@ -106,35 +134,37 @@ class Bands:
         centre = edges[i] + 0.25 * (edges[i + 1] - edges[i])  # tilted laws widen upwards
         return np.floor(centre / self.step).astype(np.int64)
 
-    def _band_noisy(self, direction, tilts, eps, limit):
+    def _band_noisy(self, direction, tilts, eps, limit, frame, capped=True):
         """Where the grid of the band at tilt index ``tilts`` (at the first tail) is predicted
-        (``band_noise``) to leave the noise at ε above ``_NOISY`` times ``limit``."""
+        (``band_noise``, with ``frame`` the untilted grid's ``Frame``; ``capped``: the tilted
+        grid combined with it) to leave the noise at ε above ``_NOISY`` times ``limit``."""
         out = np.zeros(len(eps), bool)
         items, proxy = self._single_steps(direction)
         for j in np.unique(tilts):
             at = tilts == j
-            out[at] = band_noise(items, proxy, self.grid(direction), int(j), eps[at]) > _NOISY * limit[at]
+            out[at] = band_noise(items, proxy, frame, int(j), eps[at], capped) > _NOISY * limit[at]
         return out
 
 
-def band_noise(items: Sequence[Tuple[PLDGrid, int]], proxy: Optional[Sequence[Tuple[PLDGrid, int]]], base: PLDGrid,
-               tilt: int, eps: np.ndarray) -> np.ndarray:
+def band_noise(items: Sequence[Tuple[PLDGrid, int]], proxy: Optional[Sequence[Tuple[PLDGrid, int]]], base: Frame,
+               tilt: int, eps: np.ndarray, capped: bool = True) -> np.ndarray:
     """The predicted noise bound at each ε (an array) of the grid of ``items``
     (its single-step grids; ``proxy``: coarser ones the searches start on, or
-    None) tilted at grid index ``tilt``, combined with ``base`` (the untilted
-    grid at the first tail). The searches are those the tilted grid's
+    None) tilted at grid index ``tilt``, combined with the untilted grid at the
+    first tail (``base``: its ``Frame``). The searches are those the tilted grid's
     composition makes (``accountant._composed``, ``compose._tilted``), whose
     λ and moments the log-MGFs keep: where the grid is then composed, they
-    cost nothing twice."""
+    cost nothing twice. ``capped=False``: the tilted grid alone, its bins' noise
+    bounds B·e^{K(θ) − θhj} not capped at B below j_c."""
     step = base.step
     lam = saddle_tilt(items, tilt * step, proxy)
     rough = log_mgf(proxy) if proxy else log_mgf(items)
-    theta = read_tilt(rough, lam, (base.offset + len(base.probs) - 1) * step)
+    theta = read_tilt(rough, lam, (base.offset + base.size - 1) * step)
     if not theta > 0:
-        return np.full(np.shape(eps), base.noise * len(base.probs))
+        return np.full(np.shape(eps), base.noise * base.size)
     cgf = rough(theta)
     first = np.floor(np.asarray(eps, dtype=float) / step) + 1
-    capped = np.maximum(cgf / (theta * step) - first, 0.0)
+    below = np.maximum(cgf / (theta * step) - first, 0.0) if capped else 0.0
     with np.errstate(over="ignore"):
-        decay = np.exp(np.minimum(cgf - theta * step * first, 0.0))
-    return base.noise * (capped + decay / -math.expm1(-theta * step))
+        decay = np.exp(np.minimum(cgf - theta * step * first, 0.0) if capped else cgf - theta * step * first)
+    return base.noise * (below + decay / -math.expm1(-theta * step))

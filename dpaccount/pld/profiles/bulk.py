@@ -31,6 +31,7 @@ _CHECKED = np.geomspace(1e-2, 1e-10, 9)  # δ (descending) at which the ε(δ) l
 _SLACK = 0.75  # of the accuracy: the excess the bound (κ = 1 below) may predict at the ε(δ) level
 _RESOLVED = 0.5  # of δ: the most a grid's noise bound may raise δ where its excess is read
 _AGREE = math.log(100.0)  # the saddle point's δ within 100× of the grid's: the tilts describe the law
+_TRUST = 1e-2  # the most relative excess a scout's grid may predict at its own step where ``at`` takes its reading
 
 
 def rounding_excess(grid: PLDGrid, rounded: int, deltas: np.ndarray,
@@ -132,14 +133,28 @@ def _scouted(plan, at):
 
 
 def _read(at, readers, direction, rounded, zero):
-    """``rounding_excess`` of a direction's base grids at ``_CHECKED``, each δ from its reader's
-    (``_scouted``), a scout's excess scaled to ``at``'s step (∝ h²)."""
+    """(ε, excess, resolved, the ``StepProfile`` each δ was read from) of ``rounding_excess``
+    of a direction's base grids at ``_CHECKED``, each δ from its reader's (``_scouted``), a
+    scout's excess scaled to ``at``'s step (∝ h²). Where the reader is ``at`` and it has a
+    scout, the scout is read first and read instead if its own excess is at most ``_TRUST`` at
+    every δ it resolves (a grid that fine for its law reads its density and slope as ``at``'s
+    would: the excess ∝ h² carries over): ``at``'s base grid, often not composed for the
+    answer (``eps_of_delta._lean``), is then composed only where the scout's grid is coarse
+    for the law (few steps, or the bulk of a mixture), a choice made from the scout's grid
+    alone."""
+    readers = readers.copy()
+    if at.scout is not None:
+        mine = np.flatnonzero(readers == at)
+        if len(mine):
+            _, excess, resolved = rounding_excess(at.scout.grid(direction), rounded, _CHECKED[mine], zero)
+            if np.all(excess[resolved] <= _TRUST):
+                readers[mine] = at.scout
     eps, excess, resolved = np.empty(len(_CHECKED)), np.empty(len(_CHECKED)), np.empty(len(_CHECKED), bool)
     for reader in set(readers.tolist()):
         sel = np.array([r is reader for r in readers])
         got = rounding_excess(reader.grid(direction), rounded, _CHECKED[sel], zero)
         eps[sel], excess[sel], resolved[sel] = got[0], got[1] * (at.step / reader.step) ** 2, got[2]
-    return eps, excess, resolved
+    return eps, excess, resolved, readers
 
 
 def _resolved_excess(at, looks, zero, readers):
@@ -152,7 +167,9 @@ def _resolved_excess(at, looks, zero, readers):
     - at the last δ it resolved the saddle point of its tilts (``Tilts.log_delta``) reads
       that δ within ``_AGREE``: the tilts describe its law there, and the plan's tails
       (``plan.py``) size the step for the smaller δ (excess 0, ε the saddle point's)."""
-    out = {d: _read(at, readers[d], d, t.rounded, zero[d]) for d, t in looks.items()}
+    read = {d: _read(at, readers[d], d, t.rounded, zero[d]) for d, t in looks.items()}
+    out = {d: got[:3] for d, got in read.items()}
+    readers = {d: got[3] for d, got in read.items()}
     last = dict.fromkeys(out)  # direction → the last index resolved
     for i, delta in enumerate(_CHECKED):
         known = max([float(eps[i]) for eps, _, ok in out.values() if ok[i] and np.isfinite(eps[i])], default=0.0)

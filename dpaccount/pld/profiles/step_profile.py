@@ -33,6 +33,17 @@ query gets is ``PrivacyProfile``'s choice (``profile.py``, ``plan.py``).
   not at all where a scout's (a coarser level's) base grid, or a Chernoff bound from its single-step grids
   already is (``chernoff.delta_bound``), else first on merged bands (three at a time).
 
+* **ε(δ) without the base grid** (``_lean``). Where a coarser level's base
+  grid (the scout's) predicts that this step's base grid would leave an ε(δ)
+  query loose anyway, that grid is not composed: the query starts from the
+  scout's answer (certified) and is read from tilted grids composed alone,
+  not combined bin by bin with the base grid (``compose._prefer`` only takes
+  the smaller of two upper bounds per bin, so each tilted grid is certified
+  without it, only looser far below its tilt, where such a query is not
+  read). Reads that go far below (δ(ε) at small ε, the certificate, lower
+  bounds) still compose the base grid, lazily; which grids a query uses
+  depends on the mechanism and the query alone, never on the cache.
+
 Every grid is pessimistic (or, for lower bounds, optimistic) on its own, so
 the smallest upper bound (largest lower bound) over the grids consulted is
 certified whatever the tilts: the tilts choose tightness, never soundness.
@@ -43,13 +54,13 @@ from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from ...errors import AccuracyNotReached
 from ..grids.accountant import composed_grid, step_grids
 from ..pairs.composition import DIRECTIONS
 from ..grids.cache import GRIDS, GridCache
 from ..grids.chernoff import delta_bound
 from ..grids.grid import PLDGrid
-from .bands import Bands
+from .bands import Bands, Frame
+from .eps_of_delta import EpsilonOfDelta
 from .tiers import TIERS, tier_of
 
 _DEEP_MERGE = 2      # deep tiers: a first look on pairs of bands merged (``_delta_at``)
@@ -58,12 +69,6 @@ _DEEP_MERGE = 2      # deep tiers: a first look on pairs of bands merged (``_del
 def leads(rough):
     """Where the remove direction's rough answer is the larger (it goes first)."""
     return rough["remove"] >= rough["add"]
-
-
-def _at_floor(grid, eps):
-    """Where ε is read in a tilted grid's first cell above 0: its window starts there and
-    holds every loss below in that cell, so ε(δ) may lie lower (a tilt too high)."""
-    return (np.asarray(eps) <= (grid.offset + 1) * grid.step) & (grid.offset > 0)
 
 
 def p_inf_of(pairs):
@@ -88,7 +93,7 @@ class GridCertificate(NamedTuple):
     pessimistic: bool
 
 
-class StepProfile(Bands):
+class StepProfile(EpsilonOfDelta, Bands):
     """δ(ε) and ε(δ) of a ``PairComposition`` on grids of one step, certified.
 
     ``delta``/``epsilon`` are rigorous upper bounds (pessimistic grids);
@@ -145,13 +150,15 @@ class StepProfile(Bands):
         return (self._lattice or self.scout or self).step
 
     # -- grids -------------------------------------------------------------
-    def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None):
+    def grid(self, direction, tail=TIERS[0], pessimistic=True, tilt=None, alone=False):
         """The composed grid of one direction; ``tilt`` (a grid index) centres an
-        exponentially tilted run there, combined with the base grid at tail 1e-30."""
-        key = (self._pairs, direction, self.step, tail, pessimistic, tilt)
+        exponentially tilted run there, combined with the base grid at tail 1e-30
+        unless ``alone`` (``_settled``: certified on its own, only looser far below the tilt)."""
+        key = (self._pairs, direction, self.step, tail, pessimistic, tilt, alone)
 
         def build():
-            base = self.grid(direction, tail, pessimistic) if tilt is not None and tail == TIERS[0] else None
+            base = (self.grid(direction, tail, pessimistic)
+                    if tilt is not None and tail == TIERS[0] and not alone else None)
             return composed_grid(self._pairs.direction(direction), tail=tail,
                                  pessimistic=pessimistic, step=self.step,
                                  tilt_at=None if tilt is None else tilt * self.step, base=base,
@@ -224,13 +231,16 @@ class StepProfile(Bands):
     def resolving(self, direction: str, delta: float, share: float) -> Tuple[float, Optional[PLDGrid]]:
         """(ε(δ) of one direction at one δ of the first tier, the band's tilted grid that
         reads it with its noise bound raising δ by at most ``share`` of δ), the bands tried
-        as ε(δ) does (``_epsilon_at``: from the base grid's answer, then each reading's;
-        at most 3 grids); (NaN, None) where none does."""
-        eps = float(self.grid(direction).epsilon(delta))
+        as ε(δ) does (``_epsilon_at``: from the base grid's answer, or, where ``_lean`` skips
+        the base grid, from the scout's and on the tilted grids alone, then each reading's;
+        at most 3 grids; the grids ε(δ) composes); (NaN, None) where none does."""
+        lean, start = self._lean(direction, np.array([delta]))
+        alone = bool(lean[0])
+        eps = float(start[0]) if alone else float(self.grid(direction).epsilon(delta))
         for _ in range(3):
             if not np.isfinite(eps):
                 break
-            grid = self.grid(direction, TIERS[0], True, int(self._band_tilt(direction, [eps])[0]))
+            grid = self.grid(direction, TIERS[0], True, int(self._band_tilt(direction, [eps])[0]), alone)
             eps = float(grid.epsilon(delta))
             if np.isfinite(eps) and not grid.noise_over(eps, share * delta):
                 return eps, grid
@@ -329,7 +339,8 @@ class StepProfile(Bands):
                 continue
             tilts = self._band_tilt(direction, eps[idx])
             if tier == 0:  # a band's grid predicted to stay noisy: the query's own tilt at once
-                band = ~self._band_noisy(direction, tilts, eps[idx], 0.1 * acc * out[idx])
+                band = ~self._band_noisy(direction, tilts, eps[idx], 0.1 * acc * out[idx],
+                                         Frame.of(self.grid(direction)))
                 idx, tilts = idx[band], tilts[band]
             for j in np.unique(tilts):
                 read(self.grid(direction, tail, pessimistic, int(j)), idx[tilts == j])
@@ -337,91 +348,3 @@ class StepProfile(Bands):
             for i in idx[~cut[idx]]:  # the band's grid is not enough: tilt at ε itself
                 read(self.grid(direction, tail, pessimistic, int(math.floor(eps[i] / self.step))), [i])
         return out, tiers
-
-    # -- ε(δ) --------------------------------------------------------------
-    def epsilon(self, delta):
-        """Certified upper bound on ε(δ), vectorised over δ ∈ (0, 1)."""
-        return self._worst(delta, lambda d, x, c: self._epsilon_one(d, x, True, c), PLDGrid.epsilon)
-
-    def epsilon_lower(self, delta):
-        """Certified lower bound on ε(δ) at this accuracy."""
-        return self._worst(delta, lambda d, x, c: self._epsilon_one(d, x, False, c), PLDGrid.epsilon)
-
-    def _epsilon_one(self, direction, delta, pessimistic, ceiling=None):
-        """ε(δ) of one direction (``_delta_one`` for ``ceiling``)."""
-        upper = self._epsilon_at(direction, delta, True, ceiling)
-        if pessimistic:
-            return upper
-        lower = np.zeros(delta.shape)
-        live = upper > (-np.inf if ceiling is None else ceiling)
-        lower[live] = np.maximum(self._epsilon_at(direction, delta[live], False, None) - self._snapped(direction), 0.0)
-        return lower
-
-    def _epsilon_at(self, direction, delta, pessimistic, ceiling):
-        """Where the noise bound could move δ by more than ``accuracy`` of itself
-        at the answer (ε then moves by ~accuracy/10: δ falls ~10× faster than ε
-        rises), the answer is re-read from the band's tilted grid, then from
-        one tilted at the answer itself; not once it is at most ``ceiling``."""
-        acc, better = self.accuracy, (np.minimum if pessimistic else np.maximum)
-        tiers = tier_of(delta)
-        out = np.empty(delta.shape)
-        for tier in np.unique(tiers):
-            sel = np.flatnonzero(tiers == tier)
-            tail, target = TIERS[tier], delta[sel]
-            base = self.grid(direction, tail, pessimistic)
-            eps = base.epsilon(target)
-            cap = np.full(len(sel), -np.inf) if ceiling is None else ceiling[sel]
-            # the noise could reach acc·δ somewhere (its floor: the per-bin bound times the bins)
-            loose = np.isfinite(eps) & (base.noise * len(base.probs) > acc * target) & (eps > cap)
-            if ceiling is not None and pessimistic:  # δ(cap) ≤ δ by Chernoff: ε(δ) ≤ cap, no tilted grid
-                idx = np.flatnonzero((loose | ~np.isfinite(eps)) & (eps > cap))
-                if len(idx):
-                    done = idx[self.chernoff_delta(direction, cap[idx], target[idx]) <= target[idx]]
-                    eps[done], loose[done] = cap[done], False
-            pending = loose.copy()
-            for _ in range(3):  # the band of the current answer; again while the answer moves band
-                idx = np.flatnonzero(pending)
-                if not len(idx):
-                    break
-                tilts = self._band_tilt(direction, eps[idx])
-                if tier == 0:  # a band's grid predicted to stay noisy: ``_recentred`` at once
-                    band = ~self._band_noisy(direction, tilts, eps[idx], acc * target[idx])
-                    pending[idx[~band]] = False
-                    idx, tilts = idx[band], tilts[band]
-                for j in np.unique(tilts):
-                    at = idx[tilts == j]
-                    g = self.grid(direction, tail, pessimistic, int(j))
-                    eps[at] = better(eps[at], g.epsilon(target[at]))
-                    loose[at] = (g.noise_over(eps[at], acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])
-                pending[idx] = loose[idx] & (self._band_tilt(direction, eps[idx]) != tilts)
-            for i in np.flatnonzero(loose):
-                eps[i] = self._recentred(direction, tail, pessimistic, float(target[i]), eps[i])
-            out[sel] = eps
-            if pessimistic:
-                self._check_resolved(direction, target, eps)
-        return out
-
-    def _recentred(self, direction, tail, pessimistic, delta, eps):
-        """ε from grids tilted at the answer, re-centred until it settles."""
-        at, best = eps, eps
-        for _ in range(6):
-            g = self.grid(direction, tail, pessimistic, int(math.floor(at / self.step)))
-            new = g.epsilon(delta)
-            best = min(best, new) if pessimistic else max(best, new)
-            if (abs(new - at) < 4 * self.step and not _at_floor(g, new)) or not np.isfinite(new):
-                break
-            at = new
-        return best
-
-    def _check_resolved(self, direction, delta, eps):
-        bad = ~np.isfinite(eps) & (self._true_inf[direction] < delta)
-        if bad.any():
-            # the grids count at +∞ P(L = ∞) rounded up and the tails beyond their window: a δ
-            # between that and P(L = ∞) as computed (near a jump of δ(ε) at the largest loss, or
-            # in a tail the window left out) gets ε = ∞ from them, whatever the exact ε is
-            raise AccuracyNotReached(
-                f"delta={float(delta[bad][0])!r} is above P(L = inf) = {self._true_inf[direction]:.17g} "
-                f"(as computed) but not above the mass the privacy-loss grids count at +inf "
-                f"({self.grid(direction).p_inf:.17g}: P(L = inf) rounded up, and the tails beyond their "
-                f"window); the grids give no finite ε there, and the exact ε may be finite. Use a "
-                f"larger delta or method='analytic'/'rdp' where available.")
