@@ -167,7 +167,7 @@ class PrivacyOdometer:
     def get_approx_delta(self, eps: ArrayLike) -> NDArray[np.float64]: ...
     def get_approx_delta(self, eps: ArrayLike) -> Union[float, NDArray[np.float64]]:
         """δ(ε) of everything composed so far (an upper bound; vectorised over ε ≥ 0)."""
-        epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, math.inf, lo_open=False))
+        epss, scalar = v.real_array("eps", eps, 0.0, math.inf, lo_open=False)
         if not self._steps:
             out = np.zeros(epss.shape)
         elif any(map(_disjoint, self._log)):
@@ -184,7 +184,7 @@ class PrivacyOdometer:
     def get_approxDP(self, delta: ArrayLike) -> NDArray[np.float64]: ...
     def get_approxDP(self, delta: ArrayLike) -> Union[float, NDArray[np.float64]]:
         """ε(δ) of everything composed so far (an upper bound; vectorised over δ ∈ (0, 1))."""
-        deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0))
+        deltas, scalar = v.real_array("delta", delta, 0.0, 1.0)
         if not self._steps:
             out = np.zeros(deltas.shape)
         elif any(map(_disjoint, self._log)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from typing import Any, Callable, Tuple
+from typing import Any, Tuple
 
 import numpy as np
 
@@ -93,18 +93,26 @@ def flag(name: str, value: object) -> bool:
     return bool(value)
 
 
-def real_array(name: str, values: Any, check: Callable[[str, Any], float]) -> Tuple[np.ndarray, bool]:
-    """Apply the scalar ``check(name, v)`` to each element of ``values``.
+def real_array(name: str, values: Any, lo: float, hi: float, lo_open: bool = True,
+               hi_open: bool = True) -> Tuple[np.ndarray, bool]:
+    """``in_interval`` of each element of ``values``: a float array of them.
 
     Returns ``(array, was_scalar)`` so that queries can answer in the shape
-    they were asked.
+    they were asked. An array of real numbers is checked in one pass (each element
+    as ``float`` gives it; NaN fails every comparison); where one fails, the first
+    such element is checked alone, which raises ``in_interval``'s error for it.
     """
     if np.ndim(values) == 0:
-        return np.array([check(name, values.item() if hasattr(values, "item") else values)]), True
+        value = values.item() if hasattr(values, "item") else values
+        return np.array([in_interval(name, value, lo, hi, lo_open, hi_open)]), True
     arr = np.asarray(values)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)) or np.issubdtype(arr.dtype, np.complexfloating) or arr.dtype == bool:
         raise TypeError(f"{name} must be real numbers, got {values!r}")
-    return np.array([check(name, v) for v in arr.ravel()]).reshape(arr.shape), False
+    out = arr.astype(float)
+    inside = (out > lo if lo_open else out >= lo) & (out < hi if hi_open else out <= hi)
+    if not inside.all():
+        in_interval(name, arr.ravel()[np.argmin(inside.ravel())], lo, hi, lo_open, hi_open)
+    return out, False
 
 
 def ratio(names: Tuple[str, str], num: float, den: float) -> float:

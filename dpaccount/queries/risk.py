@@ -27,7 +27,7 @@ _NO_UPPER_CURVE = "the upper end of the trade-off curve is not certified"
 
 
 def _probabilities(name: str, values: ArrayLike) -> tuple:
-    return v.real_array(name, values, lambda n, x: v.in_interval(n, x, 0.0, 1.0, False, False))
+    return v.real_array(name, values, 0.0, 1.0, False, False)
 
 
 def _shaped(values: np.ndarray, scalar: bool) -> FloatOrArray:

@@ -134,7 +134,7 @@ class Queries(RiskQueries):
         """ε(δ): the smallest ε ≥ 0 such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over δ ∈ [0, 1)). At δ = 0: the pure ε
         (``pure_epsilon``), +∞ where there is none; every answer is at most it."""
-        deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0, lo_open=False))
+        deltas, scalar = v.real_array("delta", delta, 0.0, 1.0, lo_open=False)
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         at = At(self, epsilon_rho(accuracy))  # its pairs 10× coarser than a δ query's
         return _shaped(route.epsilon(at, deltas, method, accuracy), scalar)
@@ -150,7 +150,7 @@ class Queries(RiskQueries):
                          progress: ProgressArg = None) -> Union[float, FloatArray]:
         """δ(ε): the smallest δ such that the mechanism is (ε, δ)-DP
         (an upper bound; vectorised over ε ≥ 0)."""
-        epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
+        epss, scalar = v.real_array("eps", eps, 0.0, np.inf, lo_open=False)
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         return _shaped(route.delta(At(self, DEFAULT_RHO), epss, method, accuracy), scalar)
 
@@ -160,7 +160,7 @@ class Queries(RiskQueries):
     def get_RDP(self, alpha: ArrayLike) -> FloatArray: ...
     def get_RDP(self, alpha: ArrayLike) -> Union[float, FloatArray]:
         """Rényi-DP ε(α) for real α > 1 (vectorised)."""
-        alphas, scalar = v.real_array("alpha", alpha, lambda n, x: v.in_interval(n, x, 1.0, np.inf))
+        alphas, scalar = v.real_array("alpha", alpha, 1.0, np.inf)
         out = np.asarray(self.rdp(alphas), dtype=float)
         return float(out.ravel()[0]) if scalar else out
 
@@ -189,7 +189,7 @@ class Queries(RiskQueries):
         convex minorant of. ``method``: "analytic" (G_μ for Gaussian
         compositions, exact Neyman–Pearson for finite pairs; the default where
         it applies), "pld" (pessimistic grids), "clt" (approximate, opt-in)."""
-        alphas, scalar = v.real_array("fpr", fpr, lambda n, x: v.in_interval(n, x, 0.0, 1.0, False, False))
+        alphas, scalar = v.real_array("fpr", fpr, 0.0, 1.0, False, False)
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         method = self._fdp_method(method)
         if method == "clt":
@@ -213,7 +213,7 @@ class Queries(RiskQueries):
         always); the upper end bounds the mechanism's β only where its pairs are
         attained (or, finite pairs, their witnesses are), else ``certified`` is
         False and ``reason`` says so (docs/theory.rst)."""
-        alphas, scalar = v.real_array("fpr", fpr, lambda n, x: v.in_interval(n, x, 0.0, 1.0, False, False))
+        alphas, scalar = v.real_array("fpr", fpr, 0.0, 1.0, False, False)
         v.in_interval("accuracy", accuracy, 0.0, 1.0)
         method = self._fdp_method(method)
         if method == "clt":
@@ -272,7 +272,7 @@ class Queries(RiskQueries):
         else ``AccuracyNotReached`` says what could be reached. Where the pairs
         are not attained, ``lower`` comes from attained compositions or is None
         (``Bounds.lower_of``, ``reason``; docs/theory.rst)."""
-        deltas, scalar = v.real_array("delta", delta, lambda n, x: v.in_interval(n, x, 0.0, 1.0, lo_open=False))
+        deltas, scalar = v.real_array("delta", delta, 0.0, 1.0, lo_open=False)
         at = At(self, epsilon_rho(accuracy))  # then finer where too wide (precision.py)
         return route.bounds(at, deltas, scalar, method, accuracy, "get_approxDP")
 
@@ -280,5 +280,5 @@ class Queries(RiskQueries):
     def get_approx_delta_bounds(self, eps: ArrayLike, method: Optional[Method] = None,
                                 accuracy: float = DEFAULT_ACCURACY, progress: ProgressArg = None) -> Bounds:
         """δ(ε) with a certified interval (see ``get_approxDP_bounds``)."""
-        epss, scalar = v.real_array("eps", eps, lambda n, x: v.in_interval(n, x, 0.0, np.inf, lo_open=False))
+        epss, scalar = v.real_array("eps", eps, 0.0, np.inf, lo_open=False)
         return route.bounds(At(self, DEFAULT_RHO), epss, scalar, method, accuracy, "get_approx_delta")

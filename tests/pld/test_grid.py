@@ -10,6 +10,7 @@ grid points and between them, and ε(δ) must be on the matching side: the exact
 δ at a pessimistic ε(δ) is ≤ δ, at an optimistic one ≥ δ.
 """
 import gc
+import math
 import weakref
 
 import mpmath as mp
@@ -79,6 +80,77 @@ def test_sums_summed_down_in_pieces_are_those_of_one_pass(seed, pessimistic):
     assert starts[0] > 0 and starts == sorted(starts, reverse=True)  # summed down in pieces
     assert got == [whole.epsilon(d) for d in deltas]
     assert np.array_equal(pieces.delta(eps), whole.delta(eps))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_sums_are_the_running_sums_they_state(seed, pessimistic):
+    """SP and D, summed in pieces by one complex running sum, are the floats of plain running
+    sums from the top (real ones, each on its own) padded as ``_TopDown`` states: SP[m] =
+    fl(Σ_{j≥m} p_j)·(1 ± (n + 8)u), D[m] = fl(Σ_{j>m} S̃_j)·c(1 ± (e + e²)) ± n·a, the same
+    operations on the same floats, so equal to the last bit (and never below 0)."""
+    from dpaccount.pld.grids.discounted import DiscountedScan
+    grid = _grids(seed, pessimistic)
+    n, u, sign = len(grid.probs), 2.0 ** -52, 1.0 if pessimistic else -1.0
+    for m in (n - 1, 2 * n // 3, n // 5, 0):  # in pieces, down to the bottom
+        grid._sums(m)
+    start, sp, d = grid._sums(0)
+    top_down = grid.probs[::-1]
+    scan = DiscountedScan(grid.step, n)
+    tilde = scan.extend(top_down)
+    eta, absolute = scan.bound
+    e = eta + (n / 2 + 6) * u
+    want_sp = np.cumsum(top_down)[::-1] * (1.0 + sign * (n + 8) * u)
+    running = np.cumsum(np.concatenate(([0.0], tilde[:-1])))[::-1]  # Σ_{j>m} S̃_j, from the top
+    want_d = running * (-math.expm1(-grid.step) * (1.0 + sign * (e + e * e)))
+    want_d[:-1] += sign * n * absolute  # D at the top point is exact
+    assert start == 0
+    assert np.array_equal(sp, want_sp)
+    assert np.array_equal(d, np.maximum(want_d, 0.0))
+    assert (d >= 0).all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_noise_over_is_the_running_sums_comparison(seed):
+    """``noise_over(ε, limit)`` is ``noise_effect(ε) > limit`` exactly, at limits on, one
+    float either side of, within the plain sums' margin of, and far from the running sums,
+    on grids whose running sums are not yet summed (the plain sums decide, or near the
+    limit the running sums) and on grids whose sums are there."""
+    rng = np.random.default_rng(seed)
+    grid = _grids(seed, True)
+    n = len(grid.probs)
+    bins = rng.exponential(size=n) * 10.0 ** rng.uniform(-30, -8, size=n)
+    if seed % 3 == 2:
+        tiny = rng.random(n) < 0.5
+        bins[tiny] = 5e-324 * rng.integers(0, 4, size=int(tiny.sum()))  # subnormal or 0
+    make = lambda: PLDGrid(step=grid.step, offset=grid.offset, probs=grid.probs, p_inf=0.0, pessimistic=True,
+                           noise=float(bins.max()), noise_bins=bins)
+    eps = np.concatenate((rng.choice(grid.losses, 40) + rng.uniform(-1, 1, 40) * grid.step, [-5.0, 1e9, np.inf]))
+    running = make().noise_effect(eps)
+    for limit in (running, np.nextafter(running, 0.0), np.nextafter(running, 1.0), running * (1 + 1e-13),
+                  running * (1 - 1e-13), running * 2.0, running / 2.0, np.zeros_like(running)):
+        want = running > limit
+        assert np.array_equal(make().noise_over(eps, limit), want)  # fresh: plain sums first
+        held = make()
+        held.noise_effect(eps)
+        assert np.array_equal(held.noise_over(eps, limit), want)  # its running sums are there
+        for i in rng.choice(len(eps), 5):  # one ε at a time
+            assert bool(make().noise_over(float(eps[i]), float(limit[i]))) == bool(want[i])
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_an_answer_at_loss_zero_sums_no_lower(seed, pessimistic):
+    """ε(δ) = 0 where δ(0) ≤ δ: the sums stop at the point at loss 0 (the answer is clipped to
+    ε ≥ 0, its δ(0) read above that point), and every answer is the one of sums to the bottom."""
+    fresh, whole = _grids(seed, pessimistic), _grids(seed, pessimistic)
+    whole.delta(whole.losses[0] - 1.0)  # summed to the bottom point
+    deltas = np.array([0.99, 0.5, 0.3, 1e-2, 1e-4, 1e-7])
+    got = fresh.epsilon(deltas)
+    assert got[0] == 0.0 and fresh.__dict__["_held_sums"].start == -fresh.offset > 0
+    assert np.array_equal(got, whole.epsilon(deltas))
+    for d, e in zip(deltas, got):  # on the grid's side of the exact δ of its masses
+        assert _exact_delta(fresh, e) <= d if pessimistic else (e == 0.0 or _exact_delta(fresh, e) >= d)
 
 
 def test_loss_moment_is_the_exact_sum_to_its_rounding():

@@ -51,25 +51,21 @@ class GridCache:
 
     def get(self, key, build):
         """The value for ``key``, built by ``build()`` (and kept, within the budget) on a miss."""
-        return self.get_many([key], lambda _: [build()])[0]
+        found = self._kept((key,))
+        if found:
+            return found[key]
+        value = build()  # outside the lock: a build may itself ask the cache (tilted → base)
+        self.put(key, value, replace=False)
+        return value
 
     def peek(self, key):
         """The value for ``key`` if kept, else None (nothing is built)."""
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key][0]
-        return None
+        return self._kept((key,)).get(key)
 
     def get_many(self, keys, build_many):
         """The values for ``keys``; those missing are built together, by
         ``build_many(missing keys)`` (a list of values in that order)."""
-        found = {}
-        with self._lock:
-            for key in keys:
-                if key in self._items:
-                    self._items.move_to_end(key)
-                    found[key] = self._items[key][0]
+        found = self._kept(keys)
         missing = [key for key in dict.fromkeys(keys) if key not in found]
         if missing:
             built = build_many(missing)  # outside the lock: a build may itself ask the cache (tilted → base)
@@ -77,6 +73,17 @@ class GridCache:
                 found[key] = value
                 self.put(key, value, replace=False)
         return [found[key] for key in keys]
+
+    def _kept(self, keys):
+        """{key: value} of the ``keys`` kept, each made the most recently used."""
+        found = {}
+        with self._lock:
+            for key in keys:
+                held = self._items.get(key)
+                if held is not None:
+                    self._items.move_to_end(key)
+                    found[key] = held[0]
+        return found
 
     def put(self, key, value, replace=True):
         """Keep ``value`` for ``key`` (within the budget; ``replace``: over a kept one)."""

@@ -26,6 +26,7 @@ from functools import cached_property
 from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ...numerics import ULP_OF_ONE as _U
 from .discounted import DiscountedScan
@@ -47,9 +48,43 @@ class PLDGrid:
     def noise_effect(self, eps):
         """An upper bound on how much the included noise bound raises δ(ε):
         the noise of the grid points above ε (weights 1 − e^{ε−ε_j} ≤ 1)."""
+        return self._noise_from(self._first_above(eps))
+
+    def noise_over(self, eps: ArrayLike, limit: ArrayLike) -> NDArray[np.bool_]:
+        """``noise_effect(eps) > limit``, elementwise, without the running sums of the noise
+        where plain sums decide it. Summed in any order, k non-negative terms are within
+        γ_{k−1} ≈ (k − 1)u of their exact sum (Higham 2002, §4.2; a sum of subnormals is
+        exact): so are ``noise_effect``'s running sums from the top and the sums here (the
+        bins between consecutive ε by numpy's reduction, then those q pieces' sums from the
+        top: at most k + q roundings a term), within 3(k + q + 4)u of each other, the
+        products that compare them included (and 2^{−1070} absolute, for products in the
+        subnormal range). Where the plain sum is farther from ``limit`` than that, its
+        comparison is the running sum's; only the others are read from the running sums."""
+        first, limit = np.broadcast_arrays(self._first_above(eps), np.asarray(limit, dtype=float))
+        n, held = len(self.probs), self.__dict__.get("_held_noise")
+        if self.noise_bins is None or not first.size or (held is not None and held[0] <= first.min()):
+            return self._noise_from(first) > limit  # no sums, or the running sums are there
+        starts, back = np.unique(first, return_inverse=True)
+        inner = starts[starts < n]  # (the last may be n: nothing above it)
+        plain = np.zeros(len(starts))
+        if len(inner):
+            plain[:len(inner)] = np.cumsum(np.add.reduceat(self.noise_bins, inner)[::-1])[::-1]
+        plain = plain[back.reshape(first.shape)]
+        margin, tiny = 3 * (n - int(starts[0]) + len(starts) + 4) * _U, 2.0 ** -1070
+        over = np.array(plain * (1.0 - margin) - tiny > limit)
+        near = ~over & ~(plain * (1.0 + margin) + tiny <= limit)
+        if near.any():
+            over[near] = self._noise_from(first[near]) > limit[near]
+        return over
+
+    def _first_above(self, eps):
+        """The index of the first grid point above each ε, clipped to [0, n]."""
         # clipped as floats first: ε = ∞ (or huge) must not go through an integer cast
-        first = np.clip(np.floor(np.asarray(eps, dtype=float) / self.step) + 1 - self.offset,
-                        0, len(self.probs)).astype(np.int64)
+        return np.clip(np.floor(np.asarray(eps, dtype=float) / self.step) + 1 - self.offset,
+                       0, len(self.probs)).astype(np.int64)
+
+    def _noise_from(self, first):
+        """``noise_effect`` at the first grid point above each ε (``_first_above``)."""
         if self.noise_bins is None:
             return self.noise * (len(self.probs) - first)
         start, above = self._suffix("_held_noise", int(first.min(initial=len(self.probs))), self._noise_above)
@@ -90,8 +125,7 @@ class PLDGrid:
     def losses(self):
         """The loss value of each grid point: (offset + j)·step, the index sum exact in floats
         (|offset + j| < 2^53), formed in one array."""
-        out = np.arange(len(self.probs), dtype=float)
-        out += self.offset
+        out = np.arange(self.offset, self.offset + len(self.probs), dtype=float)
         out *= self.step
         return out
 
@@ -164,15 +198,18 @@ class PLDGrid:
         """Smallest ε ≥ 0 with δ(ε) ≤ delta for this grid (inf if p_∞ > delta)."""
         delta = np.asarray(delta, dtype=float)
         # the sums from the top down until δ(ε_start) is above every delta (the first m with
-        # δ(ε_m) ≤ delta is then above start), or to the bottom: a sixteenth, then as far again
-        # as δ(ε_m) = D[m] + p_∞ grows (``_further``)
+        # δ(ε_m) ≤ delta is then above start), or down to the point at loss 0 (or the bottom):
+        # an answer at or below it is 0, as it is from sums to the bottom (``_solve_in_cell``
+        # takes ε ≥ 0 and reads δ(0) above it). A sixteenth, then as far again as
+        # δ(ε_m) = D[m] + p_∞ grows (``_further``)
         n, most = len(self.probs), float(np.max(delta, initial=0.0))
+        zero = min(max(-self.offset, 0), n)
         reach = max(n // 16, 1)
         while True:
             start, sp, d = self._sums(n - reach)
-            if start == 0 or d[0] + self.p_inf > most:
+            if start <= zero or d[0] + self.p_inf > most:
                 break
-            reach = min(n, _further(n - start, d, self.p_inf, most))
+            reach = min(n - zero, _further(n - start, d, self.p_inf, most))
         out = np.empty(delta.shape)
         flat_t, flat_o = delta.ravel(), out.ravel()
         for i, target in enumerate(flat_t):
@@ -252,19 +289,21 @@ class _TopDown:
         # hundreds of MB, kept until it runs)
         self._probs, self._step, self._pessimistic = grid.probs, grid.step, grid.pessimistic
         self._scan, self._lock = DiscountedScan(grid.step, n), threading.Lock()
-        # filled from the top down: SP of points [start, n) at [start, n), D at [start + 1, n + 1)
-        # (``_d[0]``: below the lowest point, where the scan is summed on)
-        self._sp, self._d = np.empty(n), np.empty(n + 1)
+        # filled from the top down, D in the real parts and SP in the imaginary parts of one
+        # complex array, so that one complex running sum (``_extend``) makes both: D at
+        # [start + 1, n + 1) (``real[start]``: below the lowest point, where the scan is summed
+        # on), SP of points [start, n) at [start, n) (``imag[n]``: the seed of its sum)
+        self._sums = np.empty(n + 1, dtype=complex)
         self.start = n
         self._sp_run = self._d_next = None  # SP at the lowest point summed; Σ S̃ down to it
 
     @property
     def sp(self):
-        return self._sp[self.start:]
+        return self._sums.imag[self.start:-1]
 
     @property
     def d(self):
-        return self._d[self.start + 1:]
+        return self._sums.real[self.start + 1:]
 
     def __getstate__(self):  # a grid pickled with its sums: all but the lock
         return {k: v for k, v in self.__dict__.items() if k != "_lock"}
@@ -283,33 +322,30 @@ class _TopDown:
         probs, start = self._probs, self.start
         n, part = len(probs), probs[m0:start][::-1]  # the points to add, top down
         first = self._sp_run is None
-        # top down. D: Σ S̃ down to the highest new point (at the top point: an empty sum), then the S̃ of
-        # the new points in the slots below it, summed in place; the slot below the lowest new
-        # point is left holding Σ S̃ down to it, where the next piece goes on
-        d = self._d[m0:start + 1][::-1]
-        d[0] = 0.0 if first else self._d_next
-        self._scan.extend(part, out=d[1:])
-        np.cumsum(d, out=d)
-        self._d_next = float(d[-1])
-        # SP from one point above the new ones, where its running sum goes on (that point's
-        # value set to it, summed, restored)
-        sp = self._sp[m0:start + (not first)][::-1]
-        if first:
-            np.cumsum(part, out=sp)
-        else:
-            held, sp[0], sp[1:] = sp[0], self._sp_run, part
-            np.cumsum(sp, out=sp)
-            sp[0] = held
-            sp = sp[1:]
-        self._sp_run = float(sp[-1])
-        sp, d = self._sp[m0:start], self._d[m0 + 1:start + 1]  # the same points, bottom up (contiguous)
+        # top down, from the slot of the lowest point summed (at first: the slot above the top
+        # point). D: Σ S̃ down to the highest new point (at the top point: an empty sum), then
+        # the S̃ of the new points, summed in place; the slot below the lowest new point is
+        # left holding Σ S̃ down to it, where the next piece goes on. SP: its running sum down
+        # to there (at first −0, which adds exactly), then the new points' masses. A complex
+        # running sum adds the real parts and the imaginary parts apart, each in the order
+        # of a running sum of its own: both sums in one pass, the same floats
+        run = self._sums[m0:start + 1][::-1]
+        held = run[0].imag
+        run[0] = complex(0.0, -0.0) if first else complex(self._d_next, self._sp_run)
+        self._scan.extend(part, out=run.real[1:])
+        run.imag[1:] = part
+        np.cumsum(run, out=run)
+        run.imag[0] = held  # SP at the lowest point summed before (its value, padded)
+        self._d_next, self._sp_run = float(run[-1].real), float(run[-1].imag)
+        sp, d = self._sums.imag[m0:start], self._sums.real[m0 + 1:start + 1]  # the new points, bottom up
         sign = 1.0 if self._pessimistic else -1.0
         sp *= 1.0 + sign * (n + 8) * _U
         eta, absolute = self._scan.bound
         e = eta + (n / 2 + 6) * _U
         d *= -math.expm1(-self._step) * (1.0 + sign * (e + e * e))
         d[:-1 if first else None] += sign * n * absolute  # D at the top point is exact
-        np.maximum(d, 0.0, out=d)
+        if not self._pessimistic:  # the pads taken off may pass 0 (added, every term is ≥ 0)
+            np.maximum(d, 0.0, out=d)
         self.start = m0
 
 

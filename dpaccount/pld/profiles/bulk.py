@@ -77,7 +77,7 @@ def rounding_excess(grid: PLDGrid, rounded: int, deltas: np.ndarray,
         got = rounded * h * h * density / slope / (8.0 * e)
     out[live] = np.where(slope > 0.0, got, 0.0)
     resolved = np.ones(eps.shape, bool)
-    resolved[live] = np.asarray(grid.noise_effect(e), dtype=float) <= _RESOLVED * np.asarray(deltas)[live]
+    resolved[live] = ~grid.noise_over(e, _RESOLVED * np.asarray(deltas)[live])
     return eps, out, resolved
 
 

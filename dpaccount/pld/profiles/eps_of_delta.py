@@ -141,7 +141,7 @@ class EpsilonOfDelta:
                 at = idx[tilts == j]
                 g = self.grid(direction, tail, pessimistic, int(j), alone)
                 eps[at] = better(eps[at], g.epsilon(target[at]))
-                loose[at] = ((g.noise_effect(eps[at]) > acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])
+                loose[at] = (g.noise_over(eps[at], acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])
             pending[idx] = loose[idx] & (self._band_tilt(direction, eps[idx]) != tilts)
         for i in np.flatnonzero(loose):
             eps[i] = self._recentred(direction, tail, pessimistic, float(target[i]), eps[i], alone)
@@ -158,7 +158,7 @@ class EpsilonOfDelta:
             g = self.grid(direction, tail, pessimistic, int(math.floor(at / self.step)), alone)
             new = g.epsilon(delta)
             best = min(best, new) if pessimistic else max(best, new)
-            near = abs(new - at) < 4 * self.step or (alone and float(g.noise_effect(new)) <= self.accuracy * delta)
+            near = abs(new - at) < 4 * self.step or (alone and not g.noise_over(new, self.accuracy * delta))
             if (near and not _at_floor(g, new)) or not np.isfinite(new):
                 break
             at = new

@@ -242,7 +242,7 @@ class StepProfile(EpsilonOfDelta, Bands):
                 break
             grid = self.grid(direction, TIERS[0], True, int(self._band_tilt(direction, [eps])[0]), alone)
             eps = float(grid.epsilon(delta))
-            if np.isfinite(eps) and float(grid.noise_effect(eps)) <= share * delta:
+            if np.isfinite(eps) and not grid.noise_over(eps, share * delta):
                 return eps, grid
         return math.nan, None
 
@@ -310,7 +310,7 @@ class StepProfile(EpsilonOfDelta, Bands):
             out[at] = better(out[at], g.delta(eps[at]))
             open_ = np.ones(len(at), bool) if ceiling is None or not pessimistic else out[at] > ceiling[at]
             cut[at] = open_ & (self._excess(direction, g) > 1e-6 * out[at])
-            noisy[at] = open_ & (g.noise_effect(eps[at]) > 0.1 * acc * out[at])
+            noisy[at] = open_ & g.noise_over(eps[at], 0.1 * acc * out[at])
 
         for tier, tail in enumerate(TIERS):
             if given:
