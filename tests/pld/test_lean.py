@@ -14,7 +14,7 @@ import pytest
 
 import dpaccount as dpa
 from dpaccount.pld.grids.cache import GRIDS
-from dpaccount.pld.profiles import step_profile
+from dpaccount.pld.profiles import eps_of_delta, step_profile
 from dpaccount.pld.profiles.tiers import TIERS
 
 P, Q, T = 0.75, 0.1, 2000
@@ -133,3 +133,17 @@ def test_a_certified_interval_whose_upper_end_is_read_lean_brackets_the_exact_ep
     assert True in lean_calls and done
     assert exact_worst(upper) <= delta <= exact_worst(lower)
     assert upper - lower <= accuracy * upper
+
+
+def test_a_reading_at_a_tilted_grids_floor_does_not_resolve():
+    """``StepProfile.resolving`` (the bulk check's reads): a start taken off a coarser grid's
+    noise floor (far above ε(δ)) tilts the band's grid above the answer, whose window then starts
+    above it and reads its first cell with a tiny noise bound; that reading is no reading of
+    the density (it had the bulk check add two levels for every δ of this mechanism). Whatever
+    it returns is not at a grid's floor, and the answer is the certified one whichever way."""
+    m = dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=1.0), 1e-3)], [100000])
+    profile = m.privacy_profile(accuracy=1e-3)
+    at = profile.at_level(profile._eps_level)
+    for direction in ("remove", "add"):
+        eps, grid = at.scout.resolving(direction, 1e-10, 0.5)
+        assert grid is None or not eps_of_delta.at_floor(grid, np.array([eps]))[0]

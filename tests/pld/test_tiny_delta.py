@@ -4,7 +4,7 @@ There the base grid is transform-noise bound, its ε sits high, and the band
 tilted for that ε starts its window above the exact answer: every loss below
 lands in its first cell, so ε(δ) reads the window's start, a valid but loose
 upper end (ε(1e-40) 48.42 for an exact 40.89). A reading in a tilted grid's
-first cell now counts as unresolved (``eps_of_delta._at_floor``) and the query
+first cell now counts as unresolved (``eps_of_delta.at_floor``) and the query
 re-centres lower.
 
 Each default ε̂ is checked two ways, by queries of other routes: not below the

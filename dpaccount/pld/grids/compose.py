@@ -101,7 +101,7 @@ def _mass_below(mgf, rough, level, lam, hint):
     of the tilted window's bottom (``_tilted``: its quantile's first-order condition K'(−λ) = its
     bottom is that of this bound's optimum at ``level``, within a step, and the log-MGF there is
     already known); any λ > 0 gives a bound. Where there is none, searched (``_mass_beyond``) from
-    ``hint`` (the untilted window bottom's λ)."""
+    ``hint`` (a λ of a lower window quantile, e.g. the plan's on coarser grids, or None)."""
     if not lam > 0:
         return _mass_beyond(mgf, rough, level, -1.0, start=hint or 1e-3)
     return min(1.0, math.exp(min(exponent(mgf, level, -1.0)(lam)[0], 0.0)) * (1 + 16 * _U))

@@ -136,7 +136,7 @@ def _read(at, readers, direction, rounded, zero):
     """(ε, excess, resolved, the ``StepProfile`` each δ was read from) of ``rounding_excess``
     of a direction's base grids at ``_CHECKED``, each δ from its reader's (``_scouted``), a
     scout's excess scaled to ``at``'s step (∝ h²). Where the reader is ``at`` and it has a
-    scout, the scout is read first and read instead if its own excess is at most ``_TRUST`` at
+    scout, the scout is read first and read instead if it resolves some δ and its own excess is at most ``_TRUST`` at
     every δ it resolves (a grid that fine for its law reads its density and slope as ``at``'s
     would: the excess ∝ h² carries over): ``at``'s base grid, often not composed for the
     answer (``eps_of_delta._lean``), is then composed only where the scout's grid is coarse
@@ -147,7 +147,7 @@ def _read(at, readers, direction, rounded, zero):
         mine = np.flatnonzero(readers == at)
         if len(mine):
             _, excess, resolved = rounding_excess(at.scout.grid(direction), rounded, _CHECKED[mine], zero)
-            if np.all(excess[resolved] <= _TRUST):
+            if resolved.any() and np.all(excess[resolved] <= _TRUST):
                 readers[mine] = at.scout
     eps, excess, resolved = np.empty(len(_CHECKED)), np.empty(len(_CHECKED)), np.empty(len(_CHECKED), bool)
     for reader in set(readers.tolist()):

@@ -19,7 +19,7 @@ from .bands import Frame
 from .tiers import TIERS, tier_of
 
 
-def _at_floor(grid, eps):
+def at_floor(grid, eps):
     """Where ε is read in a tilted grid's first cell above 0: its window starts there and
     holds every loss below in that cell, so ε(δ) may lie lower (a tilt too high)."""
     return (np.asarray(eps) <= (grid.offset + 1) * grid.step) & (grid.offset > 0)
@@ -141,7 +141,7 @@ class EpsilonOfDelta:
                 at = idx[tilts == j]
                 g = self.grid(direction, tail, pessimistic, int(j), alone)
                 eps[at] = better(eps[at], g.epsilon(target[at]))
-                loose[at] = (g.noise_over(eps[at], acc * target[at]) | _at_floor(g, eps[at])) & (eps[at] > cap[at])
+                loose[at] = (g.noise_over(eps[at], acc * target[at]) | at_floor(g, eps[at])) & (eps[at] > cap[at])
             pending[idx] = loose[idx] & (self._band_tilt(direction, eps[idx]) != tilts)
         for i in np.flatnonzero(loose):
             eps[i] = self._recentred(direction, tail, pessimistic, float(target[i]), eps[i], alone)
@@ -159,7 +159,7 @@ class EpsilonOfDelta:
             new = g.epsilon(delta)
             best = min(best, new) if pessimistic else max(best, new)
             near = abs(new - at) < 4 * self.step or (alone and not g.noise_over(new, self.accuracy * delta))
-            if (near and not _at_floor(g, new)) or not np.isfinite(new):
+            if (near and not at_floor(g, new)) or not np.isfinite(new):
                 break
             at = new
         return best

@@ -60,7 +60,7 @@ from ..grids.cache import GRIDS, GridCache
 from ..grids.chernoff import delta_bound
 from ..grids.grid import PLDGrid
 from .bands import Bands, Frame
-from .eps_of_delta import EpsilonOfDelta
+from .eps_of_delta import EpsilonOfDelta, at_floor
 from .tiers import TIERS, tier_of
 
 _DEEP_MERGE = 2      # deep tiers: a first look on pairs of bands merged (``_delta_at``)
@@ -233,7 +233,8 @@ class StepProfile(EpsilonOfDelta, Bands):
         reads it with its noise bound raising δ by at most ``share`` of δ), the bands tried
         as ε(δ) does (``_epsilon_at``: from the base grid's answer, or, where ``_lean`` skips
         the base grid, from the scout's and on the tilted grids alone, then each reading's;
-        at most 3 grids; the grids ε(δ) composes); (NaN, None) where none does."""
+        at most 3 grids; the grids ε(δ) composes); (NaN, None) where none does. A reading at a
+        grid's floor (``at_floor``) does not count."""
         lean, start = self._lean(direction, np.array([delta]))
         alone = bool(lean[0])
         eps = float(start[0]) if alone else float(self.grid(direction).epsilon(delta))
@@ -242,7 +243,9 @@ class StepProfile(EpsilonOfDelta, Bands):
                 break
             grid = self.grid(direction, TIERS[0], True, int(self._band_tilt(direction, [eps])[0]), alone)
             eps = float(grid.epsilon(delta))
-            if np.isfinite(eps) and not grid.noise_over(eps, share * delta):
+            # a reading at the grid's floor (its window starting above the answer: a start off a
+            # coarser grid's noise floor) is no reading of the law's density there
+            if np.isfinite(eps) and not grid.noise_over(eps, share * delta) and not at_floor(grid, np.array([eps]))[0]:
                 return eps, grid
         return math.nan, None
 
