@@ -80,6 +80,18 @@ def log_mgf(items):
     return _RECENT.get(key, build)[1]
 
 
+_KEPT = 4096  # values a log-MGF remembers per table (then it starts again)
+
+
+def _kept(table, x, compute):
+    """``table[x]``, computed (``compute()``) and remembered where missing."""
+    if x not in table:
+        if len(table) > _KEPT:
+            table.clear()
+        table[x] = compute()
+    return table[x]
+
+
 class _Scratch(threading.local):
     """A thread's two work arrays of ``_BLOCK`` values, which the passes of every ``LogMGF`` it
     evaluates (one at a time) write in: made once, not mapped and faulted in anew for each
@@ -227,15 +239,11 @@ class LogMGF:
         with self._lock:
             if np.ndim(lam) == 0:
                 x = float(lam)
-                if x not in self._memo:
-                    if len(self._memo) > 4096:
-                        self._memo.clear()
-                    self._memo[x] = float(self._evaluate(np.array([x]), moments=False)[0][0])
-                return self._memo[x]
+                return _kept(self._memo, x, lambda: float(self._evaluate(np.array([x]), moments=False)[0][0]))
             flat = np.ravel(np.asarray(lam, dtype=float))
             new = np.array([x for x in dict.fromkeys(flat.tolist()) if x not in self._memo])
             if len(new):
-                if len(self._memo) > 4096:
+                if len(self._memo) > _KEPT:
                     self._memo.clear()
                 self._memo.update(zip(new.tolist(), self._evaluate(new, moments=False)[0].tolist()))
             return np.array([self._memo[x] for x in flat.tolist()]).reshape(np.shape(lam))
@@ -245,12 +253,12 @@ class LogMGF:
         with self._lock:
             if np.ndim(lam) == 0:
                 x = float(lam)
-                if x not in self._moments:
-                    if len(self._moments) > 4096:
-                        self._moments.clear()
-                    self._moments[x] = tuple(float(v[0]) for v in self._evaluate(np.array([x]), moments=True))
-                    self._memo.setdefault(x, self._moments[x][0])  # the same K, computed the same way
-                return self._moments[x]
+
+                def compute():
+                    value = tuple(float(v[0]) for v in self._evaluate(np.array([x]), moments=True))
+                    self._memo.setdefault(x, value[0])  # the same K, computed the same way
+                    return value
+                return _kept(self._moments, x, compute)
             return tuple(v.reshape(np.shape(lam)) for v in self._evaluate(lam, moments=True))
 
     def _evaluate(self, lam, moments):
