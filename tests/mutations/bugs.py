@@ -281,6 +281,11 @@ BUGS = (
         ("tests/pld/test_chernoff_bound.py::test_the_bound_counts_the_mass_at_infinity",
          "tests/pld/test_chernoff_bound.py::test_the_chernoff_bound_is_above_the_exact_delta_and_not_vacuous"),
         "the Chernoff bound that lets a direction skip its grids forgets P(L = ∞): below δ of approximate DP"),
+    Bug("log-mgf-scratch-shared-with-a-nested-evaluation", PLD + "grids/log_mgf.py",
+        "self._scratch, _SCRATCH.arrays = _SCRATCH.arrays, None", "self._scratch = _SCRATCH.arrays",
+        ("tests/pld/test_log_mgf_passes.py::test_an_evaluation_begun_within_another_in_the_same_thread_leaves_it_intact",),
+        "the thread's work arrays left to an evaluation begun within another (a signal handler's "
+        "query): it overwrites the suspended pass's terms, K up to 724 too low"),
     Bug("log-mgf-rounding-unpadded", PLD + "grids/log_mgf.py",
         "        return e0 + e1 * np.abs(lam)", "        return 0.0 * e0 * np.abs(lam)",
         ("tests/pld/test_batch.py::test_hinted_quantile_is_a_chernoff_level_near_the_best",),

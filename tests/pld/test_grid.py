@@ -138,6 +138,21 @@ def test_noise_over_is_the_running_sums_comparison(seed):
             assert bool(make().noise_over(float(eps[i]), float(limit[i]))) == bool(want[i])
 
 
+def test_noise_over_counts_a_nan_as_over():
+    """A NaN noise bound or limit is no evidence of a resolved reading: ``noise_over`` says over
+    (the reads then refine), whether the plain sums or the running sums decide."""
+    bins = np.full(50, 1e-20)
+    bins[30] = np.nan
+    for noise_bins in (bins, np.full(50, 1e-20)):
+        for held in (False, True):
+            grid = PLDGrid(step=0.1, offset=-10, probs=np.full(50, 0.02), p_inf=0.0, pessimistic=True,
+                           noise=1e-20, noise_bins=noise_bins)
+            if held:
+                grid.noise_effect(np.array([-5.0]))
+            over = grid.noise_over(np.array([-5.0, 3.5]), np.array([1e-10, np.nan]))
+            assert over[1] and over[0] == bool(np.isnan(noise_bins[30]))
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("pessimistic", [True, False])
 def test_an_answer_at_loss_zero_sums_no_lower(seed, pessimistic):

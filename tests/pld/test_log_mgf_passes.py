@@ -113,3 +113,36 @@ def test_passes_in_the_threads_work_arrays_or_their_own_give_the_same_floats(mon
     thread.start()
     thread.join()
     assert other[0][0] is not lm._SCRATCH.arrays[0]  # each thread its own pair
+
+
+def test_an_evaluation_begun_within_another_in_the_same_thread_leaves_it_intact():
+    """An evaluation suspended between its pass over the points and its sums, while another
+    log-MGF is evaluated in the same thread (a signal handler's or a finaliser's query), keeps its
+    work arrays: the thread's are taken for the length of one evaluation (the other uses its own),
+    so K, K', K'' are the floats of an undisturbed evaluation. Shared, the other's pass would
+    overwrite the suspended terms (K up to 724 too low: Chernoff tails below the truth)."""
+    x = np.arange(-400, 401)
+    first = PLDGrid(step=0.01, offset=-400, probs=np.exp(-0.5 * (x * 0.01) ** 2), p_inf=0.0)
+    second = PLDGrid(step=0.3, offset=-400, probs=np.exp(-2.0 * (x * 0.3 + 7.0) ** 2), p_inf=0.0)
+    lam = np.array([0.5, 2.0, 9.0])
+    want = LogMGF([(first, 5)]).moments(lam)
+    disturbed, other = LogMGF([(first, 5)]), LogMGF([(second, 3)])
+    plain = LogMGF._per_grid
+    nested = []
+
+    def per_grid(ufunc, w, group):  # between the pass and its sums: another log-MGF evaluated
+        if ufunc is np.add and not nested:
+            nested.append(other.moments(np.array([1.0, 4.0])))
+        return plain(ufunc, w, group)
+
+    disturbed._per_grid = per_grid
+    got = disturbed.moments(lam)
+    assert nested  # the other evaluation ran inside this one
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert all(np.array_equal(a, b) for a, b in zip(nested[0], LogMGF([(second, 3)]).moments(np.array([1.0, 4.0]))))
+
+
+def test_an_empty_array_of_lambdas_gives_empty_moments():
+    grid = PLDGrid(step=0.1, offset=-5, probs=np.full(11, 1 / 11), p_inf=0.0)
+    k, mean, var = LogMGF([(grid, 2)]).moments(np.array([]))
+    assert k.shape == mean.shape == var.shape == (0,)

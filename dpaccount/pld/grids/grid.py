@@ -51,8 +51,8 @@ class PLDGrid:
         return self._noise_from(self._first_above(eps))
 
     def noise_over(self, eps: ArrayLike, limit: ArrayLike) -> NDArray[np.bool_]:
-        """``noise_effect(eps) > limit``, elementwise, without the running sums of the noise
-        where plain sums decide it. Summed in any order, k non-negative terms are within
+        """``noise_effect(eps) > limit``, elementwise (a NaN counts as over: not resolved), without
+        the running sums of the noise where plain sums decide it. Summed in any order, k non-negative terms are within
         γ_{k−1} ≈ (k − 1)u of their exact sum (Higham 2002, §4.2; a sum of subnormals is
         exact): so are ``noise_effect``'s running sums from the top and the sums here (the
         bins between consecutive ε by numpy's reduction, then those q pieces' sums from the
@@ -63,7 +63,7 @@ class PLDGrid:
         first, limit = np.broadcast_arrays(self._first_above(eps), np.asarray(limit, dtype=float))
         n, held = len(self.probs), self.__dict__.get("_held_noise")
         if self.noise_bins is None or not first.size or (held is not None and held[0] <= first.min()):
-            return self._noise_from(first) > limit  # no sums, or the running sums are there
+            return ~(self._noise_from(first) <= limit)  # no sums, or the running sums are there
         starts, back = np.unique(first, return_inverse=True)
         inner = starts[starts < n]  # (the last may be n: nothing above it)
         plain = np.zeros(len(starts))
@@ -74,7 +74,7 @@ class PLDGrid:
         over = np.array(plain * (1.0 - margin) - tiny > limit)
         near = ~over & ~(plain * (1.0 + margin) + tiny <= limit)
         if near.any():
-            over[near] = self._noise_from(first[near]) > limit[near]
+            over[near] = ~(self._noise_from(first[near]) <= limit[near])
         return over
 
     def _first_above(self, eps):

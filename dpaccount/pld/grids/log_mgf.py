@@ -94,8 +94,9 @@ def _kept(table, x, compute):
 
 class _Scratch(threading.local):
     """A thread's two work arrays of ``_BLOCK`` values, which the passes of every ``LogMGF`` it
-    evaluates (one at a time) write in: made once, not mapped and faulted in anew for each
-    log-MGF."""
+    evaluates write in: made once, not mapped and faulted in anew for each log-MGF. An
+    evaluation takes them (``arrays`` is None meanwhile, ``LogMGF._evaluate``): one begun within
+    it in the same thread (a signal handler's, a finaliser's) uses its own."""
 
     def __init__(self):
         super().__init__()
@@ -156,6 +157,7 @@ class LogMGF:
         self._err = self._error_coefficients(live)
         self._width = max(1, _BLOCK // max(len(self._x), 1))  # λ values per pass
         self._widest = max((g.hi - g.lo for g in self._groups), default=0)  # points of the widest pass
+        self._scratch = None  # the thread's work arrays while an evaluation holds them (``_evaluate``)
         self._own = None  # work arrays of passes wider than ``_BLOCK`` (``_arrays``)
         self._memo, self._moments = {}, {}  # λ → K(λ), λ → (K, K', K'')
         self._lock = threading.Lock()    # shared (``log_mgf``): one evaluation at a time
@@ -215,15 +217,15 @@ class LogMGF:
                 # a term below e^{−700} of its grid's largest is raised to that: exp stays out of the
                 # (slow) subnormal range, and K only rises, as a Chernoff bound allows (where none
                 # is, the raise would change nothing and its pass is skipped)
-                if w.min() < -700.0:
+                if not w.min() >= -700.0:  # (a NaN too: the raise leaves it NaN, as in the others' rows)
                     np.maximum(w, -700.0, out=w)
                 yield part, group, top, np.exp(w, out=w)
 
     def _arrays(self, size):
         """Two work arrays of at least ``size`` values: the thread's (``_SCRATCH``), or for a pass
         wider than ``_BLOCK`` (a grid of more points alone) this log-MGF's own, kept for its next."""
-        if size <= _BLOCK:
-            return _SCRATCH.arrays
+        if size <= _BLOCK and self._scratch is not None:
+            return self._scratch
         if self._own is None or len(self._own[0]) < size:
             self._own = (np.empty(size), np.empty(size))
         return self._own
@@ -263,8 +265,18 @@ class LogMGF:
 
     def _evaluate(self, lam, moments):
         size = np.size(lam)
-        if self._void or not len(self._k):
+        if self._void or not len(self._k) or not size:
             return (np.full(size, -np.inf if self._void else 0.0),) + (np.zeros(size),) * 2 * moments
+        # the thread's work arrays taken for this evaluation's passes (an evaluation begun within
+        # it, in this thread, by a signal handler or a finaliser, finds none and uses its own)
+        self._scratch, _SCRATCH.arrays = _SCRATCH.arrays, None
+        try:
+            return self._passes(lam, moments)
+        finally:
+            _SCRATCH.arrays, self._scratch = self._scratch, None
+
+    def _passes(self, lam, moments):
+        """``_evaluate``'s passes over the points, a block of λ values at a time."""
         blocks, rows = [], []
         for part, group, top, w in self._blocks(lam):
             # per grid: its largest exponent, Σ w (and Σ wε, Σ wε²)
