@@ -60,6 +60,23 @@ def test_an_array_element_gets_the_answer_it_gets_alone(exact):
     assert list(arr) == alone
 
 
+def test_an_eps_array_element_gets_its_own_answer_where_the_finer_level_fits_it_alone():
+    """σ = 0.5, q = 1e-5, T = 100: the bulk check answers every δ here some levels finer, where
+    the tilted window of δ = 1e-10 does not fit the cap; the others there still get the finer
+    level's answers, as alone (before, the whole array fell back a level with it:
+    ε(1e-5) 0.0040769 in the array against 0.0040738 alone)."""
+    def fresh():
+        GRIDS.clear()
+        dpa.clear_cache()
+        return dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=0.5), 1e-5)], [100])
+    deltas = [1e-5, 1e-7, 1e-10]
+    together = fresh().get_approxDP(deltas)
+    alone = [fresh().get_approxDP(d) for d in deltas]
+    assert list(together) == alone
+    reversed_ = fresh().get_approxDP(deltas[::-1])
+    assert list(reversed_[::-1]) == alone
+
+
 def test_delta_is_non_increasing_across_the_levels_of_a_dense_array():
     """ε from the bulk to δ ≈ 1e-10 crosses several planned levels: each answer
     is the least of its level's and the anchors' below it (every one certified),

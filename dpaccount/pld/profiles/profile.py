@@ -140,8 +140,9 @@ class PrivacyProfile:
         if not extra or not fine.any():
             return out
         out = np.array(out, dtype=float)
-        finer, _ = self._finest(lambda p: p.holding(held).epsilon(np.asarray(delta, dtype=float)[fine]),
-                                self._eps_level + extra, self._eps_level)
+        asked = np.asarray(delta, dtype=float)[fine]
+        finer, _ = self._finest_each(lambda p, i: p.holding(held).epsilon(asked[i]), len(asked),
+                                     self._eps_level + extra, self._eps_level)
         out[fine] = np.minimum(out[fine], finer)
         return float(out) if out.ndim == 0 else out
 
@@ -173,6 +174,20 @@ class PrivacyProfile:
         if level < self.plan.eps_level:
             self._coarser(self.plan.eps_level - level)
         return out
+
+    def _finest_each(self, ask, n, level, floor):
+        """(``ask(profile, idx)`` of the n values (idx: their indices) at ``level``, the levels):
+        where they do not fit at ``level`` together, each one's from the finest level down to
+        ``floor`` that fits for it alone (``_finest``), so that no element's answer depends on
+        the others asked with it."""
+        every = np.arange(n)
+        try:
+            return np.asarray(ask(self.at_level(level), every), dtype=float), np.full(n, level)
+        except GridTooLarge:
+            if level <= floor:
+                raise
+        each = [self._finest(lambda p: ask(p, every[i:i + 1]), level - (n == 1), floor) for i in range(n)]
+        return np.array([float(np.ravel(got)[0]) for got, _ in each]), np.array([at for _, at in each])
 
     def _finest(self, ask, level, floor):
         """(``ask`` of the ``StepProfile`` at ``level``, the level), or at the finest
@@ -221,9 +236,9 @@ class PrivacyProfile:
                                                                             None if ceiling is None else cap[ask]))
             for level in np.unique(levels[mine & (levels > first) & (best > cap)]):
                 sel = mine & (levels == level) & (best > cap)
-                got, level = self._delta_fitting(d, flat[sel], int(level), None if ceiling is None else cap[sel])
-                levels[sel] = level
-                best[sel] = np.minimum(best[sel], np.minimum(got, self._anchor(d, level)))
+                got, at = self._delta_fitting(d, flat[sel], int(level), None if ceiling is None else cap[sel])
+                levels[sel] = at
+                best[sel] = np.minimum(best[sel], np.minimum(got, [self._anchor(d, int(m)) for m in at]))
             out[mine] = np.maximum(out[mine], best[mine])
         if np.any(levels < wanted):
             self._coarser(int(np.max(wanted - levels)))
@@ -231,8 +246,9 @@ class PrivacyProfile:
         return float(out) if out.ndim == 0 else out
 
     def _delta_fitting(self, direction, eps, level, ceiling):
-        """(δ(ε) of one direction, the level it came from): ``_finest`` down to the ε(δ) level."""
-        return self._finest(lambda at: at.delta_of(direction, eps, ceiling), level, self._delta_first)
+        """(δ(ε) of one direction, the level each came from): ``_finest_each`` down to the ε(δ) level."""
+        return self._finest_each(lambda at, i: at.delta_of(direction, eps[i], None if ceiling is None else ceiling[i]),
+                                 len(eps), level, self._delta_first)
 
     def _anchor(self, direction, level):
         """min over the levels m below ``level`` of δ_m(b_m), b_m the largest ε of
