@@ -77,6 +77,23 @@ def test_an_eps_array_element_gets_its_own_answer_where_the_finer_level_fits_it_
     assert list(reversed_[::-1]) == alone
 
 
+@pytest.mark.filterwarnings("ignore::dpaccount.AccuracyWarning")
+def test_an_eps_array_element_gets_its_own_answer_where_another_does_not_fit_the_level(monkeypatch):
+    """Under a grid cap (2^14 points) that the ε(δ) level's tilted window of δ = 1e-12 does not
+    fit, the δ that fit there are still answered there, as alone (before, the whole array went
+    a level coarser: ε(1e-6) 2.1267 in the array against 2.1251 alone)."""
+    from dpaccount.pld.grids import compose
+    monkeypatch.setattr(compose, "MAX_GRID", 1 << 14)
+
+    def fresh():
+        GRIDS.clear()
+        dpa.clear_cache()
+        return dpa.Composition()([dpa.PoissonSampling()(dpa.GaussianMechanism(sigma=1.0), 0.01)], [1000])
+    deltas = [1e-3, 1e-6, 1e-12]
+    together = fresh().get_approxDP(deltas)
+    assert list(together) == [fresh().get_approxDP(d) for d in deltas]
+
+
 def test_delta_is_non_increasing_across_the_levels_of_a_dense_array():
     """ε from the bulk to δ ≈ 1e-10 crosses several planned levels: each answer
     is the least of its level's and the anchors' below it (every one certified),

@@ -134,7 +134,7 @@ class PrivacyProfile:
         and the answer ``E`` levels finer (the smaller of two non-increasing curves,
         the coarse one alone below the cut: still one non-increasing curve)."""
         held = query_cache()  # the grids this query asks for again (the bulk check's too)
-        out = self._fitting(lambda p: p.holding(held).epsilon(delta))
+        out = self._fitting(lambda p, x: p.holding(held).epsilon(x), delta)
         cut, extra = self._bulk_split(held)
         fine = np.asarray(delta, dtype=float) > cut
         if not extra or not fine.any():
@@ -166,14 +166,18 @@ class PrivacyProfile:
 
     def epsilon_lower(self, delta: ArrayLike) -> Union[float, NDArray[np.float64]]:
         """Certified lower bound on ε(δ) at this accuracy."""
-        return self._fitting(lambda p: p.epsilon_lower(delta))
+        return self._fitting(lambda p, x: p.epsilon_lower(x), delta)
 
-    def _fitting(self, ask):
-        """``ask`` at the ε(δ) level, or the finest coarser one whose grids fit the cap."""
-        out, level = self._finest(ask, self._eps_level, 0)
-        if level < self.plan.eps_level:
-            self._coarser(self.plan.eps_level - level)
-        return out
+    def _fitting(self, ask, values):
+        """``ask(profile, values)`` at the ε(δ) level, or, for each value that does not fit there,
+        the finest coarser one whose grids fit the cap (``_finest_each``)."""
+        values = np.asarray(values, dtype=float)
+        flat = values.ravel()
+        out, levels = self._finest_each(lambda p, i: ask(p, flat[i]), len(flat), self._eps_level, 0)
+        if len(levels) and levels.min() < self.plan.eps_level:
+            self._coarser(int(self.plan.eps_level - levels.min()))
+        out = out.reshape(values.shape)
+        return float(out) if out.ndim == 0 else out
 
     def _finest_each(self, ask, n, level, floor):
         """(``ask(profile, idx)`` of the n values (idx: their indices) at ``level``, the levels):
