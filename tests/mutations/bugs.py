@@ -242,7 +242,7 @@ BUGS = (
         ("tests/pld/test_leader.py::test_a_wrong_leader_still_answers_within_the_certified_intervals",),
         "δ(ε)'s second direction taken as 0 from its scout: where the plan puts the smaller first, δ is that one's"),
     Bug("delta-anchors-dropped", PLD + "profiles/profile.py",
-        "best[sel] = np.minimum(best[sel], np.minimum(got, self._anchor(d, level)))",
+        "best[sel] = np.minimum(best[sel], np.minimum(got, [self._anchor(d, int(m)) for m in at]))",
         "best[sel] = np.minimum(best[sel], got)",
         ("tests/pld/test_profile.py::test_a_looser_finer_level_cannot_make_delta_rise",),
         "δ(ε) past a level change not held down by the level below's answer at its last ε"),
