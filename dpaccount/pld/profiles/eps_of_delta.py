@@ -88,11 +88,12 @@ class EpsilonOfDelta:
         if self._scout is None:
             return none, None
         other = direction if self._pairs.remove == self._pairs.add else {"remove": "add", "add": "remove"}[direction]
-        if not self._loose(self._scout[0].grid(other), delta).any():
+        other_loose = self._loose(self._scout[0].grid(other), delta)
+        if not other_loose.any():
             return none, None
         coarse = self._scout[0].grid(direction)
         start = np.asarray(coarse.epsilon(delta), dtype=float)
-        return np.isfinite(start) & self._loose(coarse, delta) & self._loose(self._scout[0].grid(other), delta), start
+        return np.isfinite(start) & self._loose(coarse, delta) & other_loose, start
 
     def _loose(self, coarse, delta):
         """Where the untilted grid at this step, as ``Frame.predicted`` from ``coarse``, would
